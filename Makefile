@@ -1,0 +1,81 @@
+# forst — PostgreSQL extension: disaggregated keyed state in an LSM tree on
+# object storage.  Built with PGXS against PostgreSQL 15.
+#
+#   make                 the server module (forst.so)
+#   make install         install it (as root)
+#   make unit            engine unit tests, no server (ASan + UBSan build)
+#   make fuzz            libFuzzer targets, a short bounded run each
+#   make bench-engine    the stand-alone engine benchmark (bench/engine)
+#   scripts/test.sh      everything, as CI runs it (README's test command)
+
+EXTENSION = forst
+MODULE_big = forst
+DATA = forst--1.0.sql
+PGFILEDESC = "forst - disaggregated keyed state for PostgreSQL"
+
+ENGINE_SRCS = $(sort $(wildcard src/lsm/*.c src/store/*.c))
+SERVER_SRCS = $(sort $(wildcard src/am/*.c src/bgw/*.c))
+OBJS = $(ENGINE_SRCS:.c=.o) $(SERVER_SRCS:.c=.o)
+
+WARN_FLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+PG_CPPFLAGS = -Isrc/lsm -Isrc/store -Isrc/am
+PG_CFLAGS = $(WARN_FLAGS)
+SHLIB_LINK = -llz4 -lcurl -lssl -lcrypto
+
+REGRESS = forst_load
+REGRESS_OPTS = --temp-config=test/forst.conf
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# ---------------------------------------------------------------------------
+# Stand-alone programs (no server): unit tests, fuzzers, benchmarks.
+# They link the engine sources with PostgreSQL's frontend libpgcommon and
+# libpgport (CRC-32C, hashing), as PostgreSQL's own client programs do.
+# ---------------------------------------------------------------------------
+PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
+PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
+BUILD = build
+SA_CPPFLAGS = -DFRONTEND -Isrc/lsm -Isrc/store -Itest/unit -I$(PG_INCLUDEDIR_SERVER)
+SA_LIBS = -L$(PG_PKGLIBDIR) -lpgcommon -lpgport -llz4 -lcurl -lssl -lcrypto -lm
+SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
+
+$(BUILD)/unit_tests: $(ENGINE_SRCS) $(UNIT_SRCS) $(wildcard src/lsm/*.h src/store/*.h test/unit/*.h)
+	@mkdir -p $(BUILD)
+	$(CC) -std=gnu99 -g -O1 $(WARN_FLAGS) -Werror $(SAN_FLAGS) $(SA_CPPFLAGS) \
+		-o $@ $(ENGINE_SRCS) $(UNIT_SRCS) $(SA_LIBS)
+
+unit: $(BUILD)/unit_tests
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/unit_tests $(UNIT_FILTER)
+
+FUZZ_CC = clang
+FUZZ_TARGETS = $(patsubst test/fuzz/fuzz_%.c,%,$(wildcard test/fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 20
+
+$(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
+	@mkdir -p $(BUILD)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined $(SA_CPPFLAGS) \
+		-o $@ $< $(ENGINE_SRCS) $(SA_LIBS)
+
+# Each target runs for FUZZ_SECONDS over its checked-in corpus; new inputs
+# go to a scratch directory so that the repository stays clean.
+fuzz: $(addprefix $(BUILD)/fuzz_,$(FUZZ_TARGETS))
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(BUILD)/fuzz-new/$$t; \
+		echo "fuzz_$$t: $(FUZZ_SECONDS)s"; \
+		$(BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			$(BUILD)/fuzz-new/$$t test/fuzz/corpus/$$t 2>$(BUILD)/fuzz_$$t.log \
+			|| { tail -50 $(BUILD)/fuzz_$$t.log; exit 1; }; \
+		grep -E 'stat::number_of_executed_runs' $(BUILD)/fuzz_$$t.log; \
+	done
+
+$(BUILD)/bench_engine: bench/engine.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
+	@mkdir -p $(BUILD)
+	$(CC) -std=gnu99 -O2 -g $(WARN_FLAGS) $(SA_CPPFLAGS) -o $@ bench/engine.c $(ENGINE_SRCS) $(SA_LIBS)
+
+bench-engine: $(BUILD)/bench_engine
+
+.PHONY: unit fuzz bench-engine
+EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out
