@@ -13,15 +13,21 @@
  * Memory is malloc'ed and owned explicitly; every "create"/"open" has a
  * matching "destroy"/"close".  Running out of memory is FST_NO_MEMORY.
  *
- * This header includes PostgreSQL's c.h only, so the same objects link into
- * the server module and into stand-alone test and benchmark programs.
+ * This header includes PostgreSQL's c.h (postgres.h inside the server, where
+ * some of PostgreSQL's headers need Datum), so the same sources build into
+ * the server module and into stand-alone test and benchmark programs
+ * (compiled with -DFRONTEND, linked with libpgcommon and libpgport).
  *
  *-------------------------------------------------------------------------
  */
 #ifndef FST_COMMON_H
 #define FST_COMMON_H
 
+#ifdef FRONTEND
 #include "c.h"
+#else
+#include "postgres.h"
+#endif
 
 typedef enum FstCode
 {

@@ -1,0 +1,476 @@
+/*-------------------------------------------------------------------------
+ *
+ * block.c
+ *	  Building, storing and iterating sorted blocks (see block.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "block.h"
+
+#include <lz4.h>
+
+void
+fst_block_handle_encode(FstBuf *b, FstBlockHandle h)
+{
+	fst_buf_put_varint(b, h.offset);
+	fst_buf_put_varint(b, h.size);
+}
+
+bool
+fst_block_handle_decode(FstSlice in, FstBlockHandle *h)
+{
+	FstReader	r;
+
+	fst_reader_init(&r, in.data, in.len);
+	fst_get_varint(&r, &h->offset);
+	fst_get_varint(&r, &h->size);
+	return !r.bad && fst_reader_left(&r) == 0;
+}
+
+/* ---------------------------------------------------------------------- */
+
+void
+fst_block_builder_init(FstBlockBuilder *bb, int restart_interval)
+{
+	fst_buf_init(&bb->buf);
+	fst_buf_init(&bb->restarts);
+	fst_buf_init(&bb->last_key);
+	bb->restart_interval = Max(restart_interval, 1);
+	fst_block_builder_reset(bb);
+}
+
+void
+fst_block_builder_free(FstBlockBuilder *bb)
+{
+	fst_buf_free(&bb->buf);
+	fst_buf_free(&bb->restarts);
+	fst_buf_free(&bb->last_key);
+}
+
+void
+fst_block_builder_reset(FstBlockBuilder *bb)
+{
+	fst_buf_reset(&bb->buf);
+	fst_buf_reset(&bb->restarts);
+	fst_buf_reset(&bb->last_key);
+	fst_buf_put_fixed32(&bb->restarts, 0);
+	bb->counter = 0;
+	bb->num_entries = 0;
+}
+
+bool
+fst_block_builder_oom(const FstBlockBuilder *bb)
+{
+	return bb->buf.oom || bb->restarts.oom || bb->last_key.oom;
+}
+
+void
+fst_block_builder_add(FstBlockBuilder *bb, FstSlice key, FstSlice value)
+{
+	size_t		shared = 0;
+
+	if (bb->counter < bb->restart_interval)
+	{
+		size_t		n = Min(bb->last_key.len, key.len);
+
+		while (shared < n && bb->last_key.data[shared] == key.data[shared])
+			shared++;
+	}
+	else
+	{
+		fst_buf_put_fixed32(&bb->restarts, (uint32) bb->buf.len);
+		bb->counter = 0;
+	}
+	if (!fst_buf_reserve(&bb->buf, 3 * FST_MAX_VARINT64 + key.len - shared + value.len))
+		return;
+	fst_buf_put_varint(&bb->buf, shared);
+	fst_buf_put_varint(&bb->buf, key.len - shared);
+	fst_buf_put_varint(&bb->buf, value.len);
+	fst_buf_append(&bb->buf, key.data + shared, key.len - shared);
+	fst_buf_append(&bb->buf, value.data, value.len);
+
+	bb->last_key.len = shared;
+	fst_buf_append(&bb->last_key, key.data + shared, key.len - shared);
+	bb->counter++;
+	bb->num_entries++;
+}
+
+size_t
+fst_block_builder_size_estimate(const FstBlockBuilder *bb)
+{
+	return bb->buf.len + bb->restarts.len + 4;
+}
+
+FstSlice
+fst_block_builder_finish(FstBlockBuilder *bb)
+{
+	uint32		n = (uint32) (bb->restarts.len / 4);
+
+	fst_buf_append(&bb->buf, bb->restarts.data, bb->restarts.len);
+	fst_buf_put_fixed32(&bb->buf, n);
+	return fst_slice(bb->buf.data, bb->buf.len);
+}
+
+FstCode
+fst_block_write(FstBuf *out, uint64 base_offset, FstSlice contents,
+				int compression, FstBlockHandle *handle, FstError *err)
+{
+	size_t		start = out->len;
+	uint8		type = FST_COMPRESS_NONE;
+	char		trailer[FST_BLOCK_TRAILER_SIZE];
+	uint32		crc;
+
+	if (compression == FST_COMPRESS_LZ4 && contents.len > 64 &&
+		contents.len < (size_t) LZ4_MAX_INPUT_SIZE)
+	{
+		int			bound = LZ4_compressBound((int) contents.len);
+		int			hdr;
+		int			clen;
+
+		if (!fst_buf_reserve(out, FST_MAX_VARINT64 + bound + FST_BLOCK_TRAILER_SIZE))
+			return fst_error(err, FST_NO_MEMORY, "out of memory compressing a block");
+		hdr = fst_encode_varint64(out->data + start, contents.len);
+		clen = LZ4_compress_default(contents.data, out->data + start + hdr,
+									(int) contents.len, bound);
+		if (clen > 0 && (size_t) (hdr + clen) <= contents.len - contents.len / 8)
+		{
+			out->len = start + hdr + clen;
+			type = FST_COMPRESS_LZ4;
+		}
+	}
+	if (type == FST_COMPRESS_NONE)
+		fst_buf_append(out, contents.data, contents.len);
+
+	handle->offset = base_offset + start;
+	handle->size = out->len - start;
+	trailer[0] = (char) type;
+	crc = fst_crc32c(out->data + start, out->len - start);
+	crc = fst_crc32c_extend(crc, trailer, 1);
+	fst_put_fixed32(trailer + 1, fst_crc_mask(crc));
+	fst_buf_append(out, trailer, sizeof(trailer));
+	if (out->oom)
+		return fst_error(err, FST_NO_MEMORY, "out of memory writing a block");
+	return FST_OK;
+}
+
+FstCode
+fst_block_decode_stored(const char *stored, size_t payload_size,
+						bool verify_checksum, char **out, size_t *out_len,
+						FstError *err)
+{
+	uint8		type = (uint8) stored[payload_size];
+	char	   *buf;
+
+	*out = NULL;
+	*out_len = 0;
+	if (verify_checksum)
+	{
+		uint32		expect = fst_crc_unmask(fst_get_fixed32(stored + payload_size + 1));
+		uint32		crc = fst_crc32c(stored, payload_size);
+
+		crc = fst_crc32c_extend(crc, stored + payload_size, 1);
+		if (crc != expect)
+			return fst_error(err, FST_CORRUPT, "block checksum mismatch");
+	}
+	if (type == FST_COMPRESS_NONE)
+	{
+		buf = fst_malloc(payload_size);
+		if (buf == NULL)
+			return fst_error(err, FST_NO_MEMORY, "out of memory reading a block");
+		memcpy(buf, stored, payload_size);
+		*out = buf;
+		*out_len = payload_size;
+		return FST_OK;
+	}
+	if (type == FST_COMPRESS_LZ4)
+	{
+		const char *p = stored;
+		uint64		raw_len;
+		int			n;
+
+		if (!fst_decode_varint64(&p, stored + payload_size, &raw_len) ||
+			raw_len > (uint64) LZ4_MAX_INPUT_SIZE)
+			return fst_error(err, FST_CORRUPT, "bad compressed block header");
+		buf = fst_malloc((size_t) raw_len);
+		if (buf == NULL)
+			return fst_error(err, FST_NO_MEMORY, "out of memory decompressing a block");
+		n = LZ4_decompress_safe(p, buf, (int) (stored + payload_size - p), (int) raw_len);
+		if (n < 0 || (uint64) n != raw_len)
+		{
+			fst_free(buf);
+			return fst_error(err, FST_CORRUPT, "lz4 block does not decompress");
+		}
+		*out = buf;
+		*out_len = (size_t) raw_len;
+		return FST_OK;
+	}
+	return fst_error(err, FST_CORRUPT, "unknown block compression type %u", type);
+}
+
+/* ---------------------------------------------------------------------- */
+
+FstCode
+fst_block_open(const char *contents, size_t len, bool owned, FstBlock **out,
+			   FstError *err)
+{
+	FstBlock   *b;
+	uint32		n;
+	uint32		i;
+	size_t		entries_end;
+
+	*out = NULL;
+	if (len < 4)
+		goto corrupt;
+	n = fst_get_fixed32(contents + len - 4);
+	if (n == 0 || (uint64) n * 4 + 4 > len)
+		goto corrupt;
+	entries_end = len - 4 - (size_t) n * 4;
+	for (i = 0; i < n; i++)
+	{
+		uint32		off = fst_get_fixed32(contents + entries_end + (size_t) i * 4);
+
+		/* restarts increase strictly; an empty block has the one restart 0 */
+		if (off > entries_end || (off == entries_end && entries_end != 0) ||
+			(i > 0 && off <= fst_get_fixed32(contents + entries_end + (size_t) (i - 1) * 4)) ||
+			(i == 0 && off != 0))
+			goto corrupt;
+	}
+	b = fst_malloc(sizeof(FstBlock));
+	if (b == NULL)
+	{
+		if (owned)
+			fst_free((void *) contents);
+		return fst_error(err, FST_NO_MEMORY, "out of memory opening a block");
+	}
+	b->data = contents;
+	b->size = entries_end;
+	b->contents_size = len;
+	b->num_restarts = n;
+	b->restarts = contents + entries_end;
+	b->owned = owned;
+	b->refcount = 1;
+	*out = b;
+	return FST_OK;
+
+corrupt:
+	if (owned)
+		fst_free((void *) contents);
+	return fst_error(err, FST_CORRUPT, "malformed block restart array");
+}
+
+void
+fst_block_release(FstBlock *b)
+{
+	if (b == NULL || --b->refcount > 0)
+		return;
+	if (b->owned)
+		fst_free((void *) b->data);
+	fst_free(b);
+}
+
+/* ---------------------------------------------------------------------- */
+
+typedef struct BlockIter
+{
+	FstIter		base;
+	FstBlock   *block;
+	FstKeyCmp	cmp;
+	size_t		current;		/* offset of the current entry */
+	size_t		next_off;		/* offset of the entry after it */
+	uint32		restart_index;	/* restart block containing current */
+	FstBuf		key;
+	FstSlice	value;
+	bool		valid;
+	FstCode		status;
+	const char *errmsg;
+} BlockIter;
+
+static void
+biter_corrupt(BlockIter *it, const char *msg)
+{
+	it->valid = false;
+	it->status = FST_CORRUPT;
+	it->errmsg = msg;
+}
+
+static inline uint32
+restart_point(const BlockIter *it, uint32 i)
+{
+	return fst_get_fixed32(it->block->restarts + (size_t) i * 4);
+}
+
+/*
+ * Decodes the entry at next_off into key/value.  Returns false at the end
+ * of the block or on corruption (status tells).
+ */
+static bool
+biter_parse_next(BlockIter *it)
+{
+	const char *base = it->block->data;
+	const char *p = base + it->next_off;
+	const char *limit = base + it->block->size;
+	uint64		shared,
+				unshared,
+				vlen;
+
+	it->current = it->next_off;
+	if (p >= limit)
+	{
+		it->valid = false;
+		return false;
+	}
+	if (!fst_decode_varint64(&p, limit, &shared) ||
+		!fst_decode_varint64(&p, limit, &unshared) ||
+		!fst_decode_varint64(&p, limit, &vlen) ||
+		shared > it->key.len ||
+		unshared > (uint64) (limit - p) ||
+		vlen > (uint64) (limit - p) - unshared)
+	{
+		biter_corrupt(it, "malformed block entry");
+		return false;
+	}
+	it->key.len = (size_t) shared;
+	fst_buf_append(&it->key, p, (size_t) unshared);
+	if (it->key.oom)
+	{
+		it->valid = false;
+		it->status = FST_NO_MEMORY;
+		it->errmsg = "out of memory reading a block";
+		return false;
+	}
+	it->value = fst_slice(p + unshared, (size_t) vlen);
+	it->next_off = (size_t) (p + unshared + vlen - base);
+	while (it->restart_index + 1 < it->block->num_restarts &&
+		   restart_point(it, it->restart_index + 1) <= it->current)
+		it->restart_index++;
+	it->valid = true;
+	return true;
+}
+
+static void
+biter_seek_to_restart(BlockIter *it, uint32 index)
+{
+	it->key.len = 0;
+	it->restart_index = index;
+	it->next_off = restart_point(it, index);
+}
+
+static void
+biter_seek_first(FstIter *iter)
+{
+	BlockIter  *it = (BlockIter *) iter;
+
+	it->status = FST_OK;
+	biter_seek_to_restart(it, 0);
+	biter_parse_next(it);
+}
+
+static void
+biter_seek(FstIter *iter, FstSlice target)
+{
+	BlockIter  *it = (BlockIter *) iter;
+	uint32		lo = 0;
+	uint32		hi = it->block->num_restarts - 1;
+
+	it->status = FST_OK;
+	/* find the last restart whose key is < target */
+	while (lo < hi)
+	{
+		uint32		mid = (lo + hi + 1) / 2;
+		const char *p = it->block->data + restart_point(it, mid);
+		const char *limit = it->block->data + it->block->size;
+		uint64		shared,
+					unshared,
+					vlen;
+
+		if (!fst_decode_varint64(&p, limit, &shared) ||
+			!fst_decode_varint64(&p, limit, &unshared) ||
+			!fst_decode_varint64(&p, limit, &vlen) ||
+			shared != 0 || unshared > (uint64) (limit - p))
+		{
+			biter_corrupt(it, "malformed block restart entry");
+			return;
+		}
+		if (it->cmp(fst_slice(p, (size_t) unshared), target) < 0)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	biter_seek_to_restart(it, lo);
+	while (biter_parse_next(it))
+	{
+		if (it->cmp(fst_slice(it->key.data, it->key.len), target) >= 0)
+			return;
+	}
+}
+
+static void
+biter_next(FstIter *iter)
+{
+	BlockIter  *it = (BlockIter *) iter;
+
+	if (it->valid)
+		biter_parse_next(it);
+}
+
+static bool
+biter_valid(FstIter *iter)
+{
+	return ((BlockIter *) iter)->valid;
+}
+
+static FstSlice
+biter_key(FstIter *iter)
+{
+	BlockIter  *it = (BlockIter *) iter;
+
+	return fst_slice(it->key.data, it->key.len);
+}
+
+static FstSlice
+biter_value(FstIter *iter)
+{
+	return ((BlockIter *) iter)->value;
+}
+
+static FstCode
+biter_status(FstIter *iter, FstError *err)
+{
+	BlockIter  *it = (BlockIter *) iter;
+
+	if (it->status != FST_OK)
+		return fst_error(err, it->status, "%s", it->errmsg);
+	return FST_OK;
+}
+
+static void
+biter_destroy(FstIter *iter)
+{
+	BlockIter  *it = (BlockIter *) iter;
+
+	fst_block_release(it->block);
+	fst_buf_free(&it->key);
+	fst_free(it);
+}
+
+static const FstIterOps block_iter_ops = {
+	biter_seek_first, biter_seek, biter_next, biter_valid,
+	biter_key, biter_value, biter_status, biter_destroy
+};
+
+FstIter *
+fst_block_iter_create(FstBlock *b, FstKeyCmp cmp)
+{
+	BlockIter  *it = fst_calloc(1, sizeof(BlockIter));
+
+	if (it == NULL)
+		return NULL;
+	it->base.ops = &block_iter_ops;
+	it->block = b;
+	b->refcount++;
+	it->cmp = cmp;
+	fst_buf_init(&it->key);
+	it->valid = false;
+	it->status = FST_OK;
+	return &it->base;
+}

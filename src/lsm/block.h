@@ -1,0 +1,115 @@
+/*-------------------------------------------------------------------------
+ *
+ * block.h
+ *	  Sorted key/value blocks: the unit of I/O, compression and caching
+ *	  inside an SST file.
+ *
+ * Block contents (uncompressed):
+ *
+ *		entry*  restart[num_restarts] (fixed32 each)  num_restarts (fixed32)
+ *		entry = varint shared, varint unshared, varint value_len,
+ *				unshared key bytes, value bytes
+ *
+ * "shared" is the length of the prefix the key has in common with the
+ * previous key; it is 0 at every restart point, every restart_interval
+ * entries, so a reader can binary-search the restart array and then scan.
+ * Keys are internal keys in fst_ikey_cmp order (or any keys in the order a
+ * caller-supplied comparator gives; index blocks use the same comparator).
+ *
+ * On disk a block is followed by a 5-byte trailer: a compression type byte
+ * and a masked CRC-32C of the stored payload plus that type byte.  An lz4
+ * payload is varint(raw length) + the lz4 frame-less block.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FST_BLOCK_H
+#define FST_BLOCK_H
+
+#include "iter.h"
+
+#define FST_BLOCK_TRAILER_SIZE	5
+#define FST_COMPRESS_NONE		0
+#define FST_COMPRESS_LZ4		1
+
+/* Where a block lives in a file: offset and payload size (no trailer). */
+typedef struct FstBlockHandle
+{
+	uint64		offset;
+	uint64		size;
+} FstBlockHandle;
+
+extern void fst_block_handle_encode(FstBuf *b, FstBlockHandle h);
+extern bool fst_block_handle_decode(FstSlice in, FstBlockHandle *h);
+
+/* --- building ---------------------------------------------------------- */
+
+typedef struct FstBlockBuilder
+{
+	FstBuf		buf;
+	FstBuf		restarts;		/* fixed32 offsets */
+	int			restart_interval;
+	int			counter;		/* entries since the last restart */
+	int			num_entries;
+	FstBuf		last_key;
+} FstBlockBuilder;
+
+extern void fst_block_builder_init(FstBlockBuilder *bb, int restart_interval);
+extern void fst_block_builder_free(FstBlockBuilder *bb);
+extern void fst_block_builder_reset(FstBlockBuilder *bb);
+/* Keys must be added in increasing order (the caller's responsibility). */
+extern void fst_block_builder_add(FstBlockBuilder *bb, FstSlice key, FstSlice value);
+/* Bytes the finished block would take (before compression). */
+extern size_t fst_block_builder_size_estimate(const FstBlockBuilder *bb);
+/* Appends the restart array; returns the finished contents (borrowed). */
+extern FstSlice fst_block_builder_finish(FstBlockBuilder *bb);
+extern bool fst_block_builder_oom(const FstBlockBuilder *bb);
+
+/*
+ * Compresses contents (if type is lz4 and it saves at least 1/8) and appends
+ * payload + trailer to out.  *handle gets the payload's position, assuming
+ * out's current length is the file offset plus base_offset.
+ */
+extern FstCode fst_block_write(FstBuf *out, uint64 base_offset, FstSlice contents,
+							   int compression, FstBlockHandle *handle,
+							   FstError *err);
+
+/*
+ * Checks the trailer of a stored block (payload + trailer bytes as read
+ * from the file) and returns its uncompressed contents in *out (a fresh
+ * malloc'ed buffer the caller frees with fst_free).
+ */
+extern FstCode fst_block_decode_stored(const char *stored, size_t payload_size,
+									   bool verify_checksum,
+									   char **out, size_t *out_len,
+									   FstError *err);
+
+/* --- reading ----------------------------------------------------------- */
+
+typedef int (*FstKeyCmp) (FstSlice a, FstSlice b);
+
+/*
+ * A parsed block over contents that outlive it (owned=true: fst_free'd with
+ * the block).  fst_block_open validates the restart array.
+ */
+typedef struct FstBlock
+{
+	const char *data;
+	size_t		size;			/* bytes of entries (restart array excluded) */
+	size_t		contents_size;
+	uint32		num_restarts;
+	const char *restarts;
+	bool		owned;
+	int			refcount;		/* for caches; 1 after open */
+} FstBlock;
+
+extern FstCode fst_block_open(const char *contents, size_t len, bool owned,
+							  FstBlock **out, FstError *err);
+extern void fst_block_release(FstBlock *b);
+
+/*
+ * An iterator over one block.  It holds a reference to the block (released
+ * on destroy) and compares keys with cmp.
+ */
+extern FstIter *fst_block_iter_create(FstBlock *b, FstKeyCmp cmp);
+
+#endif							/* FST_BLOCK_H */

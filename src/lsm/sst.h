@@ -1,0 +1,206 @@
+/*-------------------------------------------------------------------------
+ *
+ * sst.h
+ *	  Sorted string table files: the immutable unit of state in object
+ *	  storage.
+ *
+ * File layout:
+ *
+ *		data block 0 + trailer
+ *		...
+ *		data block n-1 + trailer
+ *		filter block + trailer		bloom over user parts (may be empty)
+ *		properties block + trailer	tagged fields (FstSstProps)
+ *		index block + trailer		last internal key of each data block ->
+ *									its handle (varint offset, varint size)
+ *		footer (64 bytes)
+ *
+ * Footer: fixed32 format version, then (fixed64 offset, fixed32 size) for
+ * the filter, properties and index blocks, 12 zero bytes, a masked CRC-32C
+ * of the 52 bytes before it, and the 8-byte magic "FORSTSST".  Every byte of
+ * a file is covered by a checksum: the footer by its own, every block by its
+ * trailer.  A reader validates the footer and all metadata blocks when it
+ * opens a file and each data block when it reads it; anything malformed is
+ * FST_CORRUPT, a newer format version FST_NOT_SUPPORTED.
+ *
+ * Entries are (internal key, value) with values starting with an entry
+ * header (ikey.h).  Keys must be added in strictly increasing fst_ikey_cmp
+ * order.  The writer streams blocks to a sink as they fill, so memory stays
+ * bounded by one block plus the index and filter.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FST_SST_H
+#define FST_SST_H
+
+#include "block.h"
+#include "filemeta.h"
+#include "rangesrc.h"
+
+#define FST_SST_MAGIC			"FORSTSST"
+#define FST_SST_FORMAT_VERSION	1
+#define FST_SST_FOOTER_SIZE		64
+
+typedef struct FstBlockCache FstBlockCache;
+
+typedef struct FstSstOptions
+{
+	size_t		block_size;		/* target uncompressed data block size */
+	int			restart_interval;
+	int			compression;	/* FST_COMPRESS_* */
+	int			bloom_bits_per_key; /* 0 = no filter */
+} FstSstOptions;
+
+extern void fst_sst_options_default(FstSstOptions *opt);
+
+/* What a file says about itself (its properties block). */
+typedef struct FstSstProps
+{
+	FstBuf		smallest;		/* internal keys */
+	FstBuf		largest;
+	uint16		kg_min;
+	uint16		kg_max;
+	uint64		num_entries;
+	uint64		num_tombstones;
+	uint64		num_data_blocks;
+	uint64		raw_key_bytes;
+	uint64		raw_value_bytes;
+	uint64		seq_min;
+	uint64		seq_max;
+	uint32		xid_min;		/* over entries not frozen; 0/0 if none */
+	uint32		xid_max;
+	bool		has_ttl;
+	int64		ttl_min;
+	int64		ttl_max;
+	uint32		compression;
+	uint32		block_size;
+	uint32		bloom_bits_per_key;
+	int64		created_at;		/* microseconds since the Unix epoch */
+	uint64		file_size;		/* set by writer finish and reader open */
+} FstSstProps;
+
+extern void fst_sst_props_init(FstSstProps *p);
+extern void fst_sst_props_free(FstSstProps *p);
+/* Fills the range and statistics of a FstFileMeta (id and level untouched). */
+extern bool fst_sst_props_to_filemeta(const FstSstProps *p, FstFileMeta *m);
+
+/* --- writing ----------------------------------------------------------- */
+
+/* Where finished bytes go: a buffer, a file, an upload. */
+typedef struct FstWriteSink FstWriteSink;
+struct FstWriteSink
+{
+	FstCode		(*append) (FstWriteSink *sink, const char *data, size_t len,
+						   FstError *err);
+};
+
+/* A sink appending to a caller-owned FstBuf. */
+typedef struct FstBufSink
+{
+	FstWriteSink base;
+	FstBuf	   *buf;
+} FstBufSink;
+
+extern void fst_buf_sink_init(FstBufSink *s, FstBuf *buf);
+
+/* A sink writing to a caller-owned file descriptor (with write(2)). */
+typedef struct FstFdSink
+{
+	FstWriteSink base;
+	int			fd;
+} FstFdSink;
+
+extern void fst_fd_sink_init(FstFdSink *s, int fd);
+
+typedef struct FstSstWriter FstSstWriter;
+
+extern FstCode fst_sst_writer_create(const FstSstOptions *opt,
+									 FstWriteSink *sink,
+									 FstSstWriter **out, FstError *err);
+
+/*
+ * Adds an entry.  FST_INVALID_ARGUMENT if the key is not greater than the
+ * previous one or the value has no valid entry header.
+ */
+extern FstCode fst_sst_writer_add(FstSstWriter *w, FstSlice ikey,
+								  FstSlice value, FstError *err);
+
+/* Records the TTL column value of the entry just added. */
+extern void fst_sst_writer_note_ttl(FstSstWriter *w, int64 ttl);
+
+/* Bytes written so far plus the block being built. */
+extern uint64 fst_sst_writer_estimated_size(const FstSstWriter *w);
+extern uint64 fst_sst_writer_num_entries(const FstSstWriter *w);
+
+/* Writes the metadata blocks and the footer; props (optional) gets a copy. */
+extern FstCode fst_sst_writer_finish(FstSstWriter *w, FstSstProps *props,
+									 FstError *err);
+extern void fst_sst_writer_destroy(FstSstWriter *w);
+
+/* --- reading ----------------------------------------------------------- */
+
+typedef struct FstSstReadOptions
+{
+	bool		verify_checksums;	/* false only for fuzzing the parsers */
+	FstBlockCache *cache;		/* optional decoded-block cache */
+	uint64		cache_id;		/* unique per file within the cache */
+} FstSstReadOptions;
+
+extern void fst_sst_read_options_default(FstSstReadOptions *opt);
+
+typedef struct FstSstReader FstSstReader;
+
+/*
+ * Opens a file over src (borrowed: it must outlive the reader).  Reads the
+ * tail of the file in one request and validates footer, index, filter and
+ * properties.
+ */
+extern FstCode fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
+							FstSstReader **out, FstError *err);
+extern void fst_sst_close(FstSstReader *r);
+
+extern const FstSstProps *fst_sst_props(const FstSstReader *r);
+
+/* The bloom filter's answer for a user part (key group + user key). */
+extern bool fst_sst_may_contain(FstSstReader *r, FstSlice user_part);
+
+/*
+ * An iterator over all entries.  Each instance holds one data block at a
+ * time.  The reader must outlive it.
+ */
+extern FstIter *fst_sst_iter_create(FstSstReader *r);
+
+/*
+ * Point lookup: the newest version of user_part with seq <= max_seq that
+ * visible() accepts (NULL accepts every version).  Consults the bloom
+ * filter first.  On FST_GET_FOUND, value (if not NULL) receives the whole
+ * value (entry header + payload) and hdr the decoded header; on
+ * FST_GET_DELETED the visible version is a tombstone; FST_GET_NONE means
+ * this file has no visible version and older sources must be asked.
+ */
+typedef enum FstGetResult
+{
+	FST_GET_NONE = 0,
+	FST_GET_FOUND,
+	FST_GET_DELETED
+} FstGetResult;
+
+typedef bool (*FstVisibleFn) (void *arg, const FstEntryHeader *hdr);
+
+extern FstCode fst_sst_get(FstSstReader *r, FstSlice user_part, uint64 max_seq,
+						   FstVisibleFn visible, void *arg,
+						   FstGetResult *result, FstEntryHeader *hdr,
+						   FstBuf *value, FstError *err);
+
+/* Reader statistics (cumulative). */
+typedef struct FstSstReaderStats
+{
+	uint64		bloom_checks;
+	uint64		bloom_negatives;	/* lookups the filter answered alone */
+	uint64		block_reads;	/* data blocks read from the source */
+	uint64		cache_hits;
+} FstSstReaderStats;
+
+extern const FstSstReaderStats *fst_sst_reader_stats(const FstSstReader *r);
+
+#endif							/* FST_SST_H */
