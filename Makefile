@@ -68,7 +68,7 @@ fuzz: $(addprefix $(BUILD)/fuzz_,$(FUZZ_TARGETS))
 		$(BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			$(BUILD)/fuzz-new/$$t test/fuzz/corpus/$$t 2>$(BUILD)/fuzz_$$t.log \
 			|| { tail -50 $(BUILD)/fuzz_$$t.log; exit 1; }; \
-		grep -E 'stat::number_of_executed_runs' $(BUILD)/fuzz_$$t.log; \
+		grep -E 'stat::number_of_executed_units|stat::new_units_added' $(BUILD)/fuzz_$$t.log; \
 	done
 
 $(BUILD)/bench_engine: bench/engine.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
@@ -79,3 +79,10 @@ bench-engine: $(BUILD)/bench_engine
 
 .PHONY: unit fuzz bench-engine
 EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out
+
+# Regenerates the checked-in seed corpus of fuzz_sst.
+fuzz-corpus: test/fuzz/gen_corpus.c $(ENGINE_SRCS)
+	@mkdir -p $(BUILD) test/fuzz/corpus/sst
+	$(CC) -std=gnu99 -O1 $(WARN_FLAGS) $(SA_CPPFLAGS) -o $(BUILD)/gen_corpus test/fuzz/gen_corpus.c $(ENGINE_SRCS) $(SA_LIBS)
+	$(BUILD)/gen_corpus test/fuzz/corpus/sst
+.PHONY: fuzz-corpus
