@@ -6,6 +6,7 @@
 #   make unit            engine unit tests, no server (ASan + UBSan build)
 #   make fuzz            libFuzzer targets, a short bounded run each
 #   make bench-engine    the stand-alone engine benchmark (bench/engine)
+#   make installcheck    pg_regress + TAP tests against a running server
 #   scripts/test.sh      everything, as CI runs it (README's test command)
 
 EXTENSION = forst
@@ -22,8 +23,13 @@ PG_CPPFLAGS = -Isrc/lsm -Isrc/store -Isrc/am
 PG_CFLAGS = $(WARN_FLAGS)
 SHLIB_LINK = -llz4 -lcurl -lssl -lcrypto
 
+# pg_regress tests (sql/, expected/) and TAP tests (t/*.pl).  scripts/test.sh
+# runs both on a private temporary instance as an unprivileged user, taking
+# the list from here (make print-regress).  "make installcheck" runs them
+# against an already running server that preloads forst.
 REGRESS = forst_load
 REGRESS_OPTS = --temp-config=test/forst.conf
+TAP_TESTS = 1
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -77,5 +83,16 @@ $(BUILD)/bench_engine: bench/engine.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/
 
 bench-engine: $(BUILD)/bench_engine
 
-.PHONY: unit fuzz bench-engine
+# Lists for scripts/test.sh, so that the Makefile stays the one place that
+# names the tests.
+print-regress:
+	@echo $(REGRESS)
+
+print-regress-opts:
+	@echo $(REGRESS_OPTS)
+
+print-fuzz-targets:
+	@echo $(FUZZ_TARGETS)
+
+.PHONY: unit fuzz bench-engine print-regress print-regress-opts print-fuzz-targets
 EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out
