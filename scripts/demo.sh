@@ -9,14 +9,15 @@
 # server user.  The server listens on 127.0.0.1 on a free port and is
 # stopped when the script ends.
 #
-# This is a placeholder for the streaming-pipeline demo (DESIGN.md section
-# 9), which needs the table access method that is not built yet.
+# This is a placeholder for the streaming-pipeline demo (windowed aggregates
+# of an event stream in forst tables), which needs the table access method
+# that is not built yet.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 case "${1:-}" in
-	-h | --help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) forst_usage "${BASH_SOURCE[0]}"; exit 0 ;;
 esac
 
 forst_install_deps
@@ -79,6 +80,6 @@ cat <<'TXT'
 forst is loaded: the extension, its settings and the checks above work.
 Not built yet: the forst table access method (CREATE TABLE ... USING forst),
 the s3:// backend, checkpoints and the streaming pipeline that this demo
-will run (DESIGN.md sections 3-9).  Today the repository holds the engine
+will run (docs/architecture.md).  Today the repository holds the engine
 core, tested stand-alone by "make unit", and this extension skeleton.
 TXT

@@ -30,6 +30,9 @@ FORST_PACKAGES=(
 log() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# Prints a script's leading comment block (its usage).
+forst_usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1"; }
+
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
 as_root()

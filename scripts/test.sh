@@ -17,7 +17,7 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { forst_usage "${BASH_SOURCE[0]}"; }
 
 only=""
 quick=0

@@ -55,6 +55,16 @@ is( $node->safe_psql('postgres', 'SELECT forst.remote_dir()'),
 	's3://forst-test/cluster-1',
 	's3:// remote_dir from postgresql.conf');
 
+# An unknown forst.* name in postgresql.conf: the prefix is reserved, so
+# the server warns and drops it.
+$node->append_conf('postgresql.conf', "forst.no_such_setting = 1");
+my $offset = -s $node->logfile;
+$node->restart;
+ok( $node->log_contains(
+		qr/WARNING:  invalid configuration parameter name "forst\.no_such_setting", removing it/,
+		$offset),
+	'unknown forst.* parameter is reported and removed');
+
 # Invalid values in postgresql.conf: the server refuses to start and says
 # why in its log.
 my @invalid = (
@@ -68,7 +78,7 @@ foreach my $case (@invalid)
 
 	$node->stop;
 	$node->append_conf('postgresql.conf', "forst.remote_dir = '$value'");
-	my $offset = -s $node->logfile;
+	$offset = -s $node->logfile;
 	my $started = $node->start(fail_ok => 1);
 	is($started, 0, "server refuses to start with forst.remote_dir = '$value'");
 	ok( $node->log_contains(
