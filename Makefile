@@ -66,15 +66,17 @@ $(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/st
 		-o $@ $< $(ENGINE_SRCS) $(SA_LIBS)
 
 # Each target runs for FUZZ_SECONDS over its checked-in corpus; new inputs
-# go to a scratch directory so that the repository stays clean.
+# go to a scratch directory, and a crashing input to build/fuzz-crash/<t>/,
+# so that the repository stays clean.
 fuzz: $(addprefix $(BUILD)/fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
-		mkdir -p $(BUILD)/fuzz-new/$$t; \
+		mkdir -p $(BUILD)/fuzz-new/$$t $(BUILD)/fuzz-crash/$$t; \
 		echo "fuzz_$$t: $(FUZZ_SECONDS)s"; \
 		$(BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(BUILD)/fuzz-crash/$$t/ \
 			$(BUILD)/fuzz-new/$$t test/fuzz/corpus/$$t 2>$(BUILD)/fuzz_$$t.log \
 			|| { tail -50 $(BUILD)/fuzz_$$t.log; exit 1; }; \
-		grep -E 'stat::number_of_executed_runs' $(BUILD)/fuzz_$$t.log; \
+		grep -E 'stat::number_of_executed_units' $(BUILD)/fuzz_$$t.log; \
 	done
 
 $(BUILD)/bench_engine: bench/engine.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)

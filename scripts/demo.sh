@@ -14,6 +14,7 @@
 # that is not built yet.
 set -euo pipefail
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 case "${1:-}" in

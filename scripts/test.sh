@@ -15,6 +15,7 @@
 # over all steps; the exit status is non-zero if anything failed.
 set -euo pipefail
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() { forst_usage "${BASH_SOURCE[0]}"; }
@@ -105,11 +106,13 @@ step_fuzz()
 	log "fuzz: make fuzz, ${FUZZ_SECONDS}s per target: $targets"
 	run_logged "$logs/fuzz.log" forst_make fuzz FUZZ_SECONDS="$FUZZ_SECONDS"
 	n=$(wc -w <<<"$targets")
-	p=$(count 'stat::number_of_executed_runs' "$logs/fuzz.log")
-	# make fuzz stops at the first failing target: the rest count as failed
+	p=$n
 	if [ "$rc" -ne 0 ]; then
+		# make fuzz announces each target ("fuzz_x: 20s") and stops at the
+		# first one that fails: it and those after it count as failed
+		p=$(($(count '^fuzz_[A-Za-z0-9_]+: [0-9]+s$' "$logs/fuzz.log") - 1))
+		[ "$p" -ge 0 ] || p=0
 		f=$((n - p))
-		[ "$f" -gt 0 ] || f=1
 	fi
 	record fuzz "$p" "$f"
 }
@@ -140,13 +143,13 @@ step_tap()
 {
 	local tests p f l
 
-	tests=$(cd "$work" && compgen -G 't/*.pl' | sort || true)
+	tests=$(cd "$work" && find t -maxdepth 1 -name '*.pl' | sort)
 	if [ -z "$tests" ]; then
 		log "tap: no TAP tests (t/*.pl); nothing to run"
 		record tap 0 0
 		return
 	fi
-	log "tap: prove" $tests
+	log "tap: prove ${tests//$'\n'/ }"
 	# As PostgreSQL's prove_installcheck: TESTDIR holds tmp_check/ (data
 	# directories and logs), PG_REGRESS is used by Cluster->init.
 	mkdir -p "$work/tap"

@@ -24,7 +24,7 @@
 #include "forst.h"
 
 static const char remote_dir_forms[] =
-"forst.remote_dir must be empty (the default), file:///absolute/path or s3://bucket/prefix.";
+	"forst.remote_dir must be empty (the default), file:///absolute/path or s3://bucket/prefix.";
 
 char	   *forst_remote_dir = NULL;
 int			forst_compression = FORST_COMPRESSION_LZ4;
