@@ -522,3 +522,377 @@ FST_TEST(manifest_validation_level_order)
 	check_roundtrip(&m);
 	fst_manifest_free(&m);
 }
+
+/* ----------------------------------------------------------------
+ *		byte-level surgery
+ * ----------------------------------------------------------------
+ */
+
+/* Writes header + body + trailer as the codec would (major as given). */
+static void
+seal(FstBuf *out, uint32 major, uint32 minor, const FstBuf *body)
+{
+	char		hdr[24];
+
+	fst_buf_reset(out);
+	memcpy(hdr, "FSTMANI\0", 8);
+	fst_put_fixed32(hdr + 8, major);
+	fst_put_fixed32(hdr + 12, minor);
+	fst_put_fixed64(hdr + 16, 24 + body->len + 4);
+	fst_buf_append(out, hdr, sizeof(hdr));
+	fst_buf_append(out, body->data, body->len);
+	fst_buf_put_fixed32(out, fst_crc_mask(fst_crc32c(out->data, out->len)));
+}
+
+static void
+put_sec(FstBuf *body, uint64 tag, const FstBuf *payload)
+{
+	fst_buf_put_varint(body, tag);
+	fst_buf_put_lenbytes(body, payload->data, payload->len);
+}
+
+static void
+sec_identity(FstBuf *body, bool extra_byte)
+{
+	FstBuf		p;
+	char		uuid[16] = {1, 2, 3};
+
+	fst_buf_init(&p);
+	fst_buf_append(&p, uuid, 16);
+	fst_buf_put_varint(&p, 9);	/* version */
+	fst_buf_put_varint(&p, 1);	/* epoch */
+	fst_buf_put_varint(&p, 100);	/* lsn */
+	fst_buf_put_varint(&p, 50);	/* next file id */
+	fst_buf_put_varint(&p, 1000);	/* last seq */
+	fst_buf_put_varint(&p, 2);	/* created at, zigzag 1 */
+	if (extra_byte)
+		fst_buf_putc(&p, 0);
+	put_sec(body, 1, &p);
+	fst_buf_free(&p);
+}
+
+static void
+sec_kg(FstBuf *body, uint64 max, uint64 lo, uint64 hi)
+{
+	FstBuf		p;
+
+	fst_buf_init(&p);
+	fst_buf_put_varint(&p, max);
+	fst_buf_put_varint(&p, lo);
+	fst_buf_put_varint(&p, hi);
+	put_sec(body, 2, &p);
+	fst_buf_free(&p);
+}
+
+static void
+sec_schema(FstBuf *body, int64 attnum)
+{
+	FstBuf		p;
+
+	fst_buf_init(&p);
+	fst_buf_put_lenbytes(&p, "abc", 3);
+	fst_buf_put_varint(&p, ((uint64) attnum << 1) ^ (uint64) (attnum >> 63));
+	fst_buf_put_varint(&p, attnum == -1 ? 0 : 200);
+	put_sec(body, 3, &p);
+	fst_buf_free(&p);
+}
+
+/*
+ * A files section: nlevels, then in level nlevels-1 nfiles (as given) and,
+ * if with_file, one file record with the given flags and owner bytes.
+ */
+static void
+sec_files(FstBuf *body, uint64 nlevels, uint64 nfiles, bool with_file,
+		  uint64 flags, const char *owner, size_t owner_len)
+{
+	FstBuf		p;
+	char		k1[32],
+				k2[32];
+	size_t		l1 = fst_ikey_build(k1, 1, "a", 1, 7);
+	size_t		l2 = fst_ikey_build(k2, 2, "b", 1, 7);
+	uint64		l;
+
+	fst_buf_init(&p);
+	fst_buf_put_varint(&p, nlevels);
+	for (l = 0; l < nlevels && l < 16; l++)
+	{
+		if (l + 1 < nlevels)
+		{
+			fst_buf_put_varint(&p, 0);
+			continue;
+		}
+		fst_buf_put_varint(&p, nfiles);
+		if (!with_file)
+			continue;
+		fst_buf_put_varint(&p, 3);	/* file id */
+		fst_buf_put_varint(&p, 4096);	/* size */
+		fst_buf_put_lenbytes(&p, k1, l1);
+		fst_buf_put_lenbytes(&p, k2, l2);
+		fst_buf_put_varint(&p, 1);	/* kg_min */
+		fst_buf_put_varint(&p, 2);	/* kg_max */
+		fst_buf_put_varint(&p, 10);	/* entries */
+		fst_buf_put_varint(&p, 1);	/* tombstones */
+		fst_buf_put_varint(&p, 7);	/* seq_min */
+		fst_buf_put_varint(&p, 7);	/* seq_max */
+		fst_buf_put_varint(&p, 0);	/* xid_min */
+		fst_buf_put_varint(&p, 0);	/* xid_max */
+		fst_buf_put_varint(&p, 100);	/* raw bytes */
+		fst_buf_put_varint(&p, flags);
+		if (flags & 1)
+		{
+			fst_buf_put_varint(&p, 1);
+			fst_buf_put_varint(&p, 4);
+		}
+		if (flags & 2)
+			fst_buf_put_lenbytes(&p, owner, owner_len);
+	}
+	put_sec(body, 4, &p);
+	fst_buf_free(&p);
+}
+
+static FstCode
+decode_sealed(const FstBuf *body, uint32 major, uint32 minor)
+{
+	FstBuf		obj;
+	FstManifest m;
+	FstCode		rc;
+
+	fst_buf_init(&obj);
+	seal(&obj, major, minor, body);
+	rc = fst_manifest_decode(obj.data, obj.len, &m, NULL);
+	fst_manifest_free(&m);
+	fst_buf_free(&obj);
+	return rc;
+}
+
+/* body = identity, kg, schema, files(1 level, 1 file) + extra tail bytes */
+#define BODY(stmt) \
+	do { fst_buf_reset(&body); stmt; } while (0)
+#define STD_BODY(files_stmt) \
+	BODY((sec_identity(&body, false), sec_kg(&body, 128, 0, 127), \
+		  sec_schema(&body, 2), files_stmt))
+
+FST_TEST(manifest_decode_rejects_malformed_bytes)
+{
+	FstBuf		body,
+				obj;
+	FstManifest m;
+
+	fst_buf_init(&body);
+	fst_buf_init(&obj);
+
+	STD_BODY(sec_files(&body, 1, 1, true, 0, NULL, 0));
+	CHECK(decode_sealed(&body, 1, 0) == FST_OK);	/* the baseline is valid */
+	CHECK(decode_sealed(&body, 1, 7) == FST_OK);	/* newer minor is fine */
+	CHECK(decode_sealed(&body, 2, 0) == FST_NOT_SUPPORTED);
+	CHECK(decode_sealed(&body, 0, 0) == FST_NOT_SUPPORTED);
+
+	/* header damage */
+	seal(&obj, 1, 0, &body);
+	obj.data[0] = 'X';
+	CHECK(fst_manifest_decode(obj.data, obj.len, &m, NULL) == FST_CORRUPT);
+	seal(&obj, 1, 0, &body);
+	fst_buf_putc(&obj, 0);		/* trailing byte */
+	CHECK(fst_manifest_decode(obj.data, obj.len, &m, NULL) == FST_CORRUPT);
+	seal(&obj, 1, 0, &body);
+	obj.data[30] ^= 0x40;		/* body byte: CRC mismatch */
+	CHECK(fst_manifest_decode(obj.data, obj.len, &m, NULL) == FST_CORRUPT);
+	CHECK(fst_manifest_decode(NULL, 0, &m, NULL) == FST_CORRUPT);
+
+	/* sections */
+	STD_BODY((sec_files(&body, 1, 0, false, 0, NULL, 0),
+			  fst_buf_put_varint(&body, 9), fst_buf_put_lenbytes(&body, "xyz", 3)));
+	CHECK(decode_sealed(&body, 1, 1) == FST_OK);	/* unknown tag skipped */
+	BODY((sec_kg(&body, 128, 0, 127), sec_identity(&body, false),
+		  sec_files(&body, 0, 0, false, 0, NULL, 0)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* out of order */
+	BODY((sec_identity(&body, false), sec_identity(&body, false),
+		  sec_kg(&body, 128, 0, 127), sec_files(&body, 0, 0, false, 0, NULL, 0)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* repeated */
+	BODY((sec_kg(&body, 128, 0, 127), sec_files(&body, 0, 0, false, 0, NULL, 0)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* no identity */
+	BODY((sec_identity(&body, false), sec_files(&body, 0, 0, false, 0, NULL, 0)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* no key groups */
+	BODY((sec_identity(&body, false), sec_kg(&body, 128, 0, 127)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* no files */
+	BODY((sec_identity(&body, true), sec_kg(&body, 128, 0, 127),
+		  sec_files(&body, 0, 0, false, 0, NULL, 0)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* section tail */
+	BODY((sec_identity(&body, false), sec_kg(&body, 70000, 0, 127),
+		  sec_files(&body, 0, 0, false, 0, NULL, 0)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* uint16 overflow */
+	BODY((sec_identity(&body, false), fst_buf_put_varint(&body, 2),
+		  fst_buf_put_varint(&body, 200)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* length past end */
+	BODY((sec_identity(&body, false), fst_buf_put_varint(&body, 2),
+		  fst_buf_put_varint(&body, 11),
+		  fst_buf_append(&body, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* varint overflow */
+	STD_BODY(sec_files(&body, 0, 0, false, 0, NULL, 0));
+	body.data[body.len - 1] = (char) 0x80;	/* unterminated varint */
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);
+	BODY((sec_identity(&body, false), sec_kg(&body, 128, 0, 127),
+		  sec_schema(&body, 40000), sec_files(&body, 0, 0, false, 0, NULL, 0)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* attnum > int16 */
+	BODY((sec_identity(&body, false), sec_kg(&body, 128, 0, 127),
+		  sec_schema(&body, -1), sec_files(&body, 0, 0, false, 0, NULL, 0)));
+	CHECK(decode_sealed(&body, 1, 0) == FST_OK);	/* no TTL */
+
+	/* files */
+	STD_BODY(sec_files(&body, FST_NUM_LEVELS, 1, true, 0, NULL, 0));
+	CHECK(decode_sealed(&body, 1, 0) == FST_OK);	/* last level is fine */
+	STD_BODY(sec_files(&body, FST_NUM_LEVELS + 1, 1, true, 0, NULL, 0));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* level range */
+	STD_BODY(sec_files(&body, 1, UINT64CONST(1) << 60, true, 0, NULL, 0));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* huge count */
+	STD_BODY(sec_files(&body, 1, 2, true, 0, NULL, 0));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* count > records */
+	STD_BODY(sec_files(&body, 1, 1, true, 1, NULL, 0));
+	CHECK(decode_sealed(&body, 1, 0) == FST_OK);	/* TTL range */
+	STD_BODY(sec_files(&body, 1, 1, true, 4, NULL, 0));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* unknown flag */
+	STD_BODY(sec_files(&body, 1, 1, true, 2, "t/x", 3));
+	CHECK(decode_sealed(&body, 1, 0) == FST_OK);	/* owner */
+	STD_BODY(sec_files(&body, 1, 1, true, 2, "t\0x", 3));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* NUL in owner */
+	STD_BODY(sec_files(&body, 1, 1, true, 2, "", 0));
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);	/* empty owner */
+	STD_BODY((sec_files(&body, 1, 1, true, 0, NULL, 0),
+			  body.data[body.len - 1]++));	/* flags: TTL range missing */
+	CHECK(decode_sealed(&body, 1, 0) == FST_CORRUPT);
+
+	fst_buf_free(&obj);
+	fst_buf_free(&body);
+}
+
+/* Every byte xor every mask in masks (NULL: all 255) is refused. */
+static void
+check_flips(const FstBuf *enc, const uint8 *masks, int nmasks)
+{
+	char	   *copy = fst_malloc(enc->len);
+	size_t		i;
+	int			k;
+	int			bad = 0;
+	FstManifest m;
+
+	memcpy(copy, enc->data, enc->len);
+	for (i = 0; i < enc->len && bad == 0; i++)
+		for (k = 0; k < (masks ? nmasks : 255) && bad == 0; k++)
+		{
+			uint8		x = masks ? masks[k] : (uint8) (k + 1);
+			FstCode		rc;
+
+			copy[i] ^= x;
+			rc = fst_manifest_decode(copy, enc->len, &m, NULL);
+			copy[i] ^= x;
+			fst_manifest_free(&m);
+			if (rc != FST_CORRUPT && rc != FST_NOT_SUPPORTED)
+				bad = (int) i + 1;
+		}
+	fst_free(copy);
+	CHECK_MSG(bad == 0, "flip at byte %d accepted", bad - 1);
+}
+
+FST_TEST(manifest_every_flip_rejected)
+{
+	FstManifest m;
+	FstBuf		b;
+	FstError	err;
+	static const uint8 masks[] = {0x01, 0x02, 0x10, 0x80, 0xff};
+
+	fst_buf_init(&b);
+	fst_manifest_init(&m);
+	CHECK_OK(fst_manifest_encode(&m, &b, &err), &err);
+	check_flips(&b, NULL, 0);
+	fst_buf_reset(&b);
+	build_rich(&m, 2);
+	CHECK_OK(fst_manifest_encode(&m, &b, &err), &err);
+	fst_manifest_free(&m);
+	check_flips(&b, NULL, 0);
+	fst_buf_reset(&b);
+	build_rich(&m, 30);
+	CHECK_OK(fst_manifest_encode(&m, &b, &err), &err);
+	fst_manifest_free(&m);
+	check_flips(&b, masks, lengthof(masks));
+	fst_buf_free(&b);
+}
+
+FST_TEST(manifest_every_truncation_rejected)
+{
+	FstManifest m;
+	FstBuf		b;
+	FstError	err;
+	size_t		n;
+	char	   *copy;
+
+	fst_buf_init(&b);
+	build_rich(&m, 10);
+	CHECK_OK(fst_manifest_encode(&m, &b, &err), &err);
+	fst_manifest_free(&m);
+	for (n = 0; n < b.len; n++)
+	{
+		/* a right-sized copy, so that ASan sees any read past the end */
+		FstCode		rc;
+
+		copy = fst_malloc(n);
+		memcpy(copy, b.data, n);
+		rc = fst_manifest_decode(copy, n, &m, NULL);
+		fst_free(copy);
+		fst_manifest_free(&m);
+		CHECK_MSG(rc == FST_CORRUPT, "prefix of %zu bytes: %s", n,
+				  fst_code_name(rc));
+	}
+	fst_buf_free(&b);
+}
+
+/* ----------------------------------------------------------------
+ *		seed corpus for test/fuzz/fuzz_manifest.c
+ * ----------------------------------------------------------------
+ */
+
+static bool
+write_seed(const char *dir, const char *name, const FstManifest *m)
+{
+	char		path[1024];
+	FstBuf		b;
+	FILE	   *fp;
+	bool		ok;
+
+	fst_buf_init(&b);
+	if (fst_manifest_encode(m, &b, NULL) != FST_OK)
+		return false;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "wb");
+	ok = fp != NULL && fwrite(b.data, 1, b.len, fp) == b.len;
+	if (fp != NULL && fclose(fp) != 0)
+		ok = false;
+	fst_buf_free(&b);
+	return ok;
+}
+
+/* Does nothing unless FST_WRITE_CORPUS names a directory. */
+FST_TEST(manifest_write_corpus)
+{
+	const char *dir = getenv("FST_WRITE_CORPUS");
+	FstManifest m;
+	bool		ok;
+
+	if (dir == NULL || *dir == '\0')
+		return;
+	fst_manifest_init(&m);
+	ok = write_seed(dir, "empty", &m);
+	build_rich(&m, 1);
+	ok = ok && write_seed(dir, "rich1", &m);
+	fst_manifest_free(&m);
+	build_rich(&m, 3);
+	ok = ok && write_seed(dir, "rich3", &m);
+	fst_manifest_free(&m);
+	build_rich(&m, 0);
+	m.ttl_attnum = -1;
+	m.ttl_interval_us = 0;
+	add_file(&m, 0, 5, 1, 0, 3, 1, NULL);
+	add_file(&m, 1, 6, 1, 0, 3, 1, "c1/tables/x");
+	ok = ok && write_seed(dir, "small", &m);
+	fst_manifest_free(&m);
+	CHECK_MSG(ok, "writing the corpus into %s failed: %s", dir, strerror(errno));
+}
