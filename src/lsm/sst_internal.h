@@ -1,0 +1,28 @@
+/*-------------------------------------------------------------------------
+ *
+ * sst_internal.h
+ *	  Pieces of the SST format shared by the writer and the reader only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FST_SST_INTERNAL_H
+#define FST_SST_INTERNAL_H
+
+#include "sst.h"
+
+/* Footer field offsets (see sst.h for the layout). */
+#define FOOTER_VERSION_OFF		0
+#define FOOTER_FILTER_OFF		4
+#define FOOTER_PROPS_OFF		16
+#define FOOTER_INDEX_OFF		28
+#define FOOTER_RESERVED_OFF		40
+#define FOOTER_CRC_OFF			52
+#define FOOTER_MAGIC_OFF		56
+
+/* The index block restarts at every entry: seeks are pure binary search. */
+#define FST_INDEX_RESTART_INTERVAL	1
+
+extern void fst_sst_props_encode(const FstSstProps *p, FstBuf *out);
+extern FstCode fst_sst_props_decode(FstSlice in, FstSstProps *p, FstError *err);
+
+#endif							/* FST_SST_INTERNAL_H */

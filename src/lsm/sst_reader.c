@@ -1,0 +1,615 @@
+/*-------------------------------------------------------------------------
+ *
+ * sst_reader.c
+ *	  Opens SST files over a byte-range source and serves iterators and
+ *	  point lookups (format in sst.h).
+ *
+ * Opening reads the file's tail in one request (footer and, for files whose
+ * metadata is small, the index, filter and properties too), which matters
+ * when every read is a round trip to object storage.  Every structure is
+ * validated before use, so a corrupt file yields FST_CORRUPT, never a
+ * crash or an out-of-bounds read.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "sst_internal.h"
+#include "blockcache.h"
+#include "bloom.h"
+
+/* How much of the tail to read at open in one request. */
+#define TAIL_PREFETCH	(64 * 1024)
+
+struct FstSstReader
+{
+	FstRangeSource *src;
+	FstSstReadOptions opt;
+	FstSstProps props;
+	FstBlock   *index;			/* decoded index block */
+	char	   *filter;			/* bloom filter bytes (owned) */
+	size_t		filter_len;
+	uint64		data_end;		/* end of the data region */
+	FstSstReaderStats stats;
+};
+
+void
+fst_sst_read_options_default(FstSstReadOptions *opt)
+{
+	opt->verify_checksums = true;
+	opt->cache = NULL;
+	opt->cache_id = 0;
+}
+
+const FstSstProps *
+fst_sst_props(const FstSstReader *r)
+{
+	return &r->props;
+}
+
+const FstSstReaderStats *
+fst_sst_reader_stats(const FstSstReader *r)
+{
+	return &r->stats;
+}
+
+/*
+ * Reads the stored block at h (payload + trailer), using tail bytes when
+ * they cover it, and returns its decoded contents (malloc'ed).
+ */
+static FstCode
+read_block_contents(FstSstReader *r, FstBlockHandle h, const char *tail,
+					uint64 tail_off, char **out, size_t *out_len, FstError *err)
+{
+	size_t		n = (size_t) h.size + FST_BLOCK_TRAILER_SIZE;
+	char	   *stored;
+	FstCode		rc;
+
+	if (tail != NULL && h.offset >= tail_off)
+		return fst_block_decode_stored(tail + (h.offset - tail_off), (size_t) h.size,
+									   r->opt.verify_checksums, out, out_len, err);
+	stored = fst_malloc(n);
+	if (stored == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory reading a block");
+	rc = fst_range_read(r->src, h.offset, n, stored, err);
+	if (rc == FST_OK)
+		rc = fst_block_decode_stored(stored, (size_t) h.size,
+									 r->opt.verify_checksums, out, out_len, err);
+	fst_free(stored);
+	return rc;
+}
+
+static bool
+get_handle(const char *p, FstBlockHandle *h)
+{
+	h->offset = fst_get_fixed64(p);
+	h->size = fst_get_fixed32(p + 8);
+	return true;
+}
+
+/* Checks that a metadata block lies in [lo, hi) with its trailer. */
+static bool
+handle_within(FstBlockHandle h, uint64 lo, uint64 hi)
+{
+	return h.offset >= lo && h.offset <= hi &&
+		h.size + FST_BLOCK_TRAILER_SIZE <= hi - h.offset;
+}
+
+/* Validates every index entry: ascending keys, contiguous data blocks. */
+static FstCode
+check_index(FstSstReader *r, FstError *err)
+{
+	FstIter    *it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	uint64		expect_off = 0;
+	uint64		nblocks = 0;
+	FstBuf		prev;
+	FstCode		rc = FST_OK;
+
+	if (it == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	fst_buf_init(&prev);
+	for (fst_iter_seek_first(it); fst_iter_valid(it); fst_iter_next(it))
+	{
+		FstBlockHandle h;
+		FstSlice	k = fst_iter_key(it);
+
+		if (!fst_ikey_valid(k) ||
+			(nblocks > 0 && fst_ikey_cmp(fst_slice(prev.data, prev.len), k) >= 0) ||
+			!fst_block_handle_decode(fst_iter_value(it), &h) ||
+			h.offset != expect_off || h.size > r->data_end ||
+			h.size + FST_BLOCK_TRAILER_SIZE > r->data_end - h.offset)
+		{
+			rc = fst_error(err, FST_CORRUPT, "malformed SST index");
+			break;
+		}
+		expect_off = h.offset + h.size + FST_BLOCK_TRAILER_SIZE;
+		prev.len = 0;
+		fst_buf_append(&prev, k.data, k.len);
+		nblocks++;
+	}
+	if (rc == FST_OK)
+		rc = fst_iter_status(it, err);
+	if (rc == FST_OK && (expect_off != r->data_end || nblocks != r->props.num_data_blocks))
+		rc = fst_error(err, FST_CORRUPT, "SST index does not cover the data region");
+	if (rc == FST_OK && nblocks > 0 &&
+		fst_slice_cmp(fst_slice(prev.data, prev.len),
+					  fst_slice(r->props.largest.data, r->props.largest.len)) != 0)
+		rc = fst_error(err, FST_CORRUPT, "SST index disagrees with the key range");
+	fst_buf_free(&prev);
+	fst_iter_destroy(it);
+	return rc;
+}
+
+FstCode
+fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
+			 FstSstReader **out, FstError *err)
+{
+	FstSstReader *r;
+	uint64		size = src->size;
+	uint64		tail_off;
+	size_t		tail_len;
+	char	   *tail = NULL;
+	const char *footer;
+	FstBlockHandle filter_h,
+				props_h,
+				index_h;
+	char	   *contents;
+	size_t		clen;
+	FstCode		rc;
+	int			i;
+
+	*out = NULL;
+	if (size < FST_SST_FOOTER_SIZE)
+		return fst_error(err, FST_CORRUPT, "file of " UINT64_FORMAT
+						 " bytes is too short to be an SST", size);
+	tail_len = (size_t) Min(size, (uint64) TAIL_PREFETCH);
+	tail_off = size - tail_len;
+	r = fst_calloc(1, sizeof(FstSstReader));
+	tail = fst_malloc(tail_len);
+	if (r == NULL || tail == NULL)
+	{
+		fst_free(r);
+		fst_free(tail);
+		return fst_error(err, FST_NO_MEMORY, "out of memory opening an SST");
+	}
+	r->src = src;
+	if (opt)
+		r->opt = *opt;
+	else
+		fst_sst_read_options_default(&r->opt);
+	fst_sst_props_init(&r->props);
+
+	rc = fst_range_read(src, tail_off, tail_len, tail, err);
+	if (rc != FST_OK)
+		goto fail;
+	footer = tail + tail_len - FST_SST_FOOTER_SIZE;
+	if (memcmp(footer + FOOTER_MAGIC_OFF, FST_SST_MAGIC, 8) != 0)
+	{
+		rc = fst_error(err, FST_CORRUPT, "not an SST file (bad magic number)");
+		goto fail;
+	}
+	if (r->opt.verify_checksums &&
+		fst_crc_unmask(fst_get_fixed32(footer + FOOTER_CRC_OFF)) !=
+		fst_crc32c(footer, FOOTER_CRC_OFF))
+	{
+		rc = fst_error(err, FST_CORRUPT, "SST footer checksum mismatch");
+		goto fail;
+	}
+	if (fst_get_fixed32(footer + FOOTER_VERSION_OFF) != FST_SST_FORMAT_VERSION)
+	{
+		rc = fst_error(err, FST_NOT_SUPPORTED, "SST format version %u is not supported",
+					   fst_get_fixed32(footer + FOOTER_VERSION_OFF));
+		goto fail;
+	}
+	for (i = FOOTER_RESERVED_OFF; i < FOOTER_CRC_OFF; i++)
+	{
+		if (footer[i] != 0)
+		{
+			rc = fst_error(err, FST_CORRUPT, "SST footer has non-zero reserved bytes");
+			goto fail;
+		}
+	}
+	get_handle(footer + FOOTER_FILTER_OFF, &filter_h);
+	get_handle(footer + FOOTER_PROPS_OFF, &props_h);
+	get_handle(footer + FOOTER_INDEX_OFF, &index_h);
+	/* data < filter < properties < index < footer, each adjacent */
+	if (!handle_within(index_h, 0, size - FST_SST_FOOTER_SIZE) ||
+		index_h.offset + index_h.size + FST_BLOCK_TRAILER_SIZE != size - FST_SST_FOOTER_SIZE ||
+		!handle_within(props_h, 0, index_h.offset) ||
+		props_h.offset + props_h.size + FST_BLOCK_TRAILER_SIZE != index_h.offset ||
+		!handle_within(filter_h, 0, props_h.offset) ||
+		filter_h.offset + filter_h.size + FST_BLOCK_TRAILER_SIZE != props_h.offset)
+	{
+		rc = fst_error(err, FST_CORRUPT, "SST footer has invalid block handles");
+		goto fail;
+	}
+	r->data_end = filter_h.offset;
+
+	/* properties */
+	rc = read_block_contents(r, props_h, tail, tail_off, &contents, &clen, err);
+	if (rc != FST_OK)
+		goto fail;
+	rc = fst_sst_props_decode(fst_slice(contents, clen), &r->props, err);
+	fst_free(contents);
+	if (rc != FST_OK)
+		goto fail;
+	r->props.file_size = size;
+
+	/* filter */
+	rc = read_block_contents(r, filter_h, tail, tail_off, &r->filter, &r->filter_len, err);
+	if (rc != FST_OK)
+		goto fail;
+	if (r->filter_len > 0 && !fst_bloom_valid(fst_slice(r->filter, r->filter_len)))
+	{
+		rc = fst_error(err, FST_CORRUPT, "SST bloom filter is malformed");
+		goto fail;
+	}
+
+	/* index */
+	rc = read_block_contents(r, index_h, tail, tail_off, &contents, &clen, err);
+	if (rc != FST_OK)
+		goto fail;
+	rc = fst_block_open(contents, clen, true, &r->index, err);
+	if (rc != FST_OK)
+		goto fail;
+	rc = check_index(r, err);
+	if (rc != FST_OK)
+		goto fail;
+	if ((r->props.num_entries == 0) != (r->props.num_data_blocks == 0))
+	{
+		rc = fst_error(err, FST_CORRUPT, "SST entry and block counts disagree");
+		goto fail;
+	}
+
+	fst_free(tail);
+	*out = r;
+	return FST_OK;
+
+fail:
+	fst_free(tail);
+	fst_sst_close(r);
+	return rc;
+}
+
+void
+fst_sst_close(FstSstReader *r)
+{
+	if (r == NULL)
+		return;
+	fst_block_release(r->index);
+	fst_free(r->filter);
+	fst_sst_props_free(&r->props);
+	fst_free(r);
+}
+
+bool
+fst_sst_may_contain(FstSstReader *r, FstSlice user_part)
+{
+	bool		may;
+
+	if (r->filter_len == 0)
+		return true;
+	r->stats.bloom_checks++;
+	may = fst_bloom_may_contain(fst_slice(r->filter, r->filter_len),
+								fst_bloom_hash(user_part));
+	if (!may)
+		r->stats.bloom_negatives++;
+	return may;
+}
+
+/* Returns the data block at h with a reference the caller releases. */
+static FstCode
+load_data_block(FstSstReader *r, FstBlockHandle h, FstBlock **out, FstError *err)
+{
+	char	   *contents;
+	size_t		clen;
+	FstCode		rc;
+
+	if (r->opt.cache)
+	{
+		*out = fst_block_cache_lookup(r->opt.cache, r->opt.cache_id, h.offset);
+		if (*out)
+		{
+			r->stats.cache_hits++;
+			return FST_OK;
+		}
+	}
+	r->stats.block_reads++;
+	rc = read_block_contents(r, h, NULL, 0, &contents, &clen, err);
+	if (rc != FST_OK)
+		return rc;
+	rc = fst_block_open(contents, clen, true, out, err);
+	if (rc != FST_OK)
+		return rc;
+	if (r->opt.cache)
+		fst_block_cache_insert(r->opt.cache, r->opt.cache_id, h.offset, *out);
+	return FST_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Two-level iterator: the index block, then one data block at a time.    */
+
+typedef struct SstIter
+{
+	FstIter		base;
+	FstSstReader *reader;
+	FstIter    *index_it;
+	FstIter    *data_it;		/* NULL when none is loaded */
+	uint64		data_off;		/* offset of the loaded block */
+	FstCode		status;
+	FstError	err;
+} SstIter;
+
+static void
+siter_set_error(SstIter *it, FstCode rc)
+{
+	it->status = rc;
+	fst_iter_destroy(it->data_it);
+	it->data_it = NULL;
+}
+
+/* Loads the data block the index iterator points at (if not loaded). */
+static bool
+siter_load_block(SstIter *it)
+{
+	FstBlockHandle h;
+	FstBlock   *b;
+	FstCode		rc;
+
+	if (!fst_iter_valid(it->index_it))
+	{
+		fst_iter_destroy(it->data_it);
+		it->data_it = NULL;
+		rc = fst_iter_status(it->index_it, &it->err);
+		if (rc != FST_OK)
+			siter_set_error(it, rc);
+		return false;
+	}
+	if (!fst_block_handle_decode(fst_iter_value(it->index_it), &h))
+	{
+		siter_set_error(it, fst_error(&it->err, FST_CORRUPT, "malformed SST index entry"));
+		return false;
+	}
+	if (it->data_it && it->data_off == h.offset)
+		return true;
+	fst_iter_destroy(it->data_it);
+	it->data_it = NULL;
+	rc = load_data_block(it->reader, h, &b, &it->err);
+	if (rc != FST_OK)
+	{
+		siter_set_error(it, rc);
+		return false;
+	}
+	it->data_it = fst_block_iter_create(b, fst_ikey_cmp);
+	fst_block_release(b);
+	if (it->data_it == NULL)
+	{
+		siter_set_error(it, fst_error(&it->err, FST_NO_MEMORY, "out of memory"));
+		return false;
+	}
+	it->data_off = h.offset;
+	return true;
+}
+
+/* Moves forward past exhausted data blocks. */
+static void
+siter_skip_empty(SstIter *it)
+{
+	while (it->status == FST_OK && it->data_it && !fst_iter_valid(it->data_it))
+	{
+		FstCode		rc = fst_iter_status(it->data_it, &it->err);
+
+		if (rc != FST_OK)
+		{
+			siter_set_error(it, rc);
+			return;
+		}
+		fst_iter_next(it->index_it);
+		if (!siter_load_block(it))
+			return;
+		fst_iter_seek_first(it->data_it);
+	}
+}
+
+static void
+siter_seek_first(FstIter *iter)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	it->status = FST_OK;
+	fst_iter_seek_first(it->index_it);
+	if (!siter_load_block(it))
+		return;
+	fst_iter_seek_first(it->data_it);
+	siter_skip_empty(it);
+}
+
+static void
+siter_seek(FstIter *iter, FstSlice target)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	it->status = FST_OK;
+	fst_iter_seek(it->index_it, target);
+	if (!siter_load_block(it))
+		return;
+	fst_iter_seek(it->data_it, target);
+	siter_skip_empty(it);
+}
+
+static void
+siter_next(FstIter *iter)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	if (it->status != FST_OK || it->data_it == NULL)
+		return;
+	fst_iter_next(it->data_it);
+	siter_skip_empty(it);
+}
+
+static bool
+siter_valid(FstIter *iter)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	return it->status == FST_OK && it->data_it != NULL && fst_iter_valid(it->data_it);
+}
+
+static FstSlice
+siter_key(FstIter *iter)
+{
+	return fst_iter_key(((SstIter *) iter)->data_it);
+}
+
+static FstSlice
+siter_value(FstIter *iter)
+{
+	return fst_iter_value(((SstIter *) iter)->data_it);
+}
+
+static FstCode
+siter_status(FstIter *iter, FstError *err)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	if (it->status != FST_OK)
+		return fst_error(err, it->status, "%s", it->err.msg);
+	return FST_OK;
+}
+
+static void
+siter_destroy(FstIter *iter)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	fst_iter_destroy(it->data_it);
+	fst_iter_destroy(it->index_it);
+	fst_free(it);
+}
+
+static const FstIterOps sst_iter_ops = {
+	siter_seek_first, siter_seek, siter_next, siter_valid,
+	siter_key, siter_value, siter_status, siter_destroy
+};
+
+FstIter *
+fst_sst_iter_create(FstSstReader *r)
+{
+	SstIter    *it = fst_calloc(1, sizeof(SstIter));
+
+	if (it == NULL)
+		return NULL;
+	it->base.ops = &sst_iter_ops;
+	it->reader = r;
+	it->index_it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	if (it->index_it == NULL)
+	{
+		fst_free(it);
+		return NULL;
+	}
+	it->status = FST_OK;
+	return &it->base;
+}
+
+/* ---------------------------------------------------------------------- */
+
+FstCode
+fst_sst_get(FstSstReader *r, FstSlice user_part, uint64 max_seq,
+			FstVisibleFn visible, void *arg, FstGetResult *result,
+			FstEntryHeader *hdr, FstBuf *value, FstError *err)
+{
+	char		stackbuf[256];
+	char	   *target;
+	FstIter    *index_it = NULL;
+	FstIter    *data_it = NULL;
+	FstCode		rc = FST_OK;
+
+	*result = FST_GET_NONE;
+	if (user_part.len < FST_KG_BYTES)
+		return fst_error(err, FST_INVALID_ARGUMENT, "lookup key is shorter than a key group");
+	if (r->props.num_entries == 0 || !fst_sst_may_contain(r, user_part))
+		return FST_OK;
+
+	target = user_part.len + FST_SEQ_BYTES <= sizeof(stackbuf) ? stackbuf :
+		fst_malloc(user_part.len + FST_SEQ_BYTES);
+	if (target == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	memcpy(target, user_part.data, user_part.len);
+	fst_put_be64(target + user_part.len, max_seq);
+
+	index_it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	if (index_it == NULL)
+	{
+		rc = fst_error(err, FST_NO_MEMORY, "out of memory");
+		goto done;
+	}
+	fst_iter_seek(index_it, fst_slice(target, user_part.len + FST_SEQ_BYTES));
+	/* versions of one key may continue into the next block */
+	for (; fst_iter_valid(index_it); fst_iter_next(index_it))
+	{
+		FstBlockHandle h;
+		FstBlock   *b;
+
+		if (!fst_block_handle_decode(fst_iter_value(index_it), &h))
+		{
+			rc = fst_error(err, FST_CORRUPT, "malformed SST index entry");
+			goto done;
+		}
+		rc = load_data_block(r, h, &b, err);
+		if (rc != FST_OK)
+			goto done;
+		fst_iter_destroy(data_it);
+		data_it = fst_block_iter_create(b, fst_ikey_cmp);
+		fst_block_release(b);
+		if (data_it == NULL)
+		{
+			rc = fst_error(err, FST_NO_MEMORY, "out of memory");
+			goto done;
+		}
+		fst_iter_seek(data_it, fst_slice(target, user_part.len + FST_SEQ_BYTES));
+		for (; fst_iter_valid(data_it); fst_iter_next(data_it))
+		{
+			FstEntry	e;
+
+			if (!fst_entry_decode(fst_iter_key(data_it), fst_iter_value(data_it), &e))
+			{
+				rc = fst_error(err, FST_CORRUPT, "malformed SST entry");
+				goto done;
+			}
+			if (fst_slice_cmp(e.user_part, user_part) != 0)
+				goto done;		/* past the key: no visible version here */
+			if (visible && !visible(arg, &e.hdr))
+				continue;
+			if (hdr)
+				*hdr = e.hdr;
+			if (e.hdr.flags & FST_ENTRY_TOMBSTONE)
+				*result = FST_GET_DELETED;
+			else
+			{
+				*result = FST_GET_FOUND;
+				if (value)
+				{
+					FstSlice	v = fst_iter_value(data_it);
+
+					fst_buf_reset(value);
+					fst_buf_append(value, v.data, v.len);
+					if (value->oom)
+						rc = fst_error(err, FST_NO_MEMORY, "out of memory");
+				}
+			}
+			goto done;
+		}
+		rc = fst_iter_status(data_it, err);
+		if (rc != FST_OK)
+			goto done;
+	}
+	rc = fst_iter_status(index_it, err);
+
+done:
+	fst_iter_destroy(data_it);
+	fst_iter_destroy(index_it);
+	if (target != stackbuf)
+		fst_free(target);
+	if (rc != FST_OK)
+		*result = FST_GET_NONE;
+	return rc;
+}

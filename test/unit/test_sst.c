@@ -1,0 +1,411 @@
+/*
+ * test_sst.c — SST writer and reader: round trips, seeks, point lookups
+ * with versions and visibility, bloom filter, properties, block cache.
+ */
+#include "sst_testutil.h"
+#include "blockcache.h"
+#include "bloom.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+static FstSstOptions
+small_blocks(void)
+{
+	FstSstOptions o;
+
+	fst_sst_options_default(&o);
+	o.block_size = 512;			/* many blocks even for small tests */
+	o.restart_interval = 4;
+	return o;
+}
+
+FST_TEST(sst_roundtrip_scan_and_props)
+{
+	int			n = 2000;
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstBuf		file;
+	FstSstProps props;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstIter    *it;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		test_entry_numbered(&ents[i], i, 10 + i, (size_t) (i % 50));
+	fst_sst_props_init(&props);
+	CHECK_OK(test_build_sst(ents, n, &o, &file, &props, &err), &err);
+	CHECK(props.num_entries == (uint64) n);
+	CHECK(props.num_data_blocks > 10);
+	CHECK(props.file_size == file.len);
+
+	src = fst_range_source_memory(file.data, file.len, false);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK(fst_sst_props(r)->num_entries == (uint64) n);
+	CHECK(fst_sst_props(r)->seq_min == 10 && fst_sst_props(r)->seq_max == (uint64) (9 + n));
+	CHECK(fst_sst_props(r)->xid_min == 1000 && fst_sst_props(r)->xid_max == (uint32) (999 + n));
+	CHECK(fst_sst_props(r)->num_data_blocks == props.num_data_blocks);
+	CHECK(!fst_sst_props(r)->has_ttl);
+
+	it = fst_sst_iter_create(r);
+	i = 0;
+	for (fst_iter_seek_first(it); fst_iter_valid(it); fst_iter_next(it), i++)
+	{
+		FstSlice	k = fst_iter_key(it);
+		FstSlice	v = fst_iter_value(it);
+
+		CHECK(i < n);
+		CHECK(k.len == ents[i].klen && memcmp(k.data, ents[i].key, k.len) == 0);
+		CHECK(v.len == ents[i].vlen && memcmp(v.data, ents[i].val, v.len) == 0);
+	}
+	CHECK_OK(fst_iter_status(it, &err), &err);
+	CHECK_EQ_INT(i, n);
+
+	/* seek to every key, and to points between keys */
+	for (i = 0; i < n; i += 37)
+	{
+		fst_iter_seek(it, fst_slice(ents[i].key, ents[i].klen));
+		CHECK(fst_iter_valid(it));
+		CHECK(memcmp(fst_iter_key(it).data, ents[i].key, ents[i].klen) == 0);
+	}
+	{
+		char		k[32];
+		size_t		kl = fst_ikey_build(k, 0, "key00000100x", 12, 5);
+
+		fst_iter_seek(it, fst_slice(k, kl));
+		CHECK(fst_iter_valid(it));
+		CHECK(memcmp(fst_iter_key(it).data, ents[101].key, ents[101].klen) == 0);
+		kl = fst_ikey_build(k, 1, "", 0, 5);
+		fst_iter_seek(it, fst_slice(k, kl));
+		CHECK(!fst_iter_valid(it));
+		CHECK_OK(fst_iter_status(it, &err), &err);
+	}
+	fst_iter_destroy(it);
+	fst_sst_close(r);
+	fst_range_close(src);
+	fst_sst_props_free(&props);
+	fst_buf_free(&file);
+	fst_free(ents);
+}
+
+static bool
+reject_xid(void *arg, const FstEntryHeader *h)
+{
+	return h->xid != *(uint32 *) arg;
+}
+
+FST_TEST(sst_get_versions_visibility_and_bloom)
+{
+	/* key "a": seq 30 (xid 3), 20 tombstone (xid 2), 10 (xid 1); key "b": 5 */
+	TestEntry	e[4];
+	FstSstOptions o = small_blocks();
+	FstBuf		file,
+				val;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstGetResult res;
+	FstEntryHeader hdr;
+	char		up[8];
+	uint32		bad;
+	int			i,
+				negatives = 0;
+
+	test_entry_make(&e[0], 3, "a", 1, 30, FST_ENTRY_COMMITTED, 3, "v30", 3);
+	test_entry_make(&e[1], 3, "a", 1, 20, FST_ENTRY_COMMITTED | FST_ENTRY_TOMBSTONE, 2, NULL, 0);
+	test_entry_make(&e[2], 3, "a", 1, 10, FST_ENTRY_COMMITTED, 1, "v10", 3);
+	test_entry_make(&e[3], 3, "b", 1, 5, FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED, 0, "vb", 2);
+	CHECK_OK(test_build_sst(e, 4, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, true);
+	fst_buf_free(&file);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK(fst_sst_props(r)->num_tombstones == 1);
+	CHECK(fst_sst_props(r)->kg_min == 3 && fst_sst_props(r)->kg_max == 3);
+	/* the frozen entry does not count towards the xid range */
+	CHECK(fst_sst_props(r)->xid_min == 1 && fst_sst_props(r)->xid_max == 3);
+
+	fst_buf_init(&val);
+	fst_put_be16(up, 3);
+	up[2] = 'a';
+	CHECK_OK(fst_sst_get(r, fst_slice(up, 3), FST_MAX_SEQ, NULL, NULL, &res, &hdr, &val, &err), &err);
+	CHECK(res == FST_GET_FOUND && hdr.seq == 30);
+	CHECK(val.len == FST_ENTRY_HEADER_SIZE + 3 && memcmp(val.data + FST_ENTRY_HEADER_SIZE, "v30", 3) == 0);
+	CHECK_OK(fst_sst_get(r, fst_slice(up, 3), 25, NULL, NULL, &res, &hdr, &val, &err), &err);
+	CHECK(res == FST_GET_DELETED && hdr.seq == 20);
+	CHECK_OK(fst_sst_get(r, fst_slice(up, 3), 15, NULL, NULL, &res, &hdr, &val, &err), &err);
+	CHECK(res == FST_GET_FOUND && hdr.seq == 10);
+	CHECK_OK(fst_sst_get(r, fst_slice(up, 3), 9, NULL, NULL, &res, &hdr, &val, &err), &err);
+	CHECK(res == FST_GET_NONE);
+	/* visibility: hide xid 3 and xid 2 in turn */
+	bad = 3;
+	CHECK_OK(fst_sst_get(r, fst_slice(up, 3), FST_MAX_SEQ, reject_xid, &bad, &res, &hdr, &val, &err), &err);
+	CHECK(res == FST_GET_DELETED && hdr.seq == 20);
+	up[2] = 'b';
+	CHECK_OK(fst_sst_get(r, fst_slice(up, 3), FST_MAX_SEQ, NULL, NULL, &res, &hdr, &val, &err), &err);
+	CHECK(res == FST_GET_FOUND && hdr.seq == 5 && (hdr.flags & FST_ENTRY_FROZEN));
+	/* absent keys: "aa" sorts between, "c" after, other key group before */
+	up[2] = 'c';
+	CHECK_OK(fst_sst_get(r, fst_slice(up, 3), FST_MAX_SEQ, NULL, NULL, &res, &hdr, &val, &err), &err);
+	CHECK(res == FST_GET_NONE);
+	/* the filter answers most misses alone */
+	for (i = 0; i < 1000; i++)
+	{
+		char		k[16];
+		int			kl = snprintf(k + 2, sizeof(k) - 2, "miss%d", i) + 2;
+
+		fst_put_be16(k, 3);
+		if (!fst_sst_may_contain(r, fst_slice(k, kl)))
+			negatives++;
+	}
+	CHECK_MSG(negatives > 950, "bloom filter excluded only %d of 1000 misses", negatives);
+	fst_buf_free(&val);
+	fst_sst_close(r);
+	fst_range_close(src);
+}
+
+static bool
+accept_xid(void *arg, const FstEntryHeader *h)
+{
+	return h->xid == *(uint32 *) arg;
+}
+
+FST_TEST(sst_get_versions_across_blocks)
+{
+	/* 300 versions of one key span many 512-byte blocks */
+	int			n = 300;
+	TestEntry  *e = fst_calloc(n + 2, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstBuf		file;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstGetResult res;
+	FstEntryHeader hdr;
+	char		up[8];
+	int			i;
+
+	test_entry_make(&e[0], 0, "a", 1, 1, FST_ENTRY_COMMITTED, 1, "x", 1);
+	for (i = 0; i < n; i++)
+		test_entry_make(&e[i + 1], 0, "k", 1, (uint64) (n - i) * 2, FST_ENTRY_COMMITTED,
+						(uint32) (n - i), "payload-payload", 15);
+	test_entry_make(&e[n + 1], 0, "z", 1, 1, FST_ENTRY_COMMITTED, 1, "x", 1);
+	CHECK_OK(test_build_sst(e, n + 2, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, true);
+	fst_buf_free(&file);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK(fst_sst_props(r)->num_data_blocks > 5);
+	fst_put_be16(up, 0);
+	up[2] = 'k';
+	for (i = 1; i <= n; i += 13)
+	{
+		/* a snapshot at seq 2i+1 sees version 2i */
+		CHECK_OK(fst_sst_get(r, fst_slice(up, 3), (uint64) i * 2 + 1, NULL, NULL, &res, &hdr, NULL, &err), &err);
+		CHECK(res == FST_GET_FOUND && hdr.seq == (uint64) i * 2);
+	}
+	/* visibility that accepts only the oldest version walks every block */
+	{
+		uint32		oldest = 1;
+
+		CHECK_OK(fst_sst_get(r, fst_slice(up, 3), FST_MAX_SEQ, accept_xid, &oldest, &res, &hdr, NULL, &err), &err);
+		CHECK(res == FST_GET_FOUND && hdr.xid == 1 && hdr.seq == 2);
+	}
+	fst_sst_close(r);
+	fst_range_close(src);
+	fst_free(e);
+}
+
+FST_TEST(sst_writer_rejects_disorder_and_bad_entries)
+{
+	TestEntry	a,
+				b;
+	FstSstOptions o;
+	FstBuf		file;
+	FstBufSink	sink;
+	FstSstWriter *w;
+	FstError	err;
+
+	fst_sst_options_default(&o);
+	fst_buf_init(&file);
+	fst_buf_sink_init(&sink, &file);
+	CHECK_OK(fst_sst_writer_create(&o, &sink.base, &w, &err), &err);
+	test_entry_make(&a, 0, "b", 1, 5, FST_ENTRY_COMMITTED, 1, "x", 1);
+	test_entry_make(&b, 0, "a", 1, 5, FST_ENTRY_COMMITTED, 1, "x", 1);
+	CHECK_OK(fst_sst_writer_add(w, fst_slice(a.key, a.klen), fst_slice(a.val, a.vlen), &err), &err);
+	CHECK(fst_sst_writer_add(w, fst_slice(b.key, b.klen), fst_slice(b.val, b.vlen), &err) == FST_INVALID_ARGUMENT);
+	/* the same key again is also out of order */
+	CHECK(fst_sst_writer_add(w, fst_slice(a.key, a.klen), fst_slice(a.val, a.vlen), &err) == FST_INVALID_ARGUMENT);
+	/* a value without a header */
+	test_entry_make(&b, 0, "c", 1, 5, FST_ENTRY_COMMITTED, 1, "x", 1);
+	CHECK(fst_sst_writer_add(w, fst_slice(b.key, b.klen), fst_slice(b.val, 3), &err) == FST_INVALID_ARGUMENT);
+	fst_sst_writer_destroy(w);
+	fst_buf_free(&file);
+
+	o.block_size = 10;
+	CHECK(fst_sst_writer_create(&o, &sink.base, &w, &err) == FST_INVALID_ARGUMENT);
+}
+
+FST_TEST(sst_empty_file_and_ttl_range)
+{
+	FstSstOptions o;
+	FstBuf		file;
+	FstBufSink	sink;
+	FstSstWriter *w;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstIter    *it;
+	TestEntry	e;
+	FstGetResult res;
+
+	fst_sst_options_default(&o);
+	CHECK_OK(test_build_sst(NULL, 0, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, true);
+	fst_buf_free(&file);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK(fst_sst_props(r)->num_entries == 0);
+	it = fst_sst_iter_create(r);
+	fst_iter_seek_first(it);
+	CHECK(!fst_iter_valid(it));
+	CHECK_OK(fst_iter_status(it, &err), &err);
+	fst_iter_destroy(it);
+	CHECK_OK(fst_sst_get(r, fst_slice("\0\0a", 3), FST_MAX_SEQ, NULL, NULL, &res, NULL, NULL, &err), &err);
+	CHECK(res == FST_GET_NONE);
+	fst_sst_close(r);
+	fst_range_close(src);
+
+	/* TTL range */
+	fst_buf_init(&file);
+	fst_buf_sink_init(&sink, &file);
+	CHECK_OK(fst_sst_writer_create(&o, &sink.base, &w, &err), &err);
+	test_entry_make(&e, 0, "a", 1, 5, FST_ENTRY_COMMITTED, 1, "x", 1);
+	CHECK_OK(fst_sst_writer_add(w, fst_slice(e.key, e.klen), fst_slice(e.val, e.vlen), &err), &err);
+	fst_sst_writer_note_ttl(w, 500);
+	test_entry_make(&e, 0, "b", 1, 5, FST_ENTRY_COMMITTED, 1, "x", 1);
+	CHECK_OK(fst_sst_writer_add(w, fst_slice(e.key, e.klen), fst_slice(e.val, e.vlen), &err), &err);
+	fst_sst_writer_note_ttl(w, -20);
+	CHECK_OK(fst_sst_writer_finish(w, NULL, &err), &err);
+	fst_sst_writer_destroy(w);
+	src = fst_range_source_memory(file.data, file.len, true);
+	fst_buf_free(&file);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK(fst_sst_props(r)->has_ttl);
+	CHECK(fst_sst_props(r)->ttl_min == -20 && fst_sst_props(r)->ttl_max == 500);
+	{
+		FstFileMeta m;
+
+		memset(&m, 0, sizeof(m));
+		CHECK(fst_sst_props_to_filemeta(fst_sst_props(r), &m));
+		CHECK(m.has_ttl && m.ttl_min == -20 && m.num_entries == 2 && m.size == src->size);
+		CHECK(fst_ikey_cmp(fst_filemeta_smallest(&m), fst_filemeta_largest(&m)) < 0);
+		fst_filemeta_clear(&m);
+	}
+	fst_sst_close(r);
+	fst_range_close(src);
+}
+
+FST_TEST(sst_uncompressed_no_filter_and_file_source)
+{
+	int			n = 500;
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstBuf		file;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstGetResult res;
+	char		path[600];
+	int			fd,
+				i;
+
+	o.compression = FST_COMPRESS_NONE;
+	o.bloom_bits_per_key = 0;
+	for (i = 0; i < n; i++)
+		test_entry_numbered(&ents[i], i, 7, 40);
+	CHECK_OK(test_build_sst(ents, n, &o, &file, NULL, &err), &err);
+	snprintf(path, sizeof(path), "%s/plain.sst", fst_test_tmpdir());
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, file.data, file.len) == (ssize_t) file.len);
+	close(fd);
+	fst_buf_free(&file);
+	CHECK_OK(fst_range_source_file(path, &src, &err), &err);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	for (i = 0; i < n; i += 7)
+	{
+		char		up[16];
+
+		memcpy(up, ents[i].key, ents[i].klen - FST_SEQ_BYTES);
+		CHECK_OK(fst_sst_get(r, fst_slice(up, ents[i].klen - FST_SEQ_BYTES), FST_MAX_SEQ,
+							 NULL, NULL, &res, NULL, NULL, &err), &err);
+		CHECK(res == FST_GET_FOUND);
+	}
+	/* without a filter every lookup is answered by reading blocks */
+	CHECK(fst_sst_reader_stats(r)->bloom_checks == 0);
+	fst_sst_close(r);
+	fst_range_close(src);
+	CHECK(fst_range_source_file("/nonexistent/x.sst", &src, &err) == FST_NOT_FOUND);
+	fst_free(ents);
+}
+
+FST_TEST(sst_block_cache_serves_repeat_reads)
+{
+	int			n = 3000;
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstSstReadOptions ro;
+	FstBuf		file;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstBlockCache *cache = fst_block_cache_create(64 * 1024);
+	FstBlockCacheStats cs;
+	FstIter    *it;
+	uint64		reads_before;
+	int			i,
+				pass;
+
+	for (i = 0; i < n; i++)
+		test_entry_numbered(&ents[i], i, 7, 30);
+	CHECK_OK(test_build_sst(ents, n, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, true);
+	fst_buf_free(&file);
+	fst_sst_read_options_default(&ro);
+	ro.cache = cache;
+	ro.cache_id = 42;
+	CHECK_OK(fst_sst_open(src, &ro, &r, &err), &err);
+	for (pass = 0; pass < 2; pass++)
+	{
+		reads_before = src->reads;
+		for (i = 0; i < 200; i++)
+		{
+			FstGetResult res;
+			char		up[16];
+
+			memcpy(up, ents[i].key, ents[i].klen - FST_SEQ_BYTES);
+			CHECK_OK(fst_sst_get(r, fst_slice(up, ents[i].klen - FST_SEQ_BYTES), FST_MAX_SEQ,
+								 NULL, NULL, &res, NULL, NULL, &err), &err);
+			CHECK(res == FST_GET_FOUND);
+		}
+		if (pass == 1)
+			CHECK_MSG(src->reads == reads_before, "second pass read %llu blocks",
+					  (unsigned long long) (src->reads - reads_before));
+	}
+	/* a full scan through a small cache stays within its bound */
+	it = fst_sst_iter_create(r);
+	for (fst_iter_seek_first(it), i = 0; fst_iter_valid(it); fst_iter_next(it))
+		i++;
+	CHECK_EQ_INT(i, n);
+	fst_iter_destroy(it);
+	fst_block_cache_stats(cache, &cs);
+	CHECK(cs.charge <= cs.capacity);
+	CHECK(cs.evictions > 0 && cs.hits > 0);
+	fst_block_cache_erase_file(cache, 42);
+	fst_block_cache_stats(cache, &cs);
+	CHECK(cs.entries == 0 && cs.charge == 0);
+	fst_sst_close(r);
+	fst_range_close(src);
+	fst_block_cache_destroy(cache);
+	fst_free(ents);
+}
