@@ -407,6 +407,65 @@ fill_options(FstSstOptions *o)
 		o->restart_interval = opt_restart_interval;
 }
 
+/* Finishes the open SST file: metadata, footer, fsync, close. */
+static void
+finish_file(FstSstWriter **wp, int *fdp, const char *path, uint64 *next_id,
+			int *files_capp)
+{
+	FstSstWriter *w = *wp;
+	int			fd = *fdp;
+	int			files_cap = *files_capp;
+	FstError	err;
+	FstSstProps props;
+	BenchFile  *f;
+
+	fst_sst_props_init(&props);
+	check(fst_sst_writer_finish(w, &props, &err), &err,
+		  "fst_sst_writer_finish");
+	fst_sst_writer_destroy(w);
+	w = NULL;
+	if (fsync(fd) != 0)
+		die("fsync: %s", strerror(errno));
+	if (close(fd) != 0)
+		die("close: %s", strerror(errno));
+	fd = -1;
+	if (nfiles == files_cap)
+	{
+		files_cap *= 2;
+		files = realloc(files, files_cap * sizeof(BenchFile));
+		if (!files)
+			die("out of memory");
+	}
+	f = &files[nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	f->id = (*next_id)++;
+	f->entries = props.num_entries;
+	if (props.smallest.len < FST_IKEY_OVERHEAD ||
+		props.largest.len < FST_IKEY_OVERHEAD)
+		die("file %s has no key range in its properties", path);
+	f->smallest_len = props.smallest.len - FST_SEQ_BYTES;
+	f->smallest_up = dup_bytes(props.smallest.data, f->smallest_len);
+	f->largest_len = props.largest.len - FST_SEQ_BYTES;
+	f->largest_up = dup_bytes(props.largest.data, f->largest_len);
+	{
+		struct stat st;
+
+		if (stat(path, &st) != 0)
+			die("stat %s: %s", path, strerror(errno));
+		f->size = (uint64) st.st_size;
+		if (props.file_size && props.file_size != f->size)
+			die("file %s: props say %llu bytes, stat says %llu", path,
+				(unsigned long long) props.file_size,
+				(unsigned long long) f->size);
+	}
+	total_file_bytes += f->size;
+	fst_sst_props_free(&props);
+	*wp = NULL;
+	*fdp = -1;
+	*files_capp = files_cap;
+}
+
 static void
 bench_fillrandom(void)
 {
@@ -488,55 +547,11 @@ bench_fillrandom(void)
 		check(c, &err, "fst_sst_writer_add");
 		written++;
 
-		if (fst_sst_writer_estimated_size(w) >= target || i == opt_num - 1)
-		{
-			FstSstProps props;
-			BenchFile  *f;
-
-			fst_sst_props_init(&props);
-			check(fst_sst_writer_finish(w, &props, &err), &err,
-				  "fst_sst_writer_finish");
-			fst_sst_writer_destroy(w);
-			w = NULL;
-			if (fsync(fd) != 0)
-				die("fsync: %s", strerror(errno));
-			if (close(fd) != 0)
-				die("close: %s", strerror(errno));
-			fd = -1;
-			if (nfiles == files_cap)
-			{
-				files_cap *= 2;
-				files = realloc(files, files_cap * sizeof(BenchFile));
-				if (!files)
-					die("out of memory");
-			}
-			f = &files[nfiles++];
-			memset(f, 0, sizeof(*f));
-			f->path = strdup(path);
-			f->id = next_id++;
-			f->entries = props.num_entries;
-			if (props.smallest.len < FST_IKEY_OVERHEAD ||
-				props.largest.len < FST_IKEY_OVERHEAD)
-				die("file %s has no key range in its properties", path);
-			f->smallest_len = props.smallest.len - FST_SEQ_BYTES;
-			f->smallest_up = dup_bytes(props.smallest.data, f->smallest_len);
-			f->largest_len = props.largest.len - FST_SEQ_BYTES;
-			f->largest_up = dup_bytes(props.largest.data, f->largest_len);
-			{
-				struct stat st;
-
-				if (stat(path, &st) != 0)
-					die("stat %s: %s", path, strerror(errno));
-				f->size = (uint64) st.st_size;
-				if (props.file_size && props.file_size != f->size)
-					die("file %s: props say %llu bytes, stat says %llu", path,
-						(unsigned long long) props.file_size,
-						(unsigned long long) f->size);
-			}
-			total_file_bytes += f->size;
-			fst_sst_props_free(&props);
-		}
+		if (fst_sst_writer_estimated_size(w) >= target)
+			finish_file(&w, &fd, path, &next_id, &files_cap);
 	}
+	if (w != NULL)
+		finish_file(&w, &fd, path, &next_id, &files_cap);
 	/* directory entry durability, as a flush would do */
 	{
 		int			dfd = open(opt_dir, O_RDONLY | O_DIRECTORY);
