@@ -6,6 +6,7 @@
 #   make unit            engine unit tests, no server (ASan + UBSan build)
 #   make fuzz            libFuzzer targets, a short bounded run each
 #   make bench-engine    the stand-alone engine benchmark (bench/engine)
+#   make installcheck    pg_regress + TAP tests against a running server
 #   scripts/test.sh      everything, as CI runs it (README's test command)
 
 EXTENSION = forst
@@ -22,8 +23,13 @@ PG_CPPFLAGS = -Isrc/lsm -Isrc/store -Isrc/am
 PG_CFLAGS = $(WARN_FLAGS)
 SHLIB_LINK = -llz4 -lcurl -lssl -lcrypto
 
+# pg_regress tests (sql/, expected/) and TAP tests (t/*.pl).  scripts/test.sh
+# runs both on a private temporary instance as an unprivileged user, taking
+# the list from here (make print-regress).  "make installcheck" runs them
+# against an already running server that preloads forst.
 REGRESS = forst_load
 REGRESS_OPTS = --temp-config=test/forst.conf
+TAP_TESTS = 1
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -60,15 +66,17 @@ $(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/st
 		-o $@ $< $(ENGINE_SRCS) $(SA_LIBS)
 
 # Each target runs for FUZZ_SECONDS over its checked-in corpus; new inputs
-# go to a scratch directory so that the repository stays clean.
+# go to a scratch directory, and a crashing input to build/fuzz-crash/<t>/,
+# so that the repository stays clean.
 fuzz: $(addprefix $(BUILD)/fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
-		mkdir -p $(BUILD)/fuzz-new/$$t; \
+		mkdir -p $(BUILD)/fuzz-new/$$t $(BUILD)/fuzz-crash/$$t; \
 		echo "fuzz_$$t: $(FUZZ_SECONDS)s"; \
 		$(BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(BUILD)/fuzz-crash/$$t/ \
 			$(BUILD)/fuzz-new/$$t test/fuzz/corpus/$$t 2>$(BUILD)/fuzz_$$t.log \
 			|| { tail -50 $(BUILD)/fuzz_$$t.log; exit 1; }; \
-		grep -E 'stat::number_of_executed_runs' $(BUILD)/fuzz_$$t.log; \
+		grep -E 'stat::number_of_executed_units|stat::new_units_added' $(BUILD)/fuzz_$$t.log; \
 	done
 
 $(BUILD)/bench_engine: bench/engine.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
@@ -77,5 +85,23 @@ $(BUILD)/bench_engine: bench/engine.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/
 
 bench-engine: $(BUILD)/bench_engine
 
-.PHONY: unit fuzz bench-engine
+# Lists for scripts/test.sh, so that the Makefile stays the one place that
+# names the tests.
+print-regress:
+	@echo $(REGRESS)
+
+print-regress-opts:
+	@echo $(REGRESS_OPTS)
+
+print-fuzz-targets:
+	@echo $(FUZZ_TARGETS)
+
+.PHONY: unit fuzz bench-engine print-regress print-regress-opts print-fuzz-targets
 EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out
+
+# Regenerates the checked-in seed corpus of fuzz_sst.
+fuzz-corpus: test/fuzz/gen_corpus.c $(ENGINE_SRCS)
+	@mkdir -p $(BUILD) test/fuzz/corpus/sst
+	$(CC) -std=gnu99 -O1 $(WARN_FLAGS) $(SA_CPPFLAGS) -o $(BUILD)/gen_corpus test/fuzz/gen_corpus.c $(ENGINE_SRCS) $(SA_LIBS)
+	$(BUILD)/gen_corpus test/fuzz/corpus/sst
+.PHONY: fuzz-corpus

@@ -3,17 +3,35 @@
  * forst.c
  *	  Module entry point of the forst extension.
  *
+ * forst keeps shared state (memtables, caches, background workers), so it
+ * only works when loaded into the postmaster through
+ * shared_preload_libraries.  When the module is loaded any other way (by
+ * CREATE EXTENSION, LOAD or session_preload_libraries) _PG_init registers
+ * nothing; the extension script then calls forst._check_preloaded(), which
+ * refuses with a clear message (see forst_funcs.c).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
+
+#include "forst.h"
 
 PG_MODULE_MAGIC;
+
+/* True in the postmaster and, by inheritance, in every backend it forks. */
+bool		forst_preloaded = false;
 
 void		_PG_init(void);
 
 void
 _PG_init(void)
 {
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	forst_define_gucs();
+	forst_preloaded = true;
 }

@@ -78,6 +78,8 @@ fst_code_name(FstCode code)
 			return "not supported";
 		case FST_INTERRUPTED:
 			return "interrupted";
+		case FST_FULL:
+			return "full";
 	}
 	return "unknown";
 }

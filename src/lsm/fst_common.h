@@ -41,7 +41,8 @@ typedef enum FstCode
 	FST_INVALID_ARGUMENT,		/* caller passed something unusable */
 	FST_NO_MEMORY,				/* malloc failed */
 	FST_NOT_SUPPORTED,			/* valid request this build/version can't do */
-	FST_INTERRUPTED				/* the caller's interrupt check said stop */
+	FST_INTERRUPTED,			/* the caller's interrupt check said stop */
+	FST_FULL					/* a bounded structure has no room left */
 } FstCode;
 
 #define FST_ERRMSG_LEN 256

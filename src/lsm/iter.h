@@ -22,7 +22,8 @@ typedef struct FstIter FstIter;
 typedef struct FstIterOps
 {
 	void		(*seek_first) (FstIter *it);
-	/* position at the first entry >= target (an internal key) */
+	/* position at the first entry >= target (an internal key; it must not
+	 * point into this iterator's own key or value) */
 	void		(*seek) (FstIter *it, FstSlice target);
 	void		(*next) (FstIter *it);
 	bool		(*valid) (FstIter *it);

@@ -1,0 +1,130 @@
+# scripts/lib.sh -- shared by scripts/demo.sh and scripts/test.sh.
+# Source it (". scripts/lib.sh"); it defines functions and variables only.
+#
+# Targets a fresh Debian 12 machine.  As root, packages are installed with
+# apt-get and the server runs as an unprivileged system user (PostgreSQL
+# refuses to run as root).  As any other user, apt-get and "make install"
+# go through sudo and the server runs as that user.
+
+FORST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FORST_TEST_USER=${FORST_TEST_USER:-forst_test}
+
+# Always PostgreSQL 15, even when other versions are installed beside it.
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+
+FORST_PACKAGES=(
+	build-essential
+	clang
+	libclang-rt-14-dev		# libFuzzer and sanitizer runtimes (only recommended by clang)
+	postgresql-15
+	postgresql-server-dev-15
+	libcurl4-openssl-dev
+	libssl-dev
+	liblz4-dev
+	libxml2-dev				# PostgreSQL's PGXS flags name its headers
+	libipc-run-perl			# TAP tests (PostgreSQL::Test::Cluster)
+	rocksdb-tools			# db_bench, for the benchmark comparison
+	python3
+)
+
+log() { printf '==> %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Prints a script's leading comment block (its usage).
+forst_usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1"; }
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+as_root()
+{
+	if is_root; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		die "needs root: $*"
+	fi
+}
+
+# Runs a command as the unprivileged user that owns test and demo servers.
+as_pg_user()
+{
+	if is_root; then
+		runuser -u "$FORST_TEST_USER" -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# Installs the packages of FORST_PACKAGES that are missing (apt-get update
+# once, and only when something is missing).
+forst_install_deps()
+{
+	local missing=() p
+
+	for p in "${FORST_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	if [ "${#missing[@]}" -eq 0 ]; then
+		log "packages: all ${#FORST_PACKAGES[@]} present"
+		return 0
+	fi
+	log "packages: installing ${missing[*]}"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends "${missing[@]}"
+	[ -x "$PG_CONFIG" ] || die "$PG_CONFIG missing after installing postgresql-server-dev-15"
+}
+
+# Creates the unprivileged system user when running as root.
+forst_ensure_pg_user()
+{
+	is_root || return 0
+	id -u "$FORST_TEST_USER" >/dev/null 2>&1 && return 0
+	log "creating system user $FORST_TEST_USER"
+	useradd --system --user-group --no-create-home --home-dir /nonexistent \
+		--shell /usr/sbin/nologin "$FORST_TEST_USER"
+}
+
+forst_make()
+{
+	make -C "$FORST_ROOT" --no-print-directory PG_CONFIG="$PG_CONFIG" "$@"
+}
+
+# Builds forst.so and installs it into PostgreSQL 15's directories.
+forst_build_install()
+{
+	log "build: make"
+	forst_make -s -j"$(nproc)"
+	log "install: make install"
+	as_root make -C "$FORST_ROOT" --no-print-directory PG_CONFIG="$PG_CONFIG" -s install
+}
+
+# A directory owned by the server user, for servers and test files: the
+# repository may live where that user cannot read (such as /root).
+forst_user_tmpdir()
+{
+	local d
+
+	d=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+	if is_root; then
+		chown "$FORST_TEST_USER:" "$d"
+	fi
+	chmod 755 "$d"
+	printf '%s\n' "$d"
+}
+
+# Prints a TCP port on 127.0.0.1 that nothing listens on.
+forst_free_port()
+{
+	local p
+
+	for p in $(seq 54320 54420); do
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			printf '%s\n' "$p"
+			return 0
+		fi
+	done
+	die "no free port in 54320-54420"
+}

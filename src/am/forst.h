@@ -1,0 +1,33 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst.h
+ *	  Declarations shared by the server-side (src/am) files of forst.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_H
+#define FORST_H
+
+/*
+ * Version of the loadable module.  It equals the extension's SQL version
+ * (default_version in forst.control) as long as there is only one script.
+ */
+#define FORST_VERSION "1.0"
+
+/* forst.c */
+extern bool forst_preloaded;
+
+/* forst_guc.c */
+typedef enum ForstCompression
+{
+	FORST_COMPRESSION_NONE,
+	FORST_COMPRESSION_LZ4
+} ForstCompression;
+
+extern char *forst_remote_dir;
+extern int	forst_compression;
+
+extern void forst_define_gucs(void);
+extern char *forst_remote_dir_url(void);
+
+#endif							/* FORST_H */

@@ -1,0 +1,52 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_funcs.c
+ *	  SQL-callable functions of schema forst that report on the module.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+#include "forst.h"
+
+PG_FUNCTION_INFO_V1(forst_check_preloaded);
+PG_FUNCTION_INFO_V1(forst_version);
+PG_FUNCTION_INFO_V1(forst_remote_dir_fn);
+
+/*
+ * forst._check_preloaded() -- called by the extension script, so that
+ * CREATE EXTENSION fails unless the module came in through
+ * shared_preload_libraries.
+ */
+Datum
+forst_check_preloaded(PG_FUNCTION_ARGS)
+{
+	if (!forst_preloaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("forst must be loaded via shared_preload_libraries"),
+				 errhint("Add forst to shared_preload_libraries in postgresql.conf and restart the server.")));
+	PG_RETURN_VOID();
+}
+
+/*
+ * forst.version() -- version of the loaded module.
+ */
+Datum
+forst_version(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(FORST_VERSION));
+}
+
+/*
+ * forst.remote_dir() -- the object-store URL in effect, with the default
+ * (an empty forst.remote_dir) resolved against the data directory.
+ */
+Datum
+forst_remote_dir_fn(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(forst_remote_dir_url()));
+}

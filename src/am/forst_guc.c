@@ -1,0 +1,169 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_guc.c
+ *	  The forst.* configuration parameters.
+ *
+ * Every parameter defined here is documented in docs/configuration.md.
+ *
+ * forst.remote_dir is PGC_POSTMASTER.  PostgreSQL reads postgresql.conf
+ * before it loads shared_preload_libraries, so a value given there is held
+ * as a placeholder and only checked when DefineCustomStringVariable()
+ * applies it; a value that fails the check hook at that point only draws a
+ * WARNING and the default is used instead.  Silently storing state
+ * somewhere other than where the administrator said is worse than not
+ * starting, so forst_define_gucs() notices the rejection and refuses to
+ * start (an ERROR in the postmaster is FATAL).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "forst.h"
+
+static const char remote_dir_forms[] =
+	"forst.remote_dir must be empty (the default), file:///absolute/path or s3://bucket/prefix.";
+
+char	   *forst_remote_dir = NULL;
+int			forst_compression = FORST_COMPRESSION_LZ4;
+
+static const struct config_enum_entry compression_options[] = {
+	{"lz4", FORST_COMPRESSION_LZ4, false},
+	{"none", FORST_COMPRESSION_NONE, false},
+	{NULL, 0, false}
+};
+
+/* Set while forst_define_gucs() applies values from the configuration. */
+static bool defining_gucs = false;
+static bool remote_dir_rejected = false;
+static char rejected_value[MAXPGPATH];
+static const char *rejected_detail = NULL;
+
+/*
+ * Returns NULL when "url" is an acceptable forst.remote_dir, else a
+ * sentence saying what is wrong with it.
+ */
+static const char *
+remote_dir_problem(const char *url)
+{
+	const char *p;
+
+	for (p = url; *p; p++)
+	{
+		if ((unsigned char) *p < 0x20 || *p == 0x7f)
+			return "forst.remote_dir must not contain control characters.";
+	}
+
+	if (url[0] == '\0')
+		return NULL;
+
+	if (strncmp(url, "file://", 7) == 0)
+	{
+		const char *path = url + 7;
+		size_t		len = strlen(path);
+
+		if (path[0] != '/')
+			return "A file:// URL must name an absolute path, as in file:///var/lib/forst.";
+		if (strstr(path, "/../") != NULL ||
+			(len >= 3 && strcmp(path + len - 3, "/..") == 0))
+			return "A file:// URL must not contain \"..\" components.";
+		return NULL;
+	}
+
+	if (strncmp(url, "s3://", 5) == 0)
+	{
+		const char *bucket = url + 5;
+		size_t		blen = strcspn(bucket, "/");
+		size_t		i;
+
+		if (blen < 3 || blen > 63)
+			return "An s3:// URL must name a bucket of 3 to 63 characters, as in s3://bucket/prefix.";
+		for (i = 0; i < blen; i++)
+		{
+			char		c = bucket[i];
+
+			if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+				  c == '-' || c == '.'))
+				return "An S3 bucket name may contain only lower-case letters, digits, \"-\" and \".\".";
+		}
+		if (bucket[0] == '-' || bucket[0] == '.' ||
+			bucket[blen - 1] == '-' || bucket[blen - 1] == '.')
+			return "An S3 bucket name must begin and end with a letter or digit.";
+		return NULL;
+	}
+
+	return remote_dir_forms;
+}
+
+static bool
+check_remote_dir(char **newval, void **extra, GucSource source)
+{
+	const char *problem = remote_dir_problem(*newval);
+
+	if (problem == NULL)
+		return true;
+
+	GUC_check_errdetail("%s", problem);
+	if (problem != remote_dir_forms)
+		GUC_check_errhint("%s", remote_dir_forms);
+
+	if (defining_gucs)
+	{
+		remote_dir_rejected = true;
+		strlcpy(rejected_value, *newval, sizeof(rejected_value));
+		rejected_detail = problem;
+	}
+	return false;
+}
+
+void
+forst_define_gucs(void)
+{
+	defining_gucs = true;
+
+	DefineCustomStringVariable("forst.remote_dir",
+							   "Object-store location of forst's SST files, manifests and checkpoints.",
+							   "file:///absolute/path or s3://bucket/prefix; "
+							   "empty means file://<data directory>/forst/remote.",
+							   &forst_remote_dir,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   check_remote_dir, NULL, NULL);
+
+	DefineCustomEnumVariable("forst.compression",
+							 "Compression of the data blocks of newly written SST files.",
+							 NULL,
+							 &forst_compression,
+							 FORST_COMPRESSION_LZ4,
+							 compression_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("forst");
+
+	defining_gucs = false;
+
+	if (remote_dir_rejected)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"",
+						"forst.remote_dir", rejected_value),
+				 errdetail("%s", rejected_detail),
+				 errhint("Correct forst.remote_dir in the server's configuration and start the server again.")));
+}
+
+/*
+ * The object-store URL in effect, palloc'd: forst.remote_dir, or for the
+ * default (empty) value the file:// URL of <data directory>/forst/remote.
+ */
+char *
+forst_remote_dir_url(void)
+{
+	if (forst_remote_dir == NULL || forst_remote_dir[0] == '\0')
+		return psprintf("file://%s/forst/remote", DataDir);
+	return pstrdup(forst_remote_dir);
+}

@@ -1,0 +1,833 @@
+/*-------------------------------------------------------------------------
+ *
+ * objstore_file.c
+ *	  The file:// object store: objects are regular files under a root
+ *	  directory, the key being the path relative to the root.
+ *
+ * Publishing.  Every write goes to a temporary file in the object's final
+ * directory, named ".tmp.<base>.<pid>.<n>", which is written completely
+ * and fsync'ed before it becomes visible under its key:
+ *	  put			rename(temp, final): atomically replaces any old object.
+ *	  put_if_absent	link(temp, final), which fails with EEXIST atomically if
+ *					the name exists (also across processes and over NFS),
+ *					then unlink(temp).
+ * The directory is fsync'ed afterwards, and so are the parents of any
+ * directories created on the way (mkdir -p).  Keys never have components
+ * beginning with '.' (objstore.c refuses them), so temporary files left by
+ * a crash can never be read, listed or overwritten as objects.  They are
+ * not cleaned up here; a garbage collector may remove ".tmp.*" files older
+ * than any plausible write.
+ *
+ * Limits of the mapping onto a file system (S3 has none of these):
+ *	  - a key cannot be both an object and a directory prefix of another
+ *		key ("a" and "a/b"); writing the second is FST_NOT_SUPPORTED, and
+ *		reading "a/b" when "a" is an object is FST_NOT_FOUND.
+ *	  - deleting an object leaves its (possibly empty) directories behind,
+ *		so that concurrent writers into them never race with rmdir.
+ *	  - deletions are not fsync'ed: after a crash a deleted object may
+ *		reappear, and the garbage collector deletes it again.
+ *	  - keys cannot escape the root through "..", but symbolic links inside
+ *		the root are followed by reads and writes; the root is trusted
+ *		(symlink escape is out of scope).  list ignores symbolic links and
+ *		anything that is neither a regular file nor a directory.
+ *	  - put_if_absent needs hard links (every local POSIX file system).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "fst_common.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "objstore.h"
+
+/* root (bounded at open) + '/' + key + temp decoration fits in this */
+#define FILE_ROOT_MAX	2048
+#define FILE_PATH_MAX	(FILE_ROOT_MAX + FST_OBJ_KEY_MAX + 128)
+#define FILE_IO_CHUNK	((size_t) 1 << 30)
+
+typedef struct FileStore
+{
+	FstObjStore base;
+	char	   *root;			/* absolute, no trailing '/'; "" for "/" */
+} FileStore;
+
+/* makes temporary names unique within a process (pid does across them) */
+static uint64 tmp_counter;
+
+/* ---- small helpers ----------------------------------------------------- */
+
+/* path = root + '/' + key; keys are bounded so this always fits. */
+static void
+object_path(const FileStore *fs, const char *key, char *path)
+{
+	snprintf(path, FILE_PATH_MAX, "%s/%s", fs->root, key);
+}
+
+/*
+ * Length of the directory part of path (up to, excluding, its last '/');
+ * the root's keys always have one.
+ */
+static size_t
+dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? (size_t) (slash - path) : 0;
+}
+
+static FstCode
+write_all(int fd, const char *data, size_t len, const char *path,
+		  FstError *err)
+{
+	while (len > 0)
+	{
+		ssize_t		n = write(fd, data, Min(len, FILE_IO_CHUNK));
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return fst_objstore_errno(err, errno, "could not write \"%s\"",
+									  path);
+		}
+		if (n == 0)
+			return fst_objstore_errno(err, ENOSPC, "could not write \"%s\"",
+									  path);
+		data += n;
+		len -= n;
+	}
+	return FST_OK;
+}
+
+static int
+fsync_retry(int fd)
+{
+	int			rc;
+
+	do
+		rc = fsync(fd);
+	while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
+/* fsync the directory whose path is the first len bytes of path ("" = "/") */
+static FstCode
+fsync_dir(const char *path, size_t len, FstError *err)
+{
+	char		dir[FILE_PATH_MAX];
+	int			fd;
+	int			save;
+
+	if (len == 0)
+		strcpy(dir, "/");
+	else
+	{
+		memcpy(dir, path, len);
+		dir[len] = '\0';
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fst_objstore_errno(err, errno, "could not open directory \"%s\"",
+								  dir);
+	if (fsync_retry(fd) < 0 && errno != EINVAL && errno != EBADF)
+	{
+		save = errno;
+		close(fd);
+		return fst_objstore_errno(err, save,
+								  "could not fsync directory \"%s\"", dir);
+	}
+	close(fd);
+	return FST_OK;
+}
+
+/*
+ * mkdir -p for the directories of path below the root (rootlen bytes),
+ * fsyncing the parent of every directory created.  A component that exists
+ * but is not a directory means the key collides with an object.
+ */
+static FstCode
+make_parents(const char *path, size_t rootlen, FstError *err)
+{
+	char		dir[FILE_PATH_MAX];
+	size_t		dlen = dir_len(path);
+	struct stat st;
+	size_t		i;
+	FstCode		code;
+
+	memcpy(dir, path, dlen);
+	dir[dlen] = '\0';
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return FST_OK;			/* the common case */
+
+	for (i = rootlen + 1; i <= dlen; i++)
+	{
+		if (i < dlen && dir[i] != '/')
+			continue;
+		dir[i] = '\0';
+		if (mkdir(dir, 0700) == 0)
+		{
+			code = fsync_dir(dir, dir_len(dir), err);
+			if (code != FST_OK)
+				return code;
+		}
+		else if (errno == EEXIST)
+		{
+			if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+				return fst_error(err, FST_NOT_SUPPORTED,
+								 "\"%s\" is an object, so it cannot also be a key prefix ending in '/' in a file:// store",
+								 dir);
+		}
+		else if (errno == ENOTDIR)
+			return fst_error(err, FST_NOT_SUPPORTED,
+							 "a prefix of \"%s\" is an object, so it cannot also be a directory in a file:// store",
+							 dir);
+		else
+			return fst_objstore_errno(err, errno,
+									  "could not create directory \"%s\"", dir);
+		if (i < dlen)
+			dir[i] = '/';
+	}
+	return FST_OK;
+}
+
+/*
+ * Write data to a new temporary file next to path (creating directories as
+ * needed), fsync and close it.  On success tmp holds its name.
+ */
+static FstCode
+write_temp(const FileStore *fs, const char *path, const void *data,
+		   size_t len, char *tmp, FstError *err)
+{
+	size_t		dlen = dir_len(path);
+	int			fd;
+	int			attempts = 0;
+	FstCode		code;
+
+	code = make_parents(path, strlen(fs->root), err);
+	if (code != FST_OK)
+		return code;
+
+	for (;;)
+	{
+		snprintf(tmp, FILE_PATH_MAX, "%.*s/.tmp.%s.%d." UINT64_FORMAT,
+				 (int) dlen, path, path + dlen + 1, (int) getpid(),
+				 ++tmp_counter);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			break;
+		/* a leftover of a crashed process that had our pid: next name */
+		if ((errno == EEXIST || errno == EINTR) && ++attempts < 100)
+			continue;
+		return fst_objstore_errno(err, errno, "could not create \"%s\"", tmp);
+	}
+
+	code = write_all(fd, data, len, tmp, err);
+	if (code == FST_OK && fsync_retry(fd) < 0)
+		code = fst_objstore_errno(err, errno, "could not fsync \"%s\"", tmp);
+	if (close(fd) < 0 && code == FST_OK)
+		code = fst_objstore_errno(err, errno, "could not close \"%s\"", tmp);
+	if (code != FST_OK)
+		unlink(tmp);
+	return code;
+}
+
+/*
+ * Open an object for reading.  A missing object, a missing or non-directory
+ * parent, and something that is not a regular file are all FST_NOT_FOUND.
+ */
+static FstCode
+open_object(const char *path, const char *key, int *fd_out, struct stat *st,
+			FstError *err)
+{
+	int			fd;
+
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+	{
+		if (errno == ENOENT || errno == ENOTDIR)
+			return fst_error(err, FST_NOT_FOUND, "object \"%s\" not found",
+							 key);
+		return fst_objstore_errno(err, errno, "could not open \"%s\"", path);
+	}
+	if (fstat(fd, st) < 0)
+	{
+		int			save = errno;
+
+		close(fd);
+		return fst_objstore_errno(err, save, "could not stat \"%s\"", path);
+	}
+	if (!S_ISREG(st->st_mode))
+	{
+		close(fd);
+		return fst_error(err, FST_NOT_FOUND, "object \"%s\" not found", key);
+	}
+	*fd_out = fd;
+	return FST_OK;
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static FstCode
+file_put(FstObjStore *store, const char *key, const void *data, size_t len,
+		 FstError *err)
+{
+	FileStore  *fs = (FileStore *) store;
+	char		path[FILE_PATH_MAX];
+	char		tmp[FILE_PATH_MAX];
+	FstCode		code;
+
+	object_path(fs, key, path);
+	code = write_temp(fs, path, data, len, tmp, err);
+	if (code != FST_OK)
+		return code;
+	if (rename(tmp, path) < 0)
+	{
+		int			save = errno;
+
+		unlink(tmp);
+		if (save == EISDIR || save == ENOTEMPTY || save == EEXIST)
+			return fst_error(err, FST_NOT_SUPPORTED,
+							 "key \"%s\" is a prefix of other keys, so it cannot be an object in a file:// store",
+							 key);
+		return fst_objstore_errno(err, save, "could not rename \"%s\" to \"%s\"",
+								  tmp, path);
+	}
+	return fsync_dir(path, dir_len(path), err);
+}
+
+static FstCode
+file_put_if_absent(FstObjStore *store, const char *key, const void *data,
+				   size_t len, FstError *err)
+{
+	FileStore  *fs = (FileStore *) store;
+	char		path[FILE_PATH_MAX];
+	char		tmp[FILE_PATH_MAX];
+	struct stat st;
+	int			save;
+	FstCode		code;
+
+	object_path(fs, key, path);
+
+	/* cheap early answer; link() below is what decides */
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return fst_error(err, FST_ALREADY_EXISTS,
+						 "object \"%s\" already exists", key);
+
+	code = write_temp(fs, path, data, len, tmp, err);
+	if (code != FST_OK)
+		return code;
+	save = (link(tmp, path) < 0) ? errno : 0;
+	unlink(tmp);
+	if (save == EEXIST)
+	{
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			return fst_error(err, FST_NOT_SUPPORTED,
+							 "key \"%s\" is a prefix of other keys, so it cannot be an object in a file:// store",
+							 key);
+		return fst_error(err, FST_ALREADY_EXISTS,
+						 "object \"%s\" already exists", key);
+	}
+	if (save != 0)
+		return fst_objstore_errno(err, save, "could not link \"%s\" to \"%s\"",
+								  tmp, path);
+	return fsync_dir(path, dir_len(path), err);
+}
+
+static FstCode
+file_get(FstObjStore *store, const char *key, FstBuf *out, FstError *err)
+{
+	FileStore  *fs = (FileStore *) store;
+	char		path[FILE_PATH_MAX];
+	struct stat st;
+	int			fd;
+	FstCode		code;
+
+	object_path(fs, key, path);
+	code = open_object(path, key, &fd, &st, err);
+	if (code != FST_OK)
+		return code;
+	/* the size is a hint: read until EOF whatever it says */
+	if (!fst_buf_reserve(out, (size_t) st.st_size + 1))
+	{
+		close(fd);
+		return fst_error(err, FST_NO_MEMORY,
+						 "out of memory reading \"%s\" (%lld bytes)", key,
+						 (long long) st.st_size);
+	}
+	for (;;)
+	{
+		size_t		room = out->cap - out->len;
+		ssize_t		n;
+
+		if (room == 0)
+		{
+			if (!fst_buf_reserve(out, 65536))
+			{
+				code = fst_error(err, FST_NO_MEMORY,
+								 "out of memory reading \"%s\"", key);
+				break;
+			}
+			room = out->cap - out->len;
+		}
+		n = read(fd, out->data + out->len, Min(room, FILE_IO_CHUNK));
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			code = fst_objstore_errno(err, errno, "could not read \"%s\"",
+									  path);
+			break;
+		}
+		if (n == 0)
+			break;
+		out->len += n;
+	}
+	close(fd);
+	return code;
+}
+
+static FstCode
+file_get_range(FstObjStore *store, const char *key, uint64 offset, size_t len,
+			   char *buf, size_t *got, FstError *err)
+{
+	FileStore  *fs = (FileStore *) store;
+	char		path[FILE_PATH_MAX];
+	struct stat st;
+	int			fd;
+	size_t		done = 0;
+	FstCode		code;
+
+	object_path(fs, key, path);
+	code = open_object(path, key, &fd, &st, err);
+	if (code != FST_OK)
+		return code;
+	/* an offset at or past the end is a short (empty) read, not an error */
+	if (offset >= (uint64) st.st_size)
+		len = 0;
+	while (done < len)
+	{
+		ssize_t		n = pread(fd, buf + done, Min(len - done, FILE_IO_CHUNK),
+							  (off_t) (offset + done));
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			code = fst_objstore_errno(err, errno, "could not read \"%s\"",
+									  path);
+			done = 0;
+			break;
+		}
+		if (n == 0)
+			break;
+		done += n;
+	}
+	close(fd);
+	*got = done;
+	return code;
+}
+
+static FstCode
+file_head(FstObjStore *store, const char *key, FstObjInfo *info,
+		  FstError *err)
+{
+	FileStore  *fs = (FileStore *) store;
+	char		path[FILE_PATH_MAX];
+	struct stat st;
+
+	object_path(fs, key, path);
+	if (stat(path, &st) < 0)
+	{
+		if (errno == ENOENT || errno == ENOTDIR)
+			return fst_error(err, FST_NOT_FOUND, "object \"%s\" not found",
+							 key);
+		return fst_objstore_errno(err, errno, "could not stat \"%s\"", path);
+	}
+	if (!S_ISREG(st.st_mode))
+		return fst_error(err, FST_NOT_FOUND, "object \"%s\" not found", key);
+	info->size = (uint64) st.st_size;
+	info->mtime = (int64) st.st_mtime;
+	return FST_OK;
+}
+
+/* ---- list -------------------------------------------------------------- */
+
+/*
+ * The walk visits directories depth-first with each directory's entries
+ * sorted by name, a subdirectory's name compared as if it ended in '/'.
+ * All keys below entry e begin with e's name (plus '/'), and no such name
+ * is a prefix of another except a file's of a longer name's (whose keys it
+ * precedes anyway), so the walk meets keys in increasing byte order and can
+ * stop as soon as it has one more key than the page holds.  Subtrees that
+ * cannot hold a key matching the prefix or following start_after are not
+ * entered.
+ */
+typedef struct ListEntry
+{
+	char	   *name;
+	bool		is_dir;
+} ListEntry;
+
+typedef struct ListWalk
+{
+	const char *prefix;
+	size_t		plen;
+	const char *start_after;
+	int			max_keys;
+	FstObjList *out;
+	int			cap;
+	bool		done;			/* page full and one more key seen */
+	size_t		rootlen;		/* path = root '/' key */
+	char		path[FILE_PATH_MAX];
+} ListWalk;
+
+static int
+list_entry_cmp(const void *a, const void *b)
+{
+	const ListEntry *x = (const ListEntry *) a;
+	const ListEntry *y = (const ListEntry *) b;
+	const unsigned char *p = (const unsigned char *) x->name;
+	const unsigned char *q = (const unsigned char *) y->name;
+	int			cp,
+				cq;
+
+	for (;;)
+	{
+		/* past the name: '/' for a directory, end (-1) for a file */
+		cp = *p ? *p++ : (x->is_dir ? '/' : -1);
+		cq = *q ? *q++ : (y->is_dir ? '/' : -1);
+		if (cp != cq || cp < 0)
+			return (cp > cq) - (cp < cq);
+		if (cp == '/')
+			return 0;			/* both directories of the same name */
+	}
+}
+
+static void
+free_entries(ListEntry *ents, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		fst_free(ents[i].name);
+	fst_free(ents);
+}
+
+/* Read the entries of the directory at w->path, sorted for the walk. */
+static FstCode
+read_dir(ListWalk *w, ListEntry **ents_out, int *n_out, FstError *err)
+{
+	DIR		   *dir;
+	struct dirent *de;
+	ListEntry  *ents = NULL;
+	int			n = 0;
+	int			cap = 0;
+	size_t		pathlen = strlen(w->path);
+	FstCode		code = FST_OK;
+
+	dir = opendir(w->path);
+	if (dir == NULL)
+	{
+		if (errno == ENOENT || errno == ENOTDIR)
+			return FST_OK;		/* nothing under this prefix */
+		return fst_objstore_errno(err, errno, "could not open directory \"%s\"",
+								  w->path);
+	}
+	while (code == FST_OK)
+	{
+		struct stat st;
+		unsigned char type;
+
+		errno = 0;
+		if ((de = readdir(dir)) == NULL)
+		{
+			if (errno != 0)
+				code = fst_objstore_errno(err, errno,
+										  "could not read directory \"%s\"",
+										  w->path);
+			break;
+		}
+		/* ".", "..", temporary files and anything a key can't name */
+		if (fst_objstore_validate_key(de->d_name, NULL) != FST_OK ||
+			pathlen + strlen(de->d_name) + 2 > sizeof(w->path))
+			continue;
+		type = de->d_type;
+		if (type == DT_UNKNOWN)
+		{
+			strcpy(w->path + pathlen, de->d_name);
+			if (lstat(w->path, &st) == 0)
+				type = S_ISREG(st.st_mode) ? DT_REG :
+					S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
+			w->path[pathlen] = '\0';
+		}
+		if (type != DT_REG && type != DT_DIR)
+			continue;			/* symbolic links, devices, sockets ... */
+		if (n == cap)
+		{
+			int			ncap = cap ? cap * 2 : 64;
+			ListEntry  *ne = fst_realloc(ents, sizeof(ListEntry) * ncap);
+
+			if (ne == NULL)
+			{
+				code = fst_error(err, FST_NO_MEMORY, "out of memory");
+				break;
+			}
+			ents = ne;
+			cap = ncap;
+		}
+		ents[n].is_dir = (type == DT_DIR);
+		if ((ents[n].name = fst_strdup(de->d_name)) == NULL)
+			code = fst_error(err, FST_NO_MEMORY, "out of memory");
+		else
+			n++;
+	}
+	closedir(dir);
+	if (code != FST_OK)
+	{
+		free_entries(ents, n);
+		return code;
+	}
+	if (n > 1)
+		qsort(ents, n, sizeof(ListEntry), list_entry_cmp);
+	*ents_out = ents;
+	*n_out = n;
+	return FST_OK;
+}
+
+static FstCode
+list_add(ListWalk *w, const char *key, FstError *err)
+{
+	FstObjList *out = w->out;
+	struct stat st;
+
+	if (out->nentries == w->max_keys)
+	{
+		/* one key more than the page holds: there is a next page */
+		out->truncated = true;
+		out->next = fst_strdup(out->entries[out->nentries - 1].key);
+		w->done = true;
+		if (out->next == NULL)
+			return fst_error(err, FST_NO_MEMORY, "out of memory");
+		return FST_OK;
+	}
+	if (stat(w->path, &st) < 0)
+	{
+		if (errno == ENOENT)
+			return FST_OK;		/* deleted meanwhile */
+		return fst_objstore_errno(err, errno, "could not stat \"%s\"",
+								  w->path);
+	}
+	if (out->nentries == w->cap)
+	{
+		int			ncap = w->cap ? w->cap * 2 : 64;
+		FstObjEntry *ne;
+
+		ncap = Min(ncap, w->max_keys);
+		ne = fst_realloc(out->entries, sizeof(FstObjEntry) * ncap);
+		if (ne == NULL)
+			return fst_error(err, FST_NO_MEMORY, "out of memory");
+		out->entries = ne;
+		w->cap = ncap;
+	}
+	out->entries[out->nentries].key = fst_strdup(key);
+	if (out->entries[out->nentries].key == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	out->entries[out->nentries].size = (uint64) st.st_size;
+	out->nentries++;
+	return FST_OK;
+}
+
+/* Walk the directory whose key prefix (ending in '/', or "") is in w->path. */
+static FstCode
+list_walk(ListWalk *w, FstError *err)
+{
+	ListEntry  *ents = NULL;
+	int			n = 0;
+	int			i;
+	size_t		pathlen = strlen(w->path);
+	char	   *key = w->path + w->rootlen + 1;
+	FstCode		code;
+
+	code = read_dir(w, &ents, &n, err);
+	if (code != FST_OK)
+		return code;
+	for (i = 0; i < n && !w->done && code == FST_OK; i++)
+	{
+		size_t		nlen = strlen(ents[i].name);
+		size_t		klen;
+		int			rel;
+
+		if (pathlen + nlen + 2 > sizeof(w->path) ||
+			(size_t) (key - w->path) + FST_OBJ_KEY_MAX < pathlen + nlen)
+			continue;			/* longer than any key */
+		memcpy(w->path + pathlen, ents[i].name, nlen);
+		klen = pathlen + nlen - (key - w->path);
+		if (ents[i].is_dir)
+		{
+			w->path[pathlen + nlen] = '/';
+			w->path[pathlen + nlen + 1] = '\0';
+			klen++;
+		}
+		else
+			w->path[pathlen + nlen] = '\0';
+
+		/* does the prefix agree with this entry on their common length? */
+		rel = memcmp(key, w->prefix, Min(klen, w->plen));
+		if (rel > 0)
+			break;				/* this and all later entries sort after */
+		if (rel < 0)
+			continue;
+
+		if (ents[i].is_dir)
+		{
+			size_t		slen = strlen(w->start_after);
+
+			/* every key below sorts at or before start_after: skip */
+			if (strcmp(key, w->start_after) < 0 &&
+				(slen < klen || memcmp(key, w->start_after, klen) != 0))
+				continue;
+			code = list_walk(w, err);
+		}
+		else if (klen >= w->plen && strcmp(key, w->start_after) > 0)
+			code = list_add(w, key, err);
+	}
+	w->path[pathlen] = '\0';
+	free_entries(ents, n);
+	return code;
+}
+
+static FstCode
+file_list(FstObjStore *store, const char *prefix, const char *start_after,
+		  int max_keys, FstObjList *out, FstError *err)
+{
+	FileStore  *fs = (FileStore *) store;
+	ListWalk   *w;
+	const char *slash;
+	size_t		dlen;
+	FstCode		code;
+
+	w = fst_calloc(1, sizeof(ListWalk));
+	if (w == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	w->prefix = prefix;
+	w->plen = strlen(prefix);
+	w->start_after = start_after;
+	w->max_keys = max_keys;
+	w->out = out;
+	w->rootlen = strlen(fs->root);
+
+	/* start in the deepest directory the prefix names completely */
+	slash = strrchr(prefix, '/');
+	dlen = slash ? (size_t) (slash - prefix) + 1 : 0;
+	snprintf(w->path, sizeof(w->path), "%s/%.*s", fs->root, (int) dlen,
+			 prefix);
+	code = list_walk(w, err);
+	fst_free(w);
+	return code;
+}
+
+/* ---- delete, open, close ----------------------------------------------- */
+
+static FstCode
+file_delete_batch(FstObjStore *store, const char *const *keys, int nkeys,
+				  FstCode *codes, FstError *err)
+{
+	FileStore  *fs = (FileStore *) store;
+	char		path[FILE_PATH_MAX];
+	FstError	first;
+	int			nfailed = 0;
+	int			i;
+
+	fst_error_clear(&first);
+	for (i = 0; i < nkeys; i++)
+	{
+		object_path(fs, keys[i], path);
+		if (unlink(path) == 0 || errno == ENOENT || errno == ENOTDIR ||
+			errno == EISDIR)
+		{
+			/* a missing key (or a mere directory prefix) is "deleted" */
+			codes[i] = FST_OK;
+			continue;
+		}
+		codes[i] = fst_objstore_errno(nfailed == 0 ? &first : NULL, errno,
+									  "could not delete \"%s\"", path);
+		nfailed++;
+	}
+	if (nfailed == 0)
+		return FST_OK;
+	return fst_error(err, first.code,
+					 "could not delete %d of %d objects; first failure: %s",
+					 nfailed, nkeys, first.msg);
+}
+
+static void
+file_close(FstObjStore *store)
+{
+	FileStore  *fs = (FileStore *) store;
+
+	fst_free(fs->root);
+	fst_free(fs);
+}
+
+static const FstObjStoreOps file_ops = {
+	.name = "file",
+	.put = file_put,
+	.put_if_absent = file_put_if_absent,
+	.get = file_get,
+	.get_range = file_get_range,
+	.head = file_head,
+	.list = file_list,
+	.delete_batch = file_delete_batch,
+	.close = file_close,
+};
+
+FstCode
+fst_objstore_file_open(const FstObjUrl *url, const char *url_text,
+					   FstObjStore **out, FstError *err)
+{
+	FileStore  *fs;
+	struct stat st;
+	const char *root = url->path;
+
+	*out = NULL;
+	if (url->query[0] != '\0')
+		return fst_error(err, FST_INVALID_ARGUMENT,
+						 "file URL \"%s\" takes no query parameters", url_text);
+	if (strlen(root) > FILE_ROOT_MAX)
+		return fst_error(err, FST_INVALID_ARGUMENT,
+						 "file store root is longer than %d bytes",
+						 FILE_ROOT_MAX);
+	if (stat(root, &st) < 0)
+	{
+		if (errno == ENOENT)
+			return fst_error(err, FST_NOT_FOUND,
+							 "object store directory \"%s\" does not exist",
+							 root);
+		return fst_objstore_errno(err, errno,
+								  "could not access object store directory \"%s\"",
+								  root);
+	}
+	if (!S_ISDIR(st.st_mode))
+		return fst_error(err, FST_INVALID_ARGUMENT,
+						 "object store root \"%s\" is not a directory", root);
+
+	fs = fst_calloc(1, sizeof(FileStore));
+	if (fs == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	if (!fst_objstore_init_base(&fs->base, &file_ops, url_text) ||
+		(fs->root = fst_strdup(strcmp(root, "/") == 0 ? "" : root)) == NULL)
+	{
+		fst_free(fs->base.url);
+		fst_free(fs);
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	}
+	*out = &fs->base;
+	return FST_OK;
+}
