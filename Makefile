@@ -62,7 +62,7 @@ FUZZ_SECONDS ?= 20
 
 $(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
 	@mkdir -p $(BUILD)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined $(SA_CPPFLAGS) \
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -Wno-ignored-attributes $(SA_CPPFLAGS) \
 		-o $@ $< $(ENGINE_SRCS) $(SA_LIBS)
 
 # Each target runs for FUZZ_SECONDS over its checked-in corpus; new inputs

@@ -1,0 +1,329 @@
+/*-------------------------------------------------------------------------
+ *
+ * compaction.c
+ *	  The compaction merge (see compaction.h).
+ *
+ * One pass over the input.  The user part of the current row is copied
+ * once per row into a reused buffer (input keys are borrowed and die at
+ * the next step); nothing else is allocated per entry.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "compaction.h"
+
+typedef struct CompactState
+{
+	const FstCompactionParams *p;
+	FstCompactionResult *res;
+	FstSstWriter *w;			/* current output, NULL when none is open */
+	uint64		file_id;
+	FstBuf		row;			/* user part of the current row */
+	bool		have_row;
+	uint64		last_seq;		/* sequence of the row's previous entry */
+	bool		below_seen;		/* row had a version at/below the horizon */
+	bool		newest;			/* next entry is the row's first */
+} CompactState;
+
+void
+fst_drop_policy_init(FstDropPolicy *p, uint64 horizon_seq, bool bottom_level)
+{
+	memset(p, 0, sizeof(*p));
+	p->horizon_seq = horizon_seq;
+	p->bottom_level = bottom_level;
+}
+
+void
+fst_compaction_result_init(FstCompactionResult *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+void
+fst_compaction_result_free(FstCompactionResult *r)
+{
+	int			i;
+
+	for (i = 0; i < r->nfiles; i++)
+		fst_filemeta_clear(&r->files[i]);
+	fst_free(r->files);
+	fst_compaction_result_init(r);
+}
+
+static FstCode
+open_output(CompactState *s, FstError *err)
+{
+	const FstOutputFactory *f = &s->p->output;
+	FstWriteSink *sink = NULL;
+	FstCode		rc;
+
+	rc = f->open_output(f->arg, &s->file_id, &sink, err);
+	if (rc != FST_OK)
+		return rc;
+	rc = fst_sst_writer_create(&s->p->sst, sink, &s->w, err);
+	if (rc != FST_OK)
+	{
+		s->w = NULL;
+		if (f->abandon_output)
+			f->abandon_output(f->arg, s->file_id);
+	}
+	return rc;
+}
+
+static void
+abandon_output(CompactState *s)
+{
+	const FstOutputFactory *f = &s->p->output;
+
+	if (s->w == NULL)
+		return;
+	fst_sst_writer_destroy(s->w);
+	s->w = NULL;
+	if (f->abandon_output)
+		f->abandon_output(f->arg, s->file_id);
+}
+
+static FstCode
+finish_output(CompactState *s, FstError *err)
+{
+	const FstOutputFactory *f = &s->p->output;
+	FstCompactionResult *res = s->res;
+	FstSstProps props;
+	FstFileMeta *m;
+	FstCode		rc;
+
+	fst_sst_props_init(&props);
+	rc = fst_sst_writer_finish(s->w, &props, err);
+	if (rc == FST_OK)
+		rc = f->finish_output(f->arg, s->file_id, &props, err);
+	if (rc != FST_OK)
+	{
+		fst_sst_props_free(&props);
+		abandon_output(s);
+		return rc;
+	}
+	fst_sst_writer_destroy(s->w);
+	s->w = NULL;
+
+	/* the file is durable now: list it even if the rest fails */
+	if (res->nfiles == res->capacity)
+	{
+		int			cap = res->capacity ? res->capacity * 2 : 8;
+		FstFileMeta *files = fst_realloc(res->files, sizeof(FstFileMeta) * cap);
+
+		if (files == NULL)
+		{
+			fst_sst_props_free(&props);
+			return fst_error(err, FST_NO_MEMORY, "out of memory");
+		}
+		res->files = files;
+		res->capacity = cap;
+	}
+	m = &res->files[res->nfiles];
+	memset(m, 0, sizeof(*m));
+	if (!fst_sst_props_to_filemeta(&props, m))
+	{
+		fst_sst_props_free(&props);
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	}
+	m->file_id = s->file_id;
+	m->level = s->p->output_level;
+	res->nfiles++;
+	res->stats.file_bytes_out += props.file_size;
+	fst_sst_props_free(&props);
+	return FST_OK;
+}
+
+static FstCode
+emit(CompactState *s, FstSlice key, FstSlice value, const FstEntry *e,
+	 FstError *err)
+{
+	const FstDropPolicy *pol = &s->p->policy;
+	FstCode		rc;
+	int64		ttl;
+
+	if (s->w == NULL)
+	{
+		rc = open_output(s, err);
+		if (rc != FST_OK)
+			return rc;
+	}
+	rc = fst_sst_writer_add(s->w, key, value, err);
+	if (rc != FST_OK)
+		return rc;
+	if (pol->ttl_of != NULL &&
+		!(e->hdr.flags & FST_ENTRY_TOMBSTONE) &&
+		pol->ttl_of(pol->ttl_arg, e->payload, &ttl))
+		fst_sst_writer_note_ttl(s->w, ttl);
+	s->res->stats.entries_out++;
+	s->res->stats.bytes_out += key.len + value.len;
+	return FST_OK;
+}
+
+/*
+ * Judges one entry of the current row and writes what survives.
+ */
+static FstCode
+process_entry(CompactState *s, FstSlice key, FstSlice value,
+			  const FstEntry *e, FstError *err)
+{
+	const FstDropPolicy *pol = &s->p->policy;
+	FstCompactionStats *st = &s->res->stats;
+	bool		below = e->hdr.seq <= pol->horizon_seq;
+	bool		newest = s->newest;
+	FstDropDecision d = FST_DROP_DEFAULT;
+	bool		keep = false;
+	bool		to_tombstone = false;
+	int64		ttl;
+
+	s->newest = false;
+	if (pol->kg_filter && (e->key_group < pol->kg_lo || e->key_group > pol->kg_hi))
+	{
+		st->dropped_key_group++;
+		return FST_OK;
+	}
+	if (pol->custom != NULL)
+		d = pol->custom(pol->custom_arg, e, newest);
+
+	if (d == FST_DROP_KEEP)
+		keep = true;
+	else if (d == FST_DROP_DROP)
+		st->dropped_custom++;
+	else if (!below)
+		keep = true;
+	else if (s->below_seen)
+		st->dropped_shadowed++;
+	else if (e->hdr.flags & FST_ENTRY_TOMBSTONE)
+	{
+		if (pol->bottom_level)
+			st->dropped_tombstones++;
+		else
+			keep = true;
+	}
+	else if (pol->ttl_enabled && pol->ttl_of != NULL &&
+			 pol->ttl_of(pol->ttl_arg, e->payload, &ttl) &&
+			 ttl < pol->ttl_cutoff)
+	{
+		if (pol->bottom_level)
+			st->dropped_expired++;
+		else
+		{
+			st->expired_to_tombstone++;
+			keep = to_tombstone = true;
+		}
+	}
+	else
+		keep = true;
+	if (below)
+		s->below_seen = true;
+	if (!keep)
+		return FST_OK;
+
+	if (to_tombstone)
+	{
+		char		tv[FST_ENTRY_HEADER_SIZE];
+		FstEntry	te = *e;
+
+		te.hdr.flags = (uint8) ((e->hdr.flags & ~FST_ENTRY_SPECULATIVE) |
+								FST_ENTRY_TOMBSTONE);
+		te.payload = fst_slice(tv + FST_ENTRY_HEADER_SIZE, 0);
+		fst_entry_header_encode(tv, te.hdr.flags, e->hdr.xid, e->hdr.cid);
+		return emit(s, key, fst_slice(tv, sizeof(tv)), &te, err);
+	}
+	return emit(s, key, value, e, err);
+}
+
+static FstCode
+compaction_loop(CompactState *s, FstIter *input, FstError *err)
+{
+	const FstCompactionParams *p = s->p;
+	FstCompactionStats *st = &s->res->stats;
+	int			interval = p->check_interval > 0 ? p->check_interval : 1024;
+	int			countdown = interval;
+	FstCode		rc;
+
+	for (fst_iter_seek_first(input); fst_iter_valid(input);
+		 fst_iter_next(input))
+	{
+		FstSlice	key = fst_iter_key(input);
+		FstSlice	value = fst_iter_value(input);
+		FstEntry	e;
+
+		if (p->should_stop != NULL && --countdown <= 0)
+		{
+			countdown = interval;
+			if (p->should_stop(p->stop_arg))
+				return fst_error(err, FST_INTERRUPTED, "compaction interrupted");
+		}
+		st->entries_in++;
+		st->bytes_in += key.len + value.len;
+		if (!fst_entry_decode(key, value, &e))
+			return fst_error(err, FST_CORRUPT,
+							 "compaction input entry with a malformed key or header");
+
+		if (!s->have_row || e.user_part.len != s->row.len ||
+			memcmp(e.user_part.data, s->row.data, s->row.len) != 0)
+		{
+			/* a new row */
+			if (s->have_row &&
+				fst_slice_cmp(e.user_part, fst_slice(s->row.data, s->row.len)) < 0)
+				return fst_error(err, FST_INVALID_ARGUMENT,
+								 "compaction input out of order");
+			fst_buf_reset(&s->row);
+			fst_buf_append(&s->row, e.user_part.data, e.user_part.len);
+			if (s->row.oom)
+				return fst_error(err, FST_NO_MEMORY, "out of memory");
+			s->have_row = true;
+			s->below_seen = false;
+			s->newest = true;
+			/* between rows: the only place an output may end */
+			if (s->w != NULL &&
+				fst_sst_writer_estimated_size(s->w) >= p->target_file_size)
+			{
+				rc = finish_output(s, err);
+				if (rc != FST_OK)
+					return rc;
+			}
+		}
+		else if (e.hdr.seq >= s->last_seq)
+		{
+			if (e.hdr.seq > s->last_seq)
+				return fst_error(err, FST_INVALID_ARGUMENT,
+								 "compaction input out of order");
+			/* the same internal key again, from an older source */
+			st->dropped_shadowed++;
+			continue;
+		}
+		s->last_seq = e.hdr.seq;
+
+		rc = process_entry(s, key, value, &e, err);
+		if (rc != FST_OK)
+			return rc;
+	}
+	rc = fst_iter_status(input, err);
+	if (rc != FST_OK)
+		return rc;
+	if (s->w != NULL)
+		return finish_output(s, err);
+	return FST_OK;
+}
+
+FstCode
+fst_compaction_run(FstIter *input, const FstCompactionParams *params,
+				   FstCompactionResult *result, FstError *err)
+{
+	CompactState s;
+	FstCode		rc;
+
+	if (params->output.open_output == NULL ||
+		params->output.finish_output == NULL)
+		return fst_error(err, FST_INVALID_ARGUMENT,
+						 "compaction needs an output factory");
+	memset(&s, 0, sizeof(s));
+	s.p = params;
+	s.res = result;
+	fst_buf_init(&s.row);
+	rc = compaction_loop(&s, input, err);
+	abandon_output(&s);
+	fst_buf_free(&s.row);
+	return rc;
+}

@@ -1,0 +1,141 @@
+/*-------------------------------------------------------------------------
+ *
+ * compaction.h
+ *	  The compaction merge: rewriting a sorted stream of versions into new
+ *	  SST files, dropping what no snapshot can see any more.
+ *
+ * The input is any iterator in fst_ikey_cmp order (usually a merging
+ * iterator over the input files, newest first).  For each user part the
+ * versions arrive newest first and are judged by the drop policy:
+ *
+ *	- a version outside the key-group filter is dropped (rescaled tables);
+ *	- the custom hook, if any, may force KEEP or DROP; DEFAULT applies:
+ *	- every version with seq > horizon_seq is kept (some snapshot may see it);
+ *	- the first version with seq <= horizon_seq is what the oldest snapshot
+ *	  sees and is kept, except that a tombstone at the bottom level (no older
+ *	  data below the output) is dropped, and a row whose TTL expired
+ *	  (ttl < ttl_cutoff) is dropped at the bottom level or replaced by a
+ *	  tombstone of the same key and sequence above it (so that older
+ *	  versions in lower levels stay hidden);
+ *	- every older version is shadowed and dropped.
+ *
+ * A DROP from the hook removes only that version; when at or below the
+ * horizon it still counts as the key's first such version, so older
+ * versions are dropped as shadowed (and may reappear from lower levels:
+ * hooks that mean "delete the row" above the bottom level should be used
+ * only where nothing older exists).  A second entry with the very internal
+ * key already seen (an older source's duplicate) is dropped as shadowed.
+ *
+ * Outputs are opened through the caller's factory (memory in tests, object
+ * storage in the server) and finished when they reach target_file_size, but
+ * only between two user parts: a key's versions never straddle two files,
+ * so the outputs of one level have disjoint user-key ranges.  No output is
+ * opened for an empty result.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FST_COMPACTION_H
+#define FST_COMPACTION_H
+
+#include "iter.h"
+#include "sst.h"
+
+typedef enum FstDropDecision
+{
+	FST_DROP_DEFAULT = 0,		/* apply the rules above */
+	FST_DROP_KEEP,				/* keep this version as it is */
+	FST_DROP_DROP				/* drop this version */
+} FstDropDecision;
+
+typedef struct FstDropPolicy
+{
+	uint64		horizon_seq;	/* oldest snapshot's sequence */
+	bool		bottom_level;	/* no older data below the output */
+
+	/* TTL: ttl_of extracts a row's TTL column (false: the row has none) */
+	bool		ttl_enabled;
+	int64		ttl_cutoff;		/* rows with ttl < cutoff are expired */
+	bool		(*ttl_of) (void *arg, FstSlice payload, int64 *ttl);
+	void	   *ttl_arg;
+
+	/* optional hook; newest_of_key: first version of its user part seen */
+	FstDropDecision (*custom) (void *arg, const FstEntry *e,
+							   bool newest_of_key);
+	void	   *custom_arg;
+
+	/* key-group filter: keep only key groups in [kg_lo, kg_hi] */
+	bool		kg_filter;
+	uint16		kg_lo;
+	uint16		kg_hi;
+} FstDropPolicy;
+
+/* Zeroes everything: keep all, no TTL, no hook, no filter. */
+extern void fst_drop_policy_init(FstDropPolicy *p, uint64 horizon_seq,
+								 bool bottom_level);
+
+/* Where output files go. */
+typedef struct FstOutputFactory
+{
+	/* a new output: its file id and a sink for its bytes */
+	FstCode		(*open_output) (void *arg, uint64 *file_id,
+								FstWriteSink **sink, FstError *err);
+	/* every byte of file_id was appended; make it durable */
+	FstCode		(*finish_output) (void *arg, uint64 file_id,
+								  const FstSstProps *props, FstError *err);
+	/* optional: an opened output will never be finished (on failure) */
+	void		(*abandon_output) (void *arg, uint64 file_id);
+	void	   *arg;
+} FstOutputFactory;
+
+typedef struct FstCompactionParams
+{
+	FstDropPolicy policy;
+	FstSstOptions sst;
+	uint64		target_file_size;	/* finish an output at this size */
+	int			output_level;	/* stored in the outputs' FstFileMeta */
+	FstOutputFactory output;
+	/* optional interrupt check, every check_interval input entries */
+	bool		(*should_stop) (void *arg);
+	void	   *stop_arg;
+	int			check_interval; /* <= 0: 1024 */
+} FstCompactionParams;
+
+typedef struct FstCompactionStats
+{
+	uint64		entries_in;
+	uint64		entries_out;
+	uint64		dropped_shadowed;	/* older than the horizon's version */
+	uint64		dropped_tombstones; /* bottom-level tombstones */
+	uint64		dropped_expired;	/* TTL, at the bottom level */
+	uint64		expired_to_tombstone;	/* TTL, above it (counted in out) */
+	uint64		dropped_key_group;	/* outside the key-group filter */
+	uint64		dropped_custom; /* the hook said DROP */
+	uint64		bytes_in;		/* key + value bytes read */
+	uint64		bytes_out;		/* key + value bytes written */
+	uint64		file_bytes_out; /* size of the finished files */
+} FstCompactionStats;
+
+typedef struct FstCompactionResult
+{
+	FstFileMeta *files;			/* outputs in key order */
+	int			nfiles;
+	int			capacity;
+	FstCompactionStats stats;
+} FstCompactionResult;
+
+extern void fst_compaction_result_init(FstCompactionResult *r);
+extern void fst_compaction_result_free(FstCompactionResult *r);
+
+/*
+ * Runs the merge from input's first entry to its end (input stays the
+ * caller's).  On failure the outputs finished so far stay listed in result
+ * (the caller discards them) and an unfinished one is abandoned; errors
+ * are the input's, the writer's or the factory's, FST_INTERRUPTED when
+ * should_stop said so, FST_CORRUPT for an input entry without a valid
+ * header, FST_INVALID_ARGUMENT for input out of order.
+ */
+extern FstCode fst_compaction_run(FstIter *input,
+								  const FstCompactionParams *params,
+								  FstCompactionResult *result, FstError *err);
+
+#endif							/* FST_COMPACTION_H */
