@@ -438,3 +438,21 @@ fst_visible_iter_create(FstIter *merged, uint64 max_seq,
 	it->status = FST_OK;
 	return &it->base;
 }
+
+int
+fst_merge_iter_current_child(FstIter *iter)
+{
+	MergeIter  *it = (MergeIter *) iter;
+
+	if (it->status != FST_OK || it->nheap == 0)
+		return -1;
+	return it->heap[0];
+}
+
+FstIter *
+fst_merge_iter_child(FstIter *iter, int i)
+{
+	MergeIter  *it = (MergeIter *) iter;
+
+	return (i >= 0 && i < it->nchildren) ? it->children[i] : NULL;
+}

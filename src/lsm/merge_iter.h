@@ -41,6 +41,14 @@
 extern FstIter *fst_merge_iter_create(FstIter **children, int n);
 
 /*
+ * Which child the merging iterator's current entry comes from (-1 when it
+ * is not valid), and that child: callers use them to learn where an entry
+ * lives (a memtable entry's ref, say).  The child stays owned by the merge.
+ */
+extern int	fst_merge_iter_current_child(FstIter *it);
+extern FstIter *fst_merge_iter_child(FstIter *it, int i);
+
+/*
  * Rows as of max_seq under visible() (see above) over merged.  NULL when
  * out of memory or merged is NULL; merged is then destroyed.
  */
