@@ -55,3 +55,72 @@ AS 'MODULE_PATHNAME', 'forst_check_key_columns_fn'
 LANGUAGE C STABLE STRICT;
 
 COMMENT ON FUNCTION forst._check_key_columns(regclass, name[]) IS 'for tests: the check a forst table''s key columns get, on columns of any table';
+
+-- The table access method and the index access method of its primary key.
+CREATE FUNCTION forst.tableam_handler(internal)
+RETURNS table_am_handler
+AS 'MODULE_PATHNAME', 'forst_tableam_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD forst TYPE TABLE HANDLER forst.tableam_handler;
+COMMENT ON ACCESS METHOD forst IS 'rows in an LSM tree keyed by the primary key, SST files in object storage';
+
+CREATE FUNCTION forst.key_handler(internal)
+RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'forst_key_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD forst_key TYPE INDEX HANDLER forst.key_handler;
+COMMENT ON ACCESS METHOD forst_key IS 'primary key of a forst table: the table''s own key order, nothing stored';
+
+-- Operator classes: btree's operators and comparison functions, so that
+-- the planner matches quals and orderings exactly as for a btree.
+CREATE OPERATOR FAMILY forst.integer_ops USING forst_key;
+CREATE OPERATOR CLASS forst.int2_ops DEFAULT FOR TYPE int2 USING forst_key FAMILY forst.integer_ops AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 btint2cmp(int2, int2);
+CREATE OPERATOR CLASS forst.int4_ops DEFAULT FOR TYPE int4 USING forst_key FAMILY forst.integer_ops AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 btint4cmp(int4, int4);
+CREATE OPERATOR CLASS forst.int8_ops DEFAULT FOR TYPE int8 USING forst_key FAMILY forst.integer_ops AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 btint8cmp(int8, int8);
+ALTER OPERATOR FAMILY forst.integer_ops USING forst_key ADD
+  OPERATOR 1 < (int2, int4), OPERATOR 2 <= (int2, int4), OPERATOR 3 = (int2, int4),
+  OPERATOR 4 >= (int2, int4), OPERATOR 5 > (int2, int4), FUNCTION 1 (int2, int4) btint24cmp(int2, int4),
+  OPERATOR 1 < (int2, int8), OPERATOR 2 <= (int2, int8), OPERATOR 3 = (int2, int8),
+  OPERATOR 4 >= (int2, int8), OPERATOR 5 > (int2, int8), FUNCTION 1 (int2, int8) btint28cmp(int2, int8),
+  OPERATOR 1 < (int4, int2), OPERATOR 2 <= (int4, int2), OPERATOR 3 = (int4, int2),
+  OPERATOR 4 >= (int4, int2), OPERATOR 5 > (int4, int2), FUNCTION 1 (int4, int2) btint42cmp(int4, int2),
+  OPERATOR 1 < (int4, int8), OPERATOR 2 <= (int4, int8), OPERATOR 3 = (int4, int8),
+  OPERATOR 4 >= (int4, int8), OPERATOR 5 > (int4, int8), FUNCTION 1 (int4, int8) btint48cmp(int4, int8),
+  OPERATOR 1 < (int8, int2), OPERATOR 2 <= (int8, int2), OPERATOR 3 = (int8, int2),
+  OPERATOR 4 >= (int8, int2), OPERATOR 5 > (int8, int2), FUNCTION 1 (int8, int2) btint82cmp(int8, int2),
+  OPERATOR 1 < (int8, int4), OPERATOR 2 <= (int8, int4), OPERATOR 3 = (int8, int4),
+  OPERATOR 4 >= (int8, int4), OPERATOR 5 > (int8, int4), FUNCTION 1 (int8, int4) btint84cmp(int8, int4);
+
+CREATE OPERATOR CLASS forst.text_ops DEFAULT FOR TYPE text USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 bttextcmp(text, text);
+CREATE OPERATOR CLASS forst.bpchar_ops DEFAULT FOR TYPE bpchar USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 bpcharcmp(bpchar, bpchar);
+CREATE OPERATOR CLASS forst.bytea_ops DEFAULT FOR TYPE bytea USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 byteacmp(bytea, bytea);
+CREATE OPERATOR CLASS forst.name_ops DEFAULT FOR TYPE name USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 btnamecmp(name, name);
+CREATE OPERATOR CLASS forst.char_ops DEFAULT FOR TYPE "char" USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 btcharcmp("char", "char");
+CREATE OPERATOR CLASS forst.bool_ops DEFAULT FOR TYPE bool USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 btboolcmp(bool, bool);
+CREATE OPERATOR CLASS forst.oid_ops DEFAULT FOR TYPE oid USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 btoidcmp(oid, oid);
+CREATE OPERATOR CLASS forst.float4_ops DEFAULT FOR TYPE float4 USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 btfloat4cmp(float4, float4);
+CREATE OPERATOR CLASS forst.float8_ops DEFAULT FOR TYPE float8 USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 btfloat8cmp(float8, float8);
+CREATE OPERATOR CLASS forst.date_ops DEFAULT FOR TYPE date USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 date_cmp(date, date);
+CREATE OPERATOR CLASS forst.time_ops DEFAULT FOR TYPE time USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 time_cmp(time, time);
+CREATE OPERATOR CLASS forst.timestamp_ops DEFAULT FOR TYPE timestamp USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 timestamp_cmp(timestamp, timestamp);
+CREATE OPERATOR CLASS forst.timestamptz_ops DEFAULT FOR TYPE timestamptz USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 timestamptz_cmp(timestamptz, timestamptz);
+CREATE OPERATOR CLASS forst.uuid_ops DEFAULT FOR TYPE uuid USING forst_key AS
+  OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 uuid_cmp(uuid, uuid);

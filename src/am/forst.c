@@ -18,6 +18,8 @@
 #include "miscadmin.h"
 
 #include "forst.h"
+#include "forst_am.h"
+#include "forst_shmem.h"
 
 PG_MODULE_MAGIC;
 
@@ -33,5 +35,9 @@ _PG_init(void)
 		return;
 
 	forst_define_gucs();
+	forst_shmem_init();
+	forst_utility_init();
+	forst_relinfo_init();
+	forst_pending_init();
 	forst_preloaded = true;
 }

@@ -28,6 +28,10 @@ static const char remote_dir_forms[] =
 
 char	   *forst_remote_dir = NULL;
 int			forst_compression = FORST_COMPRESSION_LZ4;
+int			forst_memtable_size_kb = 8 * 1024;
+int			forst_memtable_memory_kb = 128 * 1024;
+int			forst_max_tables = 1024;
+int			forst_max_row_size_kb = 1024;
 
 static const struct config_enum_entry compression_options[] = {
 	{"lz4", FORST_COMPRESSION_LZ4, false},
@@ -143,7 +147,50 @@ forst_define_gucs(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("forst.memtable_size",
+							"Size of one memtable (one slab of the memtable pool).",
+							"A table's active memtable is frozen and a new one started "
+							"when it fills.",
+							&forst_memtable_size_kb,
+							8 * 1024, 1024, 1024 * 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.memtable_memory",
+							"Shared memory for all memtables of all forst tables.",
+							"Divided into slabs of forst.memtable_size; at most 1024 slabs.",
+							&forst_memtable_memory_kb,
+							128 * 1024, 2 * 1024, PG_INT32_MAX / 2,
+							PGC_POSTMASTER,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.max_tables",
+							"Number of forst tables (relfilenodes) that can hold memtables at once.",
+							NULL,
+							&forst_max_tables,
+							1024, 16, 1024 * 1024,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.max_row_size",
+							"Largest row a forst table accepts (rows are stored whole, never TOASTed).",
+							NULL,
+							&forst_max_row_size_kb,
+							1024, 1, 256 * 1024,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("forst");
+
+	if (forst_memtable_memory_kb / forst_memtable_size_kb > 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("forst.memtable_memory is more than 1024 times forst.memtable_size"),
+				 errhint("Raise forst.memtable_size or lower forst.memtable_memory.")));
 
 	defining_gucs = false;
 

@@ -1,0 +1,119 @@
+-- forst tables: DDL, DML with heap semantics, MVCC within one session,
+-- and what is refused.
+CREATE EXTENSION forst;
+
+CREATE TABLE clicks (user_id bigint, w timestamptz, n bigint NOT NULL,
+                     PRIMARY KEY (user_id, w)) USING forst;
+\d clicks
+SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.relname IN ('clicks', 'clicks_pkey') ORDER BY 1;
+
+INSERT INTO clicks VALUES (1, '2026-01-01', 5), (2, '2026-01-01', 7),
+                          (1, '2026-01-02', 1);
+SELECT * FROM clicks ORDER BY user_id, w;
+SELECT * FROM clicks WHERE user_id = 1 ORDER BY w;
+EXPLAIN (COSTS OFF) SELECT * FROM clicks WHERE user_id = 1;
+SELECT n FROM clicks WHERE user_id = 1 AND w = '2026-01-02';
+SELECT n FROM clicks WHERE user_id = 1::int AND w = '2026-01-02';  -- cross-type
+
+-- unique violations
+INSERT INTO clicks VALUES (1, '2026-01-01', 9);
+INSERT INTO clicks VALUES (4, '2026-01-01', 1), (4, '2026-01-01', 2);
+SELECT count(*) FROM clicks WHERE user_id = 4;
+
+-- update, key-changing update, delete, RETURNING
+UPDATE clicks SET n = n + 10 WHERE user_id = 1 RETURNING *;
+UPDATE clicks SET user_id = 3 WHERE user_id = 2 RETURNING user_id, n;
+UPDATE clicks SET user_id = 1, w = '2026-01-01' WHERE user_id = 3;  -- collides
+DELETE FROM clicks WHERE user_id = 3 RETURNING *;
+SELECT * FROM clicks ORDER BY user_id, w;
+
+-- transactions, rollback, savepoints
+BEGIN;
+INSERT INTO clicks VALUES (10, '2026-01-01', 1);
+SAVEPOINT s1;
+INSERT INTO clicks VALUES (11, '2026-01-01', 1);
+UPDATE clicks SET n = 100 WHERE user_id = 10;
+ROLLBACK TO s1;
+SELECT user_id, n FROM clicks WHERE user_id >= 10 ORDER BY 1;
+DELETE FROM clicks WHERE user_id = 10;
+SELECT count(*) FROM clicks WHERE user_id >= 10;
+ROLLBACK;
+SELECT count(*) FROM clicks WHERE user_id >= 10;
+-- a key deleted and inserted again in one transaction
+BEGIN;
+DELETE FROM clicks WHERE user_id = 1 AND w = '2026-01-01';
+INSERT INTO clicks VALUES (1, '2026-01-01', 42);
+COMMIT;
+SELECT n FROM clicks WHERE user_id = 1 AND w = '2026-01-01';
+
+-- ranges and ordering through the key
+INSERT INTO clicks SELECT g, '2026-02-01', g FROM generate_series(100, 199) g;
+SELECT count(*), min(user_id), max(user_id) FROM clicks WHERE user_id BETWEEN 120 AND 129;
+SELECT user_id FROM clicks WHERE user_id > 195 ORDER BY user_id;
+SELECT user_id FROM clicks ORDER BY user_id, w LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT user_id FROM clicks WHERE user_id > 195 ORDER BY user_id;
+
+-- text keys are compared as bytes (COLLATE "C" by default)
+CREATE TABLE words (w text PRIMARY KEY, n int) USING forst;
+SELECT collname FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation
+ WHERE attrelid = 'words'::regclass AND attname = 'w';
+INSERT INTO words VALUES ('b', 2), ('a', 1), ('B', 3), ('ab', 4), ('', 0);
+SELECT * FROM words ORDER BY w;
+SELECT n FROM words WHERE w = 'ab';
+CREATE TABLE words_fr (w text COLLATE "und-x-icu" PRIMARY KEY) USING forst;
+
+-- tables without a primary key have a hidden row id
+CREATE TABLE events (id int, payload text) USING forst;
+INSERT INTO events SELECT g, repeat('x', g % 50) FROM generate_series(1, 2000) g;
+SELECT count(*), sum(id), sum(length(payload)) FROM events;
+UPDATE events SET payload = 'updated' WHERE id % 100 = 0;
+DELETE FROM events WHERE id > 1000;
+SELECT count(*), count(*) FILTER (WHERE payload = 'updated') FROM events;
+
+-- large values are stored whole (no TOAST), within forst.max_row_size
+INSERT INTO events VALUES (5000, repeat('y', 100000));
+SELECT length(payload) FROM events WHERE id = 5000;
+INSERT INTO events VALUES (5001, repeat('z', 2000000));
+
+-- TRUNCATE is transactional
+BEGIN;
+TRUNCATE events;
+SELECT count(*) FROM events;
+ROLLBACK;
+SELECT count(*) FROM events;
+TRUNCATE events;
+SELECT count(*) FROM events;
+INSERT INTO events VALUES (1, 'again');
+SELECT * FROM events;
+
+-- COPY in and out
+COPY clicks (user_id, w, n) FROM stdin;
+500	2026-03-01 00:00:00+00	5
+501	2026-03-01 00:00:00+00	6
+\.
+COPY (SELECT * FROM clicks WHERE user_id >= 500 ORDER BY user_id) TO stdout;
+
+-- refused, with reasons
+CREATE INDEX ON clicks (n);
+CREATE UNIQUE INDEX ON clicks (n);
+CREATE TABLE u (a int UNIQUE, b int) USING forst;
+CREATE TABLE t_num (k numeric PRIMARY KEY) USING forst;
+CREATE TEMP TABLE t_tmp (k int PRIMARY KEY) USING forst;
+CREATE UNLOGGED TABLE t_unl (k int PRIMARY KEY) USING forst;
+CLUSTER clicks USING clicks_pkey;
+VACUUM FULL clicks;
+SELECT * FROM clicks TABLESAMPLE SYSTEM (10);
+ALTER TABLE events ADD PRIMARY KEY (id);
+CREATE TABLE later (k int NOT NULL, v int) USING forst;
+ALTER TABLE later ADD PRIMARY KEY (k);
+INSERT INTO later VALUES (1, 1);
+INSERT INTO later VALUES (1, 2);
+
+-- VACUUM and ANALYZE run
+VACUUM clicks;
+ANALYZE clicks;
+SELECT reltuples > 0 FROM pg_class WHERE relname = 'clicks';
+
+DROP TABLE clicks, words, events, later;
+DROP EXTENSION forst;

@@ -1,0 +1,135 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_am.h
+ *	  Internal contract between the files of forst's table access method,
+ *	  key index and utility hook.
+ *
+ * Keys.  A forst table is keyed by its PRIMARY KEY (a forst_key index), or,
+ * without one, by a hidden 64-bit row id.  The internal key of a row is
+ * [key group][encoded key][sequence] (ikey.h); its "user part" is
+ * [key group][encoded key].
+ *
+ * TIDs.  A TID names one row version for the life of a transaction.  Here
+ * it is (memtable slab, entry ref) packed into 40 bits (kind bit 0, slab
+ * 10 bits, ref/8 29 bits): block number = bits 39..8, offset = bits 7..0
+ * plus one, so offsets stay within 1..256.  Kind bit 1 is reserved for
+ * versions in SST files.
+ *
+ * Row locks and write serialization.  Writers of one key serialize on a
+ * heavyweight tuple lock whose TID is derived from the key's hash
+ * (forst_lock_key); they hold it only while they check and write, and
+ * wait for the transaction of an in-progress newer version through
+ * XactLockTableWait, as heap does through xmax.  SELECT FOR ... row locks
+ * are the same tuple lock held to the end of the transaction.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_AM_H
+#define FORST_AM_H
+
+#include "access/tableam.h"
+#include "lib/stringinfo.h"
+#include "nodes/lockoptions.h"
+#include "storage/itemptr.h"
+#include "utils/rel.h"
+#include "utils/snapshot.h"
+
+#include "forst_shmem.h"
+#include "ikey.h"
+#include "keycodec.h"
+
+#define FORST_MAX_KEY_GROUPS_DEFAULT 128
+#define FORST_MAX_SLABS 1024
+
+/* Backend-local facts about one forst relation, rebuilt on invalidation. */
+typedef struct ForstRelInfo
+{
+	Oid			relid;
+	RelFileNode rnode;
+	bool		valid;
+	Oid			pkindex;		/* InvalidOid: keyed by hidden row id */
+	char	   *pkname;
+	int			nkeys;
+	AttrNumber	keyattrs[INDEX_MAX_KEYS];
+	ForstKeyCodec *codec;		/* NULL for row-id tables */
+	uint16		max_key_groups;
+} ForstRelInfo;
+
+/* forst_rel.c */
+extern ForstRelInfo *forst_relinfo(Relation rel);
+extern void forst_relinfo_init(void);
+/* user part of a row (slot must have all attributes deformed) */
+extern void forst_row_user_part(ForstRelInfo *info, TupleTableSlot *slot,
+								ForstTableShared *ts, StringInfo out);
+extern char *forst_user_part_to_text(ForstRelInfo *info, const char *up, int len);
+
+/* forst_tid.c */
+extern void forst_tid_set_memtable(ItemPointer tid, int slab, uint32 ref);
+extern bool forst_tid_get_memtable(ItemPointer tid, int *slab, uint32 *ref);
+
+/* forst_mvcc.c */
+extern bool forst_version_visible(Snapshot snapshot, Relation rel,
+								  const FstEntryHeader *hdr,
+								  FstMemtable *mt, uint32 ref, uint8 hint);
+
+/* Newest non-aborted version of a key, for writers. */
+typedef struct ForstNewest
+{
+	bool		found;			/* any non-aborted version */
+	FstEntryHeader hdr;
+	int			slab;
+	uint32		ref;
+	bool		mine;			/* written by my (sub)transaction */
+	bool		in_progress;	/* by another transaction still running */
+} ForstNewest;
+
+extern void forst_find_newest(ForstTableShared *ts, FstSlice user_part,
+							  ForstNewest *out);
+
+/* A row version fetched by TID. */
+typedef struct ForstVersion
+{
+	int			slab;
+	uint32		ref;
+	FstEntry	entry;			/* borrowed from shared memory */
+	uint8		hint;
+} ForstVersion;
+
+extern bool forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v);
+extern void forst_store_version(TupleTableSlot *slot, const ForstVersion *v,
+								Oid relid);
+
+/* forst_lock.c */
+extern void forst_lock_key(Relation rel, FstSlice user_part, LOCKMODE mode);
+extern void forst_unlock_key(Relation rel, FstSlice user_part, LOCKMODE mode);
+extern bool forst_lock_key_try(Relation rel, FstSlice user_part, LOCKMODE mode);
+extern LOCKMODE forst_tuple_lock_mode(LockTupleMode mode);
+
+/* forst_pending.c */
+extern void forst_pending_init(void);
+extern void forst_drop_storage_at(const RelFileNode *rnode, bool at_commit);
+
+/* forst_dml.c */
+extern void forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);
+extern TM_Result forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
+								  Snapshot crosscheck, bool wait,
+								  TM_FailureData *tmfd);
+extern TM_Result forst_update_row(Relation rel, ItemPointer otid,
+								  TupleTableSlot *slot, CommandId cid,
+								  Snapshot crosscheck, bool wait,
+								  TM_FailureData *tmfd, LockTupleMode *lockmode);
+extern TM_Result forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
+								TupleTableSlot *slot, CommandId cid,
+								LockTupleMode mode, LockWaitPolicy wait_policy,
+								uint8 flags, TM_FailureData *tmfd);
+
+/* forst_tableam.c */
+extern const TableAmRoutine *forst_table_am_routine(void);
+extern bool forst_is_forst_relation(Relation rel);
+extern bool forst_relation_has_rows(Relation rel);
+extern Oid	forst_table_am_oid(void);
+
+/* forst_utility.c */
+extern void forst_utility_init(void);
+
+#endif							/* FORST_AM_H */

@@ -1,0 +1,153 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_cursor.c
+ *	  Visible rows of a forst table in key order (see forst_cursor.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "forst_cursor.h"
+#include "merge_iter.h"
+
+static void
+cursor_reset_callback(void *arg)
+{
+	ForstCursor *c = arg;
+
+	if (c->merge)
+	{
+		fst_iter_destroy(c->merge);
+		c->merge = NULL;
+	}
+}
+
+ForstCursor *
+forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts)
+{
+	FstIter    *children[FORST_MAX_IMMUTABLE + 1];
+	MemoryContext mcxt = AllocSetContextCreate(CurrentMemoryContext,
+											   "forst cursor",
+											   ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	ForstCursor *c = palloc0(sizeof(ForstCursor));
+	int			i;
+
+	c->mcxt = mcxt;
+	c->rel = rel;
+	c->snapshot = snapshot;
+	c->nslabs = ts ? forst_table_slabs(ts, c->slabs) : 0;
+	initStringInfo(&c->decided);
+	initStringInfo(&c->hi);
+	for (i = 0; i < c->nslabs; i++)
+	{
+		children[i] = fst_memtable_iter_create(forst_slab_memtable(c->slabs[i]));
+		if (children[i] == NULL)
+		{
+			while (--i >= 0)
+				fst_iter_destroy(children[i]);
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
+							errmsg("out of memory")));
+		}
+	}
+	c->merge = fst_merge_iter_create(children, c->nslabs);
+	if (c->merge == NULL)
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(mcxt);
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	c->cb.func = cursor_reset_callback;
+	c->cb.arg = c;
+	MemoryContextRegisterResetCallback(mcxt, &c->cb);
+	MemoryContextSwitchTo(old);
+	return c;
+}
+
+void
+forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
+{
+	resetStringInfo(&c->hi);
+	appendBinaryStringInfo(&c->hi, hi.data, hi.len);
+	c->have_decided = false;
+	c->valid = false;
+	if (lo.len == 0)
+		fst_iter_seek_first(c->merge);
+	else
+	{
+		StringInfoData target;
+		char		seq[FST_SEQ_BYTES];
+		MemoryContext old = MemoryContextSwitchTo(c->mcxt);
+
+		initStringInfo(&target);
+		MemoryContextSwitchTo(old);
+		appendBinaryStringInfo(&target, lo.data, lo.len);
+		fst_put_be64(seq, FST_MAX_SEQ);
+		appendBinaryStringInfo(&target, seq, FST_SEQ_BYTES);
+		fst_iter_seek(c->merge, fst_slice(target.data, target.len));
+		pfree(target.data);
+	}
+}
+
+bool
+forst_cursor_next(ForstCursor *c)
+{
+	FstError	err;
+
+	c->valid = false;
+	for (; fst_iter_valid(c->merge); fst_iter_next(c->merge))
+	{
+		FstSlice	k = fst_iter_key(c->merge);
+		FstSlice	v = fst_iter_value(c->merge);
+		FstEntry	e;
+		FstIter    *child;
+		int			ci;
+		uint32		ref;
+		uint8		hint;
+
+		if (!fst_entry_decode(k, v, &e))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: malformed entry in table \"%s\"",
+							RelationGetRelationName(c->rel))));
+		if (c->hi.len > 0 &&
+			fst_slice_cmp(e.user_part, fst_slice(c->hi.data, c->hi.len)) >= 0)
+			return false;
+		if (c->have_decided &&
+			fst_slice_cmp(e.user_part, fst_slice(c->decided.data, c->decided.len)) == 0)
+			continue;			/* an older version of a decided row */
+
+		ci = fst_merge_iter_current_child(c->merge);
+		child = fst_merge_iter_child(c->merge, ci);
+		ref = fst_memtable_iter_ref(child);
+		hint = fst_memtable_iter_hint(child);
+		if (!forst_version_visible(c->snapshot, c->rel, &e.hdr,
+								   forst_slab_memtable(c->slabs[ci]), ref, hint))
+			continue;
+		resetStringInfo(&c->decided);
+		appendBinaryStringInfo(&c->decided, e.user_part.data, e.user_part.len);
+		c->have_decided = true;
+		if (e.hdr.flags & FST_ENTRY_TOMBSTONE)
+			continue;
+		c->cur.slab = c->slabs[ci];
+		c->cur.ref = ref;
+		c->cur.entry = e;
+		c->cur.hint = hint;
+		c->valid = true;
+		fst_iter_next(c->merge);
+		return true;
+	}
+	if (fst_iter_status(c->merge, &err) != FST_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: reading table \"%s\" failed: %s",
+						RelationGetRelationName(c->rel), err.msg)));
+	return false;
+}
+
+void
+forst_cursor_close(ForstCursor *c)
+{
+	/* the reset callback frees the engine's iterators */
+	MemoryContextDelete(c->mcxt);
+}

@@ -1,0 +1,438 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_dml.c
+ *	  Writing row versions: insert, delete, update and row locks, with
+ *	  heap's concurrency semantics (see forst_am.h for key locks).
+ *
+ * Every write takes the key lock, looks at the key's newest non-aborted
+ * version, and then either waits for that version's transaction, reports
+ * a conflict the way heap does (TM_Updated, TM_Deleted, TM_SelfModified,
+ * a unique violation), or appends a new version: a row, or a tombstone.
+ * The key lock is released as soon as the version is in the memtable; the
+ * new version's in-progress xid is what later writers wait on.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "utils/rel.h"
+
+#include "forst.h"
+#include "forst_am.h"
+
+/* The row of a slot as a minimal tuple without external TOAST pointers. */
+static MinimalTuple
+slot_to_row(Relation rel, TupleTableSlot *slot)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *values;
+	bool	   *isnull;
+	MinimalTuple mtup;
+	int			i;
+
+	slot_getallattrs(slot);
+	values = palloc(sizeof(Datum) * desc->natts);
+	isnull = palloc(sizeof(bool) * desc->natts);
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		values[i] = slot->tts_values[i];
+		isnull[i] = slot->tts_isnull[i];
+		if (!isnull[i] && att->attlen == -1 &&
+			VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
+			values[i] = PointerGetDatum(detoast_external_attr((struct varlena *) DatumGetPointer(values[i])));
+	}
+	mtup = heap_form_minimal_tuple(desc, values, isnull);
+	if (mtup->t_len > (uint32) forst_max_row_size_kb * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("row of %u bytes is too large for forst table \"%s\"",
+						mtup->t_len, RelationGetRelationName(rel)),
+				 errdetail("forst stores rows whole; the limit is forst.max_row_size (%d kB).",
+						   forst_max_row_size_kb)));
+	pfree(values);
+	pfree(isnull);
+	return mtup;
+}
+
+/* Appends a version (row or tombstone) of user_part; returns where it went. */
+static void
+put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
+			CommandId cid, MinimalTuple row, int *slab, uint32 *ref)
+{
+	StringInfoData ikey;
+	StringInfoData value;
+	char		hdr[FST_ENTRY_HEADER_SIZE];
+	char		seqbuf[FST_SEQ_BYTES];
+
+	initStringInfo(&ikey);
+	appendBinaryStringInfo(&ikey, user_part->data, user_part->len);
+	fst_put_be64(seqbuf, forst_next_seq());
+	appendBinaryStringInfo(&ikey, seqbuf, FST_SEQ_BYTES);
+
+	initStringInfo(&value);
+	fst_entry_header_encode(hdr, flags, GetCurrentTransactionId(), cid);
+	appendBinaryStringInfo(&value, hdr, FST_ENTRY_HEADER_SIZE);
+	if (row)
+		appendBinaryStringInfo(&value, (char *) row, row->t_len);
+
+	forst_memtable_put(ts, fst_slice(ikey.data, ikey.len),
+					   fst_slice(value.data, value.len), slab, ref);
+	pfree(ikey.data);
+	pfree(value.data);
+}
+
+static void
+report_unique_violation(Relation rel, ForstRelInfo *info, StringInfo up)
+{
+	StringInfoData cols;
+	int			i;
+
+	initStringInfo(&cols);
+	for (i = 0; i < info->nkeys; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(&cols, ", ");
+		appendStringInfoString(&cols,
+							   NameStr(TupleDescAttr(RelationGetDescr(rel),
+													 info->keyattrs[i] - 1)->attname));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					info->pkname),
+			 errdetail("Key (%s)=%s already exists.", cols.data,
+					   forst_user_part_to_text(info, up->data, up->len)),
+			 errtableconstraint(rel, info->pkname)));
+}
+
+/*
+ * Waits until no other transaction has an in-progress version of the key
+ * newer than every committed one, with the key lock held on return, and
+ * fills *newest.  Returns false (lock not held) if !wait and it would have
+ * to wait.
+ */
+static bool
+lock_key_settled(Relation rel, ForstTableShared *ts, StringInfo up,
+				 LOCKMODE mode, bool wait, ForstNewest *newest,
+				 XLTW_Oper oper)
+{
+	FstSlice	s = fst_slice(up->data, up->len);
+
+	for (;;)
+	{
+		if (wait)
+			forst_lock_key(rel, s, mode);
+		else if (!forst_lock_key_try(rel, s, mode))
+			return false;
+		forst_find_newest(ts, s, newest);
+		if (!newest->found || !newest->in_progress)
+			return true;
+		forst_unlock_key(rel, s, mode);
+		if (!wait)
+			return false;
+		XactLockTableWait(newest->hdr.xid, rel, NULL, oper);
+	}
+}
+
+void
+forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	ForstRelInfo *info = forst_relinfo(rel);
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	MinimalTuple row = slot_to_row(rel, slot);
+	StringInfoData up;
+	ForstNewest newest;
+	int			slab;
+	uint32		ref;
+
+	initStringInfo(&up);
+	forst_row_user_part(info, slot, ts, &up);
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+
+	if (info->codec)
+	{
+		(void) lock_key_settled(rel, ts, &up, AccessExclusiveLock, true,
+								&newest, XLTW_InsertIndex);
+		if (newest.found && !(newest.hdr.flags & FST_ENTRY_TOMBSTONE))
+		{
+			forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
+			report_unique_violation(rel, info, &up);
+		}
+	}
+	put_version(ts, &up, 0, cid, row, &slab, &ref);
+	if (info->codec)
+		forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
+
+	forst_tid_set_memtable(&slot->tts_tid, slab, ref);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	pg_atomic_fetch_add_u64(&ts->live_estimate, 1);
+	pgstat_count_heap_insert(rel, 1);
+	pfree(row);
+	pfree(up.data);
+}
+
+/*
+ * Decides what a writer may do with the version at tid, given the key's
+ * newest version.  TM_Ok means the version at tid is the newest.
+ */
+static TM_Result
+check_target(Relation rel, const ForstVersion *v, const ForstNewest *newest,
+			 CommandId cid, Snapshot crosscheck, TM_FailureData *tmfd)
+{
+	tmfd->traversed = false;
+	if (!newest->found)
+	{
+		/* every version was aborted: nothing left to modify */
+		tmfd->xmax = InvalidTransactionId;
+		tmfd->cmax = InvalidCommandId;
+		return TM_Deleted;
+	}
+	if (newest->slab != v->slab || newest->ref != v->ref)
+	{
+		forst_tid_set_memtable(&tmfd->ctid, newest->slab, newest->ref);
+		tmfd->xmax = newest->hdr.xid;
+		if (newest->mine)
+		{
+			tmfd->cmax = newest->hdr.cid;
+			return TM_SelfModified;
+		}
+		tmfd->cmax = InvalidCommandId;
+		return (newest->hdr.flags & FST_ENTRY_TOMBSTONE) ? TM_Deleted : TM_Updated;
+	}
+	if (newest->hdr.flags & FST_ENTRY_TOMBSTONE)
+	{
+		tmfd->xmax = newest->hdr.xid;
+		tmfd->cmax = InvalidCommandId;
+		return TM_Deleted;
+	}
+	if (crosscheck != InvalidSnapshot &&
+		!forst_version_visible(crosscheck, NULL, &v->entry.hdr,
+							   forst_slab_memtable(v->slab), v->ref, v->hint))
+	{
+		tmfd->xmax = newest->hdr.xid;
+		tmfd->cmax = InvalidCommandId;
+		return TM_Updated;
+	}
+	return TM_Ok;
+}
+
+static void
+version_user_part(const ForstVersion *v, StringInfo up)
+{
+	initStringInfo(up);
+	appendBinaryStringInfo(up, v->entry.user_part.data, v->entry.user_part.len);
+}
+
+static void
+fetch_or_error(Relation rel, ItemPointer tid, ForstVersion *v)
+{
+	if (!forst_fetch_version(rel, tid, v))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("forst: row version (%u,%u) of \"%s\" does not exist",
+						ItemPointerGetBlockNumberNoCheck(tid),
+						ItemPointerGetOffsetNumberNoCheck(tid),
+						RelationGetRelationName(rel))));
+}
+
+TM_Result
+forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
+				 Snapshot crosscheck, bool wait, TM_FailureData *tmfd)
+{
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	ForstVersion v;
+	ForstNewest newest;
+	StringInfoData up;
+	TM_Result	result;
+	int			slab;
+	uint32		ref;
+
+	fetch_or_error(rel, tid, &v);
+	version_user_part(&v, &up);
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	if (!lock_key_settled(rel, ts, &up, AccessExclusiveLock, wait, &newest,
+						  XLTW_Delete))
+	{
+		tmfd->ctid = *tid;
+		tmfd->xmax = newest.hdr.xid;
+		tmfd->cmax = InvalidCommandId;
+		tmfd->traversed = false;
+		return TM_BeingModified;
+	}
+	tmfd->ctid = *tid;
+	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
+	if (result == TM_Ok)
+	{
+		put_version(ts, &up, FST_ENTRY_TOMBSTONE, cid, NULL, &slab, &ref);
+		pg_atomic_fetch_sub_u64(&ts->live_estimate, 1);
+		pgstat_count_heap_delete(rel);
+	}
+	forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
+	pfree(up.data);
+	return result;
+}
+
+TM_Result
+forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+				 CommandId cid, Snapshot crosscheck, bool wait,
+				 TM_FailureData *tmfd, LockTupleMode *lockmode)
+{
+	ForstRelInfo *info = forst_relinfo(rel);
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	ForstVersion v;
+	ForstNewest newest;
+	StringInfoData old_up;
+	StringInfoData new_up;
+	MinimalTuple row;
+	bool		key_changed = false;
+	LOCKMODE	mode;
+	TM_Result	result;
+	int			slab;
+	uint32		ref;
+
+	fetch_or_error(rel, otid, &v);
+	version_user_part(&v, &old_up);
+	row = slot_to_row(rel, slot);
+	initStringInfo(&new_up);
+	if (info->codec)
+	{
+		forst_row_user_part(info, slot, ts, &new_up);
+		key_changed = new_up.len != old_up.len ||
+			memcmp(new_up.data, old_up.data, old_up.len) != 0;
+	}
+	else
+		appendBinaryStringInfo(&new_up, old_up.data, old_up.len);
+	*lockmode = key_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
+	mode = forst_tuple_lock_mode(*lockmode);
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+
+	if (!lock_key_settled(rel, ts, &old_up, mode, wait, &newest, XLTW_Update))
+	{
+		tmfd->ctid = *otid;
+		tmfd->xmax = newest.hdr.xid;
+		tmfd->cmax = InvalidCommandId;
+		tmfd->traversed = false;
+		return TM_BeingModified;
+	}
+	tmfd->ctid = *otid;
+	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
+	if (result != TM_Ok)
+	{
+		forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
+		return result;
+	}
+
+	if (key_changed)
+	{
+		ForstNewest other;
+
+		/* the new key must be free: a unique check, as for an insert */
+		(void) lock_key_settled(rel, ts, &new_up, AccessExclusiveLock, true,
+								&other, XLTW_InsertIndex);
+		if (other.found && !(other.hdr.flags & FST_ENTRY_TOMBSTONE))
+		{
+			forst_unlock_key(rel, fst_slice(new_up.data, new_up.len), AccessExclusiveLock);
+			forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
+			report_unique_violation(rel, info, &new_up);
+		}
+		put_version(ts, &old_up, FST_ENTRY_TOMBSTONE, cid, NULL, &slab, &ref);
+		put_version(ts, &new_up, 0, cid, row, &slab, &ref);
+		forst_unlock_key(rel, fst_slice(new_up.data, new_up.len), AccessExclusiveLock);
+	}
+	else
+		put_version(ts, &old_up, 0, cid, row, &slab, &ref);
+	forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
+
+	forst_tid_set_memtable(&slot->tts_tid, slab, ref);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	pgstat_count_heap_update(rel, false);
+	pfree(row);
+	pfree(old_up.data);
+	pfree(new_up.data);
+	return TM_Ok;
+}
+
+TM_Result
+forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
+			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+			   LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
+{
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	LOCKMODE	lmode = forst_tuple_lock_mode(mode);
+	ForstVersion v;
+	ForstNewest newest;
+	StringInfoData up;
+	FstSlice	s;
+
+	fetch_or_error(rel, tid, &v);
+	version_user_part(&v, &up);
+	s = fst_slice(up.data, up.len);
+	tmfd->traversed = false;
+	tmfd->ctid = *tid;
+
+	for (;;)
+	{
+		if (wait_policy == LockWaitBlock)
+			forst_lock_key(rel, s, lmode);
+		else if (!forst_lock_key_try(rel, s, lmode))
+		{
+			if (wait_policy == LockWaitSkip)
+				return TM_WouldBlock;
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not obtain lock on row in relation \"%s\"",
+							RelationGetRelationName(rel))));
+		}
+		forst_find_newest(ts, s, &newest);
+		if (!newest.found || !newest.in_progress)
+			break;
+		forst_unlock_key(rel, s, lmode);
+		if (wait_policy == LockWaitSkip)
+			return TM_WouldBlock;
+		if (wait_policy == LockWaitError)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not obtain lock on row in relation \"%s\"",
+							RelationGetRelationName(rel))));
+		XactLockTableWait(newest.hdr.xid, rel, NULL, XLTW_Lock);
+	}
+
+	if (!newest.found || (newest.hdr.flags & FST_ENTRY_TOMBSTONE))
+	{
+		forst_unlock_key(rel, s, lmode);
+		tmfd->xmax = newest.found ? newest.hdr.xid : InvalidTransactionId;
+		tmfd->cmax = InvalidCommandId;
+		return TM_Deleted;
+	}
+	if (newest.slab != v.slab || newest.ref != v.ref)
+	{
+		if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) && !newest.mine)
+		{
+			forst_unlock_key(rel, s, lmode);
+			forst_tid_set_memtable(&tmfd->ctid, newest.slab, newest.ref);
+			tmfd->xmax = newest.hdr.xid;
+			tmfd->cmax = InvalidCommandId;
+			return TM_Updated;
+		}
+		/* follow the row to its newest version */
+		tmfd->traversed = !newest.mine;
+		forst_tid_set_memtable(tid, newest.slab, newest.ref);
+		fetch_or_error(rel, tid, &v);
+	}
+	/* the key lock stays held until the end of the transaction */
+	forst_store_version(slot, &v, RelationGetRelid(rel));
+	pfree(up.data);
+	return TM_Ok;
+}

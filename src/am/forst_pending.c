@@ -1,0 +1,107 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_pending.c
+ *	  Dropping a table's forst state when its storage goes away: after a
+ *	  committed DROP TABLE or TRUNCATE (the old relfilenode), or after an
+ *	  aborted CREATE TABLE or TRUNCATE (the new one).
+ *
+ * This mirrors PostgreSQL's pendingDeletes for relation files: actions are
+ * registered with the (sub)transaction nesting level that asked for them,
+ * moved to the parent when a subtransaction commits, and carried out or
+ * forgotten when the top transaction ends.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "utils/memutils.h"
+
+#include "forst_am.h"
+
+typedef struct PendingDrop
+{
+	RelFileNode rnode;
+	bool		at_commit;		/* drop at commit (else at abort) */
+	int			nest_level;
+	struct PendingDrop *next;
+} PendingDrop;
+
+static PendingDrop *pending = NULL;
+
+void
+forst_drop_storage_at(const RelFileNode *rnode, bool at_commit)
+{
+	PendingDrop *p = MemoryContextAlloc(TopMemoryContext, sizeof(PendingDrop));
+
+	p->rnode = *rnode;
+	p->at_commit = at_commit;
+	p->nest_level = GetCurrentTransactionNestLevel();
+	p->next = pending;
+	pending = p;
+}
+
+static void
+forst_xact_callback(XactEvent event, void *arg)
+{
+	bool		commit;
+	PendingDrop *p;
+
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+		commit = true;
+	else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		commit = false;
+	else
+		return;
+	p = pending;
+	pending = NULL;
+	while (p)
+	{
+		PendingDrop *next = p->next;
+
+		if (p->at_commit == commit)
+			forst_table_shared_drop(&p->rnode);
+		pfree(p);
+		p = next;
+	}
+}
+
+static void
+forst_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	PendingDrop **pp = &pending;
+
+	while (*pp)
+	{
+		PendingDrop *p = *pp;
+
+		if (p->nest_level < level)
+		{
+			pp = &p->next;
+			continue;
+		}
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+		{
+			p->nest_level = level - 1;
+			pp = &p->next;
+		}
+		else if (event == SUBXACT_EVENT_ABORT_SUB)
+		{
+			if (!p->at_commit)
+				forst_table_shared_drop(&p->rnode);
+			*pp = p->next;
+			pfree(p);
+		}
+		else
+			pp = &p->next;
+	}
+}
+
+void
+forst_pending_init(void)
+{
+	RegisterXactCallback(forst_xact_callback, NULL);
+	RegisterSubXactCallback(forst_subxact_callback, NULL);
+}

@@ -1,0 +1,289 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_shmem.c
+ *	  Shared memory of forst: memtable slab pool and table registry
+ *	  (see forst_shmem.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+#include "utils/wait_event.h"
+
+#include "forst.h"
+#include "forst_shmem.h"
+
+ForstShared *forst_shared = NULL;
+static HTAB *forst_tables = NULL;
+static char *slab_base = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static int
+forst_nslabs(void)
+{
+	int64		n = (int64) forst_memtable_memory_kb / forst_memtable_size_kb;
+
+	return (int) Max(n, 2);
+}
+
+static Size
+forst_shared_size(void)
+{
+	return add_size(offsetof(ForstShared, slabs),
+					mul_size(forst_nslabs(), sizeof(ForstSlab)));
+}
+
+static Size
+forst_slabs_size(void)
+{
+	return mul_size(forst_nslabs(), (Size) forst_memtable_size_kb * 1024);
+}
+
+static void
+forst_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(forst_shared_size());
+	RequestAddinShmemSpace(forst_slabs_size());
+	RequestAddinShmemSpace(hash_estimate_size(forst_max_tables,
+											  sizeof(ForstTableShared)));
+	RequestNamedLWLockTranche("forst", 1);
+}
+
+static void
+forst_shmem_startup(void)
+{
+	bool		found;
+	bool		found_slabs;
+	HASHCTL		info;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	forst_shared = ShmemInitStruct("forst shared state", forst_shared_size(), &found);
+	slab_base = ShmemInitStruct("forst memtables", forst_slabs_size(), &found_slabs);
+	if (!found)
+	{
+		int			i;
+
+		forst_shared->lock = &(GetNamedLWLockTranche("forst"))->lock;
+		forst_shared->tranche_id = LWLockNewTrancheId();
+		pg_atomic_init_u64(&forst_shared->next_seq, 0);
+		forst_shared->nslabs = forst_nslabs();
+		forst_shared->slab_size = (Size) forst_memtable_size_kb * 1024;
+		for (i = 0; i < forst_shared->nslabs; i++)
+		{
+			forst_shared->slabs[i].state = FORST_SLAB_FREE;
+			forst_shared->slabs[i].generation = 0;
+			forst_shared->slabs[i].next_free =
+				(i + 1 < forst_shared->nslabs) ? i + 1 : -1;
+		}
+		forst_shared->free_head = 0;
+		forst_shared->nfree = forst_shared->nslabs;
+		ConditionVariableInit(&forst_shared->slab_cv);
+	}
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(RelFileNode);
+	info.entrysize = sizeof(ForstTableShared);
+	forst_tables = ShmemInitHash("forst tables", forst_max_tables, forst_max_tables,
+								 &info, HASH_ELEM | HASH_BLOBS);
+	LWLockRelease(AddinShmemInitLock);
+	LWLockRegisterTranche(forst_shared->tranche_id, "forst_table");
+}
+
+void
+forst_shmem_init(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = forst_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = forst_shmem_startup;
+}
+
+FstMemtable *
+forst_slab_memtable(int slab)
+{
+	/* the handle of a memtable is its region's address */
+	Assert(slab >= 0 && slab < forst_shared->nslabs);
+	return (FstMemtable *) (slab_base + (Size) slab * forst_shared->slab_size);
+}
+
+ForstTableShared *
+forst_table_shared(const RelFileNode *rnode, bool create)
+{
+	ForstTableShared *ts;
+	bool		found;
+
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
+	LWLockRelease(forst_shared->lock);
+	if (ts || !create)
+		return ts;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts = hash_search(forst_tables, rnode, HASH_ENTER_NULL, &found);
+	if (ts == NULL)
+	{
+		LWLockRelease(forst_shared->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many forst tables are in use"),
+				 errhint("Increase forst.max_tables (currently %d) and restart the server.",
+						 forst_max_tables)));
+	}
+	if (!found)
+	{
+		LWLockInitialize(&ts->lock, forst_shared->tranche_id);
+		ts->active = -1;
+		ts->nimmutable = 0;
+		pg_atomic_init_u64(&ts->next_rowid, 0);
+		pg_atomic_init_u64(&ts->live_estimate, 0);
+	}
+	LWLockRelease(forst_shared->lock);
+	return ts;
+}
+
+/* Returns a slab to the pool; caller holds forst_shared->lock exclusively. */
+static void
+slab_free_locked(int slab)
+{
+	ForstSlab  *s = &forst_shared->slabs[slab];
+
+	s->state = FORST_SLAB_FREE;
+	s->generation++;
+	s->next_free = forst_shared->free_head;
+	forst_shared->free_head = slab;
+	forst_shared->nfree++;
+}
+
+void
+forst_table_shared_drop(const RelFileNode *rnode)
+{
+	ForstTableShared *ts;
+	int			i;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
+	if (ts)
+	{
+		if (ts->active >= 0)
+			slab_free_locked(ts->active);
+		for (i = 0; i < ts->nimmutable; i++)
+			slab_free_locked(ts->immutable[i]);
+		hash_search(forst_tables, rnode, HASH_REMOVE, NULL);
+	}
+	LWLockRelease(forst_shared->lock);
+	ConditionVariableBroadcast(&forst_shared->slab_cv);
+}
+
+/* Takes a free slab and formats it as an empty memtable owned by ts. */
+static int
+slab_take(ForstTableShared *ts)
+{
+	int			slab;
+	FstMemtable *mt;
+	FstError	err;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	slab = forst_shared->free_head;
+	if (slab >= 0)
+	{
+		forst_shared->free_head = forst_shared->slabs[slab].next_free;
+		forst_shared->nfree--;
+		forst_shared->slabs[slab].state = FORST_SLAB_ACTIVE;
+		forst_shared->slabs[slab].owner = ts->rnode;
+	}
+	LWLockRelease(forst_shared->lock);
+	if (slab < 0)
+		return -1;
+	if (fst_memtable_init(forst_slab_memtable(slab), forst_shared->slab_size,
+						  (uint64) slab * 7919 + 1, &mt, &err) != FST_OK)
+		elog(ERROR, "forst: could not format memtable slab %d: %s", slab, err.msg);
+	return slab;
+}
+
+void
+forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
+				   int *slab_out, uint32 *ref_out)
+{
+	for (;;)
+	{
+		FstError	err;
+		FstCode		rc;
+		int			newslab;
+
+		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+		if (ts->active >= 0)
+		{
+			rc = fst_memtable_insert(forst_slab_memtable(ts->active), ikey, value,
+									 ref_out, &err);
+			if (rc == FST_OK)
+			{
+				*slab_out = ts->active;
+				LWLockRelease(&ts->lock);
+				return;
+			}
+			if (rc != FST_FULL)
+			{
+				LWLockRelease(&ts->lock);
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("forst: could not insert into a memtable: %s", err.msg)));
+			}
+			if (ts->nimmutable >= FORST_MAX_IMMUTABLE)
+			{
+				LWLockRelease(&ts->lock);
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("forst: the table's memtables are full"),
+						 errdetail("Flushing memtables to SST files is not built yet."),
+						 errhint("Increase forst.memtable_size.")));
+			}
+		}
+		newslab = slab_take(ts);
+		if (newslab < 0)
+		{
+			LWLockRelease(&ts->lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("forst: all memtable memory is in use"),
+					 errdetail("Flushing memtables to SST files is not built yet."),
+					 errhint("Increase forst.memtable_memory.")));
+		}
+		if (ts->active >= 0)
+		{
+			fst_memtable_freeze(forst_slab_memtable(ts->active));
+			forst_shared->slabs[ts->active].state = FORST_SLAB_IMMUTABLE;
+			memmove(&ts->immutable[1], &ts->immutable[0],
+					sizeof(int) * ts->nimmutable);
+			ts->immutable[0] = ts->active;
+			ts->nimmutable++;
+		}
+		ts->active = newslab;
+		LWLockRelease(&ts->lock);
+		/* and try again in the new memtable */
+	}
+}
+
+int
+forst_table_slabs(ForstTableShared *ts, int *slabs)
+{
+	int			n = 0;
+	int			i;
+
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	if (ts->active >= 0)
+		slabs[n++] = ts->active;
+	for (i = 0; i < ts->nimmutable; i++)
+		slabs[n++] = ts->immutable[i];
+	LWLockRelease(&ts->lock);
+	return n;
+}

@@ -1,0 +1,108 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_shmem.h
+ *	  forst's shared memory: the memtable slab pool, the registry of
+ *	  tables that have memtables, and the global sequence counter.
+ *
+ * Memtables live in fixed-size slabs (forst.memtable_size each) carved at
+ * start-up from one block of forst.memtable_memory bytes; the pool never
+ * grows.  A table gets a slab when it first writes and another when its
+ * active memtable fills; full memtables stay readable (immutable) until
+ * a flush writes them to an SST and returns their slabs to the pool.
+ *
+ * Locking.  ForstShared->lock protects the pool's free list and the
+ * registry hash.  Each table's ForstTableShared.lock protects its memtable
+ * list; inserts into its active memtable hold it exclusively (the memtable
+ * allows one writer and lock-free readers), readers take it shared only to
+ * copy the list of slabs to read.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_SHMEM_H
+#define FORST_SHMEM_H
+
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/lwlock.h"
+#include "storage/relfilenode.h"
+
+#include "memtable.h"
+
+#define FORST_MAX_IMMUTABLE 16	/* frozen memtables per table */
+
+typedef enum ForstSlabState
+{
+	FORST_SLAB_FREE = 0,
+	FORST_SLAB_ACTIVE,
+	FORST_SLAB_IMMUTABLE
+} ForstSlabState;
+
+typedef struct ForstSlab
+{
+	ForstSlabState state;
+	RelFileNode owner;			/* table whose memtable this is */
+	uint32		generation;		/* bumped each time the slab is reused */
+	int			next_free;		/* free-list link, -1 at the end */
+} ForstSlab;
+
+/* One table with memtables. */
+typedef struct ForstTableShared
+{
+	RelFileNode rnode;			/* hash key */
+	LWLock		lock;
+	int			active;			/* slab of the active memtable, or -1 */
+	int			nimmutable;
+	int			immutable[FORST_MAX_IMMUTABLE]; /* newest first */
+	pg_atomic_uint64 next_rowid;	/* hidden row ids of keyless tables */
+	pg_atomic_uint64 live_estimate; /* inserts - deletes, for the planner */
+} ForstTableShared;
+
+typedef struct ForstShared
+{
+	LWLock	   *lock;			/* pool free list and registry */
+	int			tranche_id;		/* of the per-table locks */
+	pg_atomic_uint64 next_seq;	/* global entry sequence */
+	int			nslabs;
+	Size		slab_size;
+	int			free_head;		/* -1: pool exhausted */
+	int			nfree;
+	ConditionVariable slab_cv;	/* signalled when slabs are freed */
+	ForstSlab	slabs[FLEXIBLE_ARRAY_MEMBER];
+} ForstShared;
+
+extern ForstShared *forst_shared;
+
+extern void forst_shmem_init(void);
+
+/* The memtable in a slab (attached, valid in every backend). */
+extern FstMemtable *forst_slab_memtable(int slab);
+
+/* Finds (create = true: or registers) the shared state of a table. */
+extern ForstTableShared *forst_table_shared(const RelFileNode *rnode,
+											bool create);
+
+/* Forgets a table (after its storage is dropped); frees its slabs. */
+extern void forst_table_shared_drop(const RelFileNode *rnode);
+
+/*
+ * Inserts an entry into the table's active memtable, switching to a new
+ * slab when it is full.  *slab and *ref identify the entry (for TIDs).
+ * The caller must not hold the table's lock.
+ */
+extern void forst_memtable_put(ForstTableShared *ts, FstSlice ikey,
+							   FstSlice value, int *slab, uint32 *ref);
+
+/* Next global sequence number. */
+static inline uint64
+forst_next_seq(void)
+{
+	return pg_atomic_fetch_add_u64(&forst_shared->next_seq, 1) + 1;
+}
+
+/*
+ * Copies the table's memtable slabs, newest first, into slabs[] (room for
+ * FORST_MAX_IMMUTABLE + 1) and returns how many.
+ */
+extern int	forst_table_slabs(ForstTableShared *ts, int *slabs);
+
+#endif							/* FORST_SHMEM_H */

@@ -1,0 +1,635 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_tableam.c
+ *	  The forst table access method: the TableAmRoutine, scans, fetching
+ *	  by TID, storage lifecycle and size estimates.
+ *
+ * Writes live in forst_dml.c, the visible-row cursor in forst_cursor.c.
+ * What forst does not offer (TABLESAMPLE, bitmap and TID-range scans,
+ * CLUSTER/VACUUM FULL, SET TABLESPACE, other index types) is refused with
+ * a clear error rather than half done.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/multixact.h"
+#include "access/parallel.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/storage.h"
+#include "commands/defrem.h"
+#include "commands/vacuum.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/predicate.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+
+#include "forst.h"
+#include "forst_am.h"
+#include "forst_cursor.h"
+
+PG_FUNCTION_INFO_V1(forst_tableam_handler);
+
+static const TableAmRoutine forst_methods;
+
+static void
+not_supported(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported on forst tables", what)));
+}
+
+static const TupleTableSlotOps *
+forst_slot_callbacks(Relation rel)
+{
+	return &TTSOpsMinimalTuple;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sequential scans                                                        */
+
+typedef struct ForstParallelScan
+{
+	ParallelTableScanDescData base;
+	pg_atomic_uint32 claimed;	/* the first participant scans everything */
+} ForstParallelScan;
+
+typedef struct ForstScanDescData
+{
+	TableScanDescData rs_base;
+	ForstCursor *cursor;
+	bool		empty;			/* a parallel participant with nothing to do */
+	bool		analyzed;		/* ANALYZE had its one pseudo-block */
+} ForstScanDescData;
+
+typedef ForstScanDescData *ForstScanDesc;
+
+static void
+scan_start(ForstScanDesc scan)
+{
+	Relation	rel = scan->rs_base.rs_rd;
+
+	if (scan->cursor)
+		forst_cursor_close(scan->cursor);
+	/* ANALYZE scans without a snapshot: it samples what is committed */
+	scan->cursor = forst_cursor_open(rel, scan->rs_base.rs_snapshot ?
+									 scan->rs_base.rs_snapshot : SnapshotSelf,
+									 forst_table_shared(&rel->rd_node, false));
+	forst_cursor_seek(scan->cursor, fst_slice(NULL, 0), fst_slice(NULL, 0));
+}
+
+static TableScanDesc
+forst_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+				 struct ScanKeyData *key, ParallelTableScanDesc pscan,
+				 uint32 flags)
+{
+	ForstScanDesc scan = palloc0(sizeof(ForstScanDescData));
+
+	RelationIncrementReferenceCount(rel);
+	scan->rs_base.rs_rd = rel;
+	scan->rs_base.rs_snapshot = snapshot;
+	scan->rs_base.rs_nkeys = nkeys;
+	scan->rs_base.rs_key = key;
+	scan->rs_base.rs_flags = flags;
+	scan->rs_base.rs_parallel = pscan;
+	if (pscan)
+	{
+		ForstParallelScan *fp = (ForstParallelScan *) pscan;
+
+		scan->empty = pg_atomic_fetch_add_u32(&fp->claimed, 1) != 0;
+	}
+	if (snapshot && IsMVCCSnapshot(snapshot))
+		PredicateLockRelation(rel, snapshot);
+	if (!scan->empty)
+		scan_start(scan);
+	return &scan->rs_base;
+}
+
+static void
+forst_scan_end(TableScanDesc sscan)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	if (scan->cursor)
+		forst_cursor_close(scan->cursor);
+	if (scan->rs_base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(scan->rs_base.rs_snapshot);
+	RelationDecrementReferenceCount(scan->rs_base.rs_rd);
+	pfree(scan);
+}
+
+static void
+forst_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
+				  bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	if (!scan->empty)
+		scan_start(scan);
+}
+
+static bool
+forst_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					   TupleTableSlot *slot)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	if (direction == BackwardScanDirection)
+		not_supported("scanning backward");
+	if (scan->empty || !forst_cursor_next(scan->cursor))
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	pgstat_count_heap_getnext(scan->rs_base.rs_rd);
+	forst_store_version(slot, &scan->cursor->cur,
+						RelationGetRelid(scan->rs_base.rs_rd));
+	return true;
+}
+
+static Size
+forst_parallelscan_estimate(Relation rel)
+{
+	return sizeof(ForstParallelScan);
+}
+
+static Size
+forst_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	ForstParallelScan *fp = (ForstParallelScan *) pscan;
+
+	fp->base.phs_relid = RelationGetRelid(rel);
+	fp->base.phs_syncscan = false;
+	fp->base.phs_snapshot_any = false;
+	pg_atomic_init_u32(&fp->claimed, 0);
+	return sizeof(ForstParallelScan);
+}
+
+static void
+forst_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	pg_atomic_write_u32(&((ForstParallelScan *) pscan)->claimed, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fetching by TID                                                         */
+
+static IndexFetchTableData *
+forst_index_fetch_begin(Relation rel)
+{
+	IndexFetchTableData *scan = palloc0(sizeof(IndexFetchTableData));
+
+	scan->rel = rel;
+	return scan;
+}
+
+static void
+forst_index_fetch_reset(IndexFetchTableData *scan)
+{
+}
+
+static void
+forst_index_fetch_end(IndexFetchTableData *scan)
+{
+	pfree(scan);
+}
+
+static bool
+fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
+			  TupleTableSlot *slot)
+{
+	ForstVersion v;
+
+	if (!forst_fetch_version(rel, tid, &v) ||
+		(v.entry.hdr.flags & FST_ENTRY_TOMBSTONE))
+		return false;
+	if (!forst_version_visible(snapshot, rel, &v.entry.hdr,
+							   forst_slab_memtable(v.slab), v.ref, v.hint))
+		return false;
+	forst_store_version(slot, &v, RelationGetRelid(rel));
+	return true;
+}
+
+static bool
+forst_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
+						Snapshot snapshot, TupleTableSlot *slot,
+						bool *call_again, bool *all_dead)
+{
+	*call_again = false;
+	if (all_dead)
+		*all_dead = false;
+	return fetch_visible(scan->rel, tid, snapshot, slot);
+}
+
+static bool
+forst_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+						TupleTableSlot *slot)
+{
+	return fetch_visible(rel, tid, snapshot, slot);
+}
+
+static bool
+forst_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
+{
+	ForstVersion v;
+
+	return forst_fetch_version(scan->rs_rd, tid, &v);
+}
+
+static void
+forst_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+	Relation	rel = scan->rs_rd;
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, false);
+	ForstVersion v;
+	ForstNewest newest;
+
+	if (ts == NULL || !forst_fetch_version(rel, tid, &v))
+		return;
+	forst_find_newest(ts, v.entry.user_part, &newest);
+	if (newest.found && !(newest.hdr.flags & FST_ENTRY_TOMBSTONE))
+		forst_tid_set_memtable(tid, newest.slab, newest.ref);
+}
+
+static bool
+forst_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+							   Snapshot snapshot)
+{
+	ForstVersion v;
+
+	if (!forst_fetch_version(rel, &slot->tts_tid, &v))
+		return false;
+	return forst_version_visible(snapshot, rel, &v.entry.hdr,
+								 forst_slab_memtable(v.slab), v.ref, v.hint);
+}
+
+static TransactionId
+forst_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	/* no index of a forst table stores TIDs */
+	return InvalidTransactionId;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Writes                                                                  */
+
+static void
+forst_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+				   int options, BulkInsertState bistate)
+{
+	forst_insert_row(rel, slot, cid);
+}
+
+static void
+forst_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
+							   CommandId cid, int options,
+							   BulkInsertState bistate, uint32 specToken)
+{
+	not_supported("INSERT ... ON CONFLICT");
+}
+
+static void
+forst_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+								 uint32 specToken, bool succeeded)
+{
+	not_supported("INSERT ... ON CONFLICT");
+}
+
+static void
+forst_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+				   CommandId cid, int options, BulkInsertState bistate)
+{
+	int			i;
+
+	for (i = 0; i < nslots; i++)
+		forst_insert_row(rel, slots[i], cid);
+}
+
+static TM_Result
+forst_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+				   Snapshot snapshot, Snapshot crosscheck, bool wait,
+				   TM_FailureData *tmfd, bool changingPart)
+{
+	return forst_delete_row(rel, tid, cid, crosscheck, wait, tmfd);
+}
+
+static TM_Result
+forst_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+				   CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+				   bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+				   bool *update_indexes)
+{
+	*update_indexes = false;	/* the key is the storage: nothing to add */
+	return forst_update_row(rel, otid, slot, cid, crosscheck, wait, tmfd,
+							lockmode);
+}
+
+static TM_Result
+forst_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+				 TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+				 LockWaitPolicy wait_policy, uint8 flags,
+				 TM_FailureData *tmfd)
+{
+	return forst_lock_row(rel, tid, snapshot, slot, cid, mode, wait_policy,
+						  flags, tmfd);
+}
+
+static void
+forst_finish_bulk_insert(Relation rel, int options)
+{
+}
+
+/* ---------------------------------------------------------------------- */
+/* Storage lifecycle                                                       */
+
+static void
+forst_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+								char persistence, TransactionId *freezeXid,
+								MultiXactId *minmulti)
+{
+	SMgrRelation srel;
+
+	if (persistence != RELPERSISTENCE_PERMANENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("forst tables cannot be temporary or unlogged"),
+				 errhint("Create the table without TEMPORARY or UNLOGGED, or use the heap access method.")));
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
+
+	/*
+	 * An empty main fork, so that PostgreSQL's own storage bookkeeping
+	 * (pending deletes, DROP DATABASE) works as for any relation.
+	 */
+	srel = RelationCreateStorage(*newrnode, persistence, true);
+	smgrclose(srel);
+
+	/* the new state goes away if this (sub)transaction aborts ... */
+	forst_drop_storage_at(newrnode, false);
+	/* ... and a TRUNCATE's old state when it commits */
+	if (OidIsValid(rel->rd_node.relNode) && !RelFileNodeEquals(*newrnode, rel->rd_node))
+		forst_drop_storage_at(&rel->rd_node, true);
+}
+
+static void
+forst_relation_nontransactional_truncate(Relation rel)
+{
+	forst_table_shared_drop(&rel->rd_node);
+}
+
+static void
+forst_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	not_supported("moving to another tablespace");
+}
+
+static void
+forst_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
+								Relation OldIndex, bool use_sort,
+								TransactionId OldestXmin,
+								TransactionId *xid_cutoff,
+								MultiXactId *multi_cutoff,
+								double *num_tuples, double *tups_vacuumed,
+								double *tups_recently_dead)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("CLUSTER and VACUUM FULL are not supported on forst tables"),
+			 errhint("forst tables are kept in key order and compacted in the background.")));
+}
+
+static void
+forst_relation_vacuum(Relation rel, struct VacuumParams *params,
+					  BufferAccessStrategy bstrategy)
+{
+	/* compaction removes dead versions; there is nothing to vacuum */
+}
+
+/* ANALYZE: one pseudo-block that yields every row; analyze samples them. */
+static bool
+forst_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+							  BufferAccessStrategy bstrategy)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	/* the first block asked for yields every row; later ones nothing */
+	if (scan->analyzed || scan->cursor == NULL)
+		return false;
+	scan->analyzed = true;
+	return true;
+}
+
+static bool
+forst_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+							  double *liverows, double *deadrows,
+							  TupleTableSlot *slot)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	if (!forst_cursor_next(scan->cursor))
+		return false;
+	forst_store_version(slot, &scan->cursor->cur,
+						RelationGetRelid(scan->rs_base.rs_rd));
+	*liverows += 1;
+	return true;
+}
+
+static double
+forst_index_build_range_scan(Relation table_rel, Relation index_rel,
+							 struct IndexInfo *index_info, bool allow_sync,
+							 bool anyvisible, bool progress,
+							 BlockNumber start_blockno,
+							 BlockNumber numblocks,
+							 IndexBuildCallback callback,
+							 void *callback_state, TableScanDesc scan)
+{
+	not_supported("building an index other than the primary key");
+	return 0;
+}
+
+static void
+forst_index_validate_scan(Relation table_rel, Relation index_rel,
+						  struct IndexInfo *index_info, Snapshot snapshot,
+						  struct ValidateIndexState *state)
+{
+	not_supported("CREATE INDEX CONCURRENTLY");
+}
+
+/* Bytes of the table's memtables. */
+static uint64
+forst_relation_size(Relation rel, ForkNumber forkNumber)
+{
+	ForstTableShared *ts;
+	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	int			n,
+				i;
+	uint64		bytes = 0;
+
+	if (forkNumber != MAIN_FORKNUM && forkNumber != InvalidForkNumber)
+		return 0;
+	ts = forst_table_shared(&rel->rd_node, false);
+	if (ts == NULL)
+		return 0;
+	n = forst_table_slabs(ts, slabs);
+	for (i = 0; i < n; i++)
+	{
+		FstMemtableStats st;
+
+		fst_memtable_stats(forst_slab_memtable(slabs[i]), &st);
+		bytes += st.bytes_used;
+	}
+	return bytes;
+}
+
+static bool
+forst_relation_needs_toast_table(Relation rel)
+{
+	return false;
+}
+
+static void
+forst_relation_estimate_size(Relation rel, int32 *attr_widths,
+							 BlockNumber *pages, double *tuples,
+							 double *allvisfrac)
+{
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, false);
+	uint64		bytes = forst_relation_size(rel, MAIN_FORKNUM);
+
+	*tuples = ts ? (double) (int64) pg_atomic_read_u64(&ts->live_estimate) : 0;
+	if (*tuples < 0)
+		*tuples = 0;
+	*pages = (BlockNumber) ((bytes + BLCKSZ - 1) / BLCKSZ);
+	*allvisfrac = 0;
+}
+
+static bool
+forst_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres)
+{
+	not_supported("a bitmap scan");
+	return false;
+}
+
+static bool
+forst_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
+							 TupleTableSlot *slot)
+{
+	not_supported("a bitmap scan");
+	return false;
+}
+
+static bool
+forst_scan_sample_next_block(TableScanDesc scan, struct SampleScanState *scanstate)
+{
+	not_supported("TABLESAMPLE");
+	return false;
+}
+
+static bool
+forst_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
+							 TupleTableSlot *slot)
+{
+	not_supported("TABLESAMPLE");
+	return false;
+}
+
+static const TableAmRoutine forst_methods = {
+	.type = T_TableAmRoutine,
+
+	.slot_callbacks = forst_slot_callbacks,
+
+	.scan_begin = forst_scan_begin,
+	.scan_end = forst_scan_end,
+	.scan_rescan = forst_scan_rescan,
+	.scan_getnextslot = forst_scan_getnextslot,
+
+	.parallelscan_estimate = forst_parallelscan_estimate,
+	.parallelscan_initialize = forst_parallelscan_initialize,
+	.parallelscan_reinitialize = forst_parallelscan_reinitialize,
+
+	.index_fetch_begin = forst_index_fetch_begin,
+	.index_fetch_reset = forst_index_fetch_reset,
+	.index_fetch_end = forst_index_fetch_end,
+	.index_fetch_tuple = forst_index_fetch_tuple,
+
+	.tuple_fetch_row_version = forst_fetch_row_version,
+	.tuple_tid_valid = forst_tuple_tid_valid,
+	.tuple_get_latest_tid = forst_tuple_get_latest_tid,
+	.tuple_satisfies_snapshot = forst_tuple_satisfies_snapshot,
+	.index_delete_tuples = forst_index_delete_tuples,
+
+	.tuple_insert = forst_tuple_insert,
+	.tuple_insert_speculative = forst_tuple_insert_speculative,
+	.tuple_complete_speculative = forst_tuple_complete_speculative,
+	.multi_insert = forst_multi_insert,
+	.tuple_delete = forst_tuple_delete,
+	.tuple_update = forst_tuple_update,
+	.tuple_lock = forst_tuple_lock,
+	.finish_bulk_insert = forst_finish_bulk_insert,
+
+	.relation_set_new_filenode = forst_relation_set_new_filenode,
+	.relation_nontransactional_truncate = forst_relation_nontransactional_truncate,
+	.relation_copy_data = forst_relation_copy_data,
+	.relation_copy_for_cluster = forst_relation_copy_for_cluster,
+	.relation_vacuum = forst_relation_vacuum,
+	.scan_analyze_next_block = forst_scan_analyze_next_block,
+	.scan_analyze_next_tuple = forst_scan_analyze_next_tuple,
+	.index_build_range_scan = forst_index_build_range_scan,
+	.index_validate_scan = forst_index_validate_scan,
+
+	.relation_size = forst_relation_size,
+	.relation_needs_toast_table = forst_relation_needs_toast_table,
+
+	.relation_estimate_size = forst_relation_estimate_size,
+
+	.scan_bitmap_next_block = forst_scan_bitmap_next_block,
+	.scan_bitmap_next_tuple = forst_scan_bitmap_next_tuple,
+	.scan_sample_next_block = forst_scan_sample_next_block,
+	.scan_sample_next_tuple = forst_scan_sample_next_tuple
+};
+
+const TableAmRoutine *
+forst_table_am_routine(void)
+{
+	return &forst_methods;
+}
+
+bool
+forst_is_forst_relation(Relation rel)
+{
+	return rel->rd_tableam == &forst_methods;
+}
+
+Datum
+forst_tableam_handler(PG_FUNCTION_ARGS)
+{
+	if (!forst_preloaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("forst must be loaded via shared_preload_libraries")));
+	PG_RETURN_POINTER(&forst_methods);
+}
+
+bool
+forst_relation_has_rows(Relation rel)
+{
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, false);
+	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	int			n,
+				i;
+
+	if (ts == NULL)
+		return false;
+	n = forst_table_slabs(ts, slabs);
+	for (i = 0; i < n; i++)
+		if (fst_memtable_num_entries(forst_slab_memtable(slabs[i])) > 0)
+			return true;
+	return false;
+}

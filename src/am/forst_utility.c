@@ -1,0 +1,263 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_utility.c
+ *	  The ProcessUtility hook: DDL on forst tables.
+ *
+ * A forst table is stored in the order of its primary key, so the index
+ * behind that key must be a forst_key index (which stores nothing), not a
+ * btree.  For CREATE TABLE ... USING forst (or with
+ * default_table_access_method = forst) and ALTER TABLE ... ADD PRIMARY KEY
+ * on a forst table, this hook sets the constraint's access method to
+ * forst_key.  Key columns of collatable types get COLLATE "C" unless the
+ * statement says otherwise (forst keys compare bytes; another collation is
+ * refused when the key is built).  What forst cannot honour is refused
+ * here with a clear error: other unique constraints, and indexes of any
+ * other kind.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodes.h"
+#include "nodes/parsenodes.h"
+#include "parser/parse_type.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "forst.h"
+#include "forst_am.h"
+
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+static bool
+is_forst_am_name(const char *am)
+{
+	if (am == NULL)
+		am = default_table_access_method;
+	return am != NULL && strcmp(am, "forst") == 0;
+}
+
+static bool
+rangevar_is_forst(RangeVar *rv)
+{
+	Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+	Relation	rel;
+	bool		result;
+
+	if (!OidIsValid(relid))
+		return false;
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+		return false;
+	result = rel->rd_rel->relkind == RELKIND_RELATION && forst_is_forst_relation(rel);
+	relation_close(rel, AccessShareLock);
+	return result;
+}
+
+/* Sets forst_key on a PRIMARY KEY constraint; refuses other unique ones. */
+static void
+rewrite_constraint(Constraint *con, List **keycols)
+{
+	if (con->contype == CONSTR_UNIQUE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("forst tables support a PRIMARY KEY but no other UNIQUE constraint"),
+				 errhint("Make the unique columns the table's primary key, or use a heap table.")));
+	if (con->contype == CONSTR_EXCLUSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("forst tables do not support exclusion constraints")));
+	if (con->contype != CONSTR_PRIMARY)
+		return;
+	if (con->indexname != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("ADD PRIMARY KEY USING INDEX is not supported on forst tables"),
+				 errhint("A forst table's primary key is its storage order; declare it with ADD PRIMARY KEY (columns).")));
+	if (con->access_method != NULL && strcmp(con->access_method, "forst_key") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the primary key of a forst table must use access method forst_key, not %s",
+						con->access_method)));
+	if (con->including != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("INCLUDE columns are not supported in the primary key of a forst table")));
+	con->access_method = pstrdup("forst_key");
+	if (keycols)
+		*keycols = list_concat(*keycols, con->keys);
+}
+
+static void
+rewrite_create(CreateStmt *stmt)
+{
+	List	   *keycols = NIL;
+	ListCell   *lc;
+
+	if (stmt->partspec != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a partitioned table cannot use access method forst"),
+				 errhint("Create the partitions USING forst.")));
+	foreach(lc, stmt->constraints)
+		rewrite_constraint(lfirst_node(Constraint, lc), &keycols);
+	foreach(lc, stmt->tableElts)
+	{
+		Node	   *elt = lfirst(lc);
+		ListCell   *lc2;
+
+		if (IsA(elt, Constraint))
+		{
+			/* table constraints come as elements of the table */
+			rewrite_constraint((Constraint *) elt, &keycols);
+			continue;
+		}
+		if (!IsA(elt, ColumnDef))
+			continue;
+		foreach(lc2, ((ColumnDef *) elt)->constraints)
+		{
+			Constraint *con = lfirst_node(Constraint, lc2);
+
+			if (con->contype == CONSTR_PRIMARY)
+			{
+				rewrite_constraint(con, NULL);
+				keycols = lappend(keycols, makeString(((ColumnDef *) elt)->colname));
+			}
+			else
+				rewrite_constraint(con, NULL);
+		}
+	}
+
+	/* key columns of collatable types default to COLLATE "C" */
+	foreach(lc, stmt->tableElts)
+	{
+		ColumnDef  *col = (ColumnDef *) lfirst(lc);
+		ListCell   *lc2;
+		bool		is_key = false;
+		Oid			typid;
+		int32		typmod;
+
+		if (!IsA(col, ColumnDef) || col->typeName == NULL)
+			continue;
+		foreach(lc2, keycols)
+		{
+			if (strcmp(strVal(lfirst(lc2)), col->colname) == 0)
+				is_key = true;
+		}
+		if (!is_key)
+			continue;
+		typenameTypeIdAndMod(NULL, col->typeName, &typid, &typmod);
+		if (!forst_key_type_supported(typid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("forst: primary key column \"%s\" has type %s, which forst cannot use as a key",
+							col->colname, format_type_be(typid)),
+					 errhint("Key columns may be of types bool, smallint, integer, bigint, oid, real, "
+							 "double precision, date, time, timestamp, timestamptz, uuid, text, varchar, "
+							 "char, name, bytea and \"char\"; use bigint or text instead of numeric.")));
+		if (type_is_collatable(typid) && col->collClause == NULL)
+		{
+			CollateClause *cc = makeNode(CollateClause);
+
+			cc->arg = NULL;
+			cc->collname = list_make1(makeString("C"));
+			cc->location = -1;
+			col->collClause = cc;
+		}
+	}
+}
+
+static void
+check_index_stmt(IndexStmt *stmt)
+{
+	if (!rangevar_is_forst(stmt->relation))
+		return;
+	if (stmt->primary && stmt->accessMethod &&
+		strcmp(stmt->accessMethod, "forst_key") == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("forst tables support no indexes besides their primary key"),
+			 errdetail("Indexes of other kinds would store row locations, which forst rows do not have."),
+			 errhint("Query by the primary key, or keep the data to index in a heap table.")));
+}
+
+static void
+rewrite_alter(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+
+	if (!rangevar_is_forst(stmt->relation))
+		return;
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
+			rewrite_constraint((Constraint *) cmd->def, NULL);
+		else if (cmd->subtype == AT_SetAccessMethod)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("changing the access method of a forst table is not supported yet")));
+		else if (cmd->subtype == AT_ClusterOn)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("CLUSTER is not supported on forst tables"),
+					 errhint("forst tables are kept in key order and compacted in the background.")));
+	}
+}
+
+static void
+forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					 bool readOnlyTree, ProcessUtilityContext context,
+					 ParamListInfo params, QueryEnvironment *queryEnv,
+					 DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	bool		rewrite = false;
+
+	if (IsA(parsetree, CreateStmt))
+		rewrite = is_forst_am_name(((CreateStmt *) parsetree)->accessMethod) &&
+			((CreateStmt *) parsetree)->partbound == NULL;
+	else if (IsA(parsetree, AlterTableStmt) || IsA(parsetree, IndexStmt))
+		rewrite = true;
+
+	if (rewrite && forst_preloaded)
+	{
+		if (readOnlyTree)
+		{
+			pstmt = copyObject(pstmt);
+			parsetree = pstmt->utilityStmt;
+			readOnlyTree = false;
+		}
+		if (IsA(parsetree, CreateStmt))
+			rewrite_create((CreateStmt *) parsetree);
+		else if (IsA(parsetree, AlterTableStmt))
+			rewrite_alter((AlterTableStmt *) parsetree);
+		else
+			check_index_stmt((IndexStmt *) parsetree);
+	}
+
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+							queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+void
+forst_utility_init(void)
+{
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = forst_ProcessUtility;
+}
