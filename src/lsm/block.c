@@ -249,6 +249,7 @@ fst_block_open(const char *contents, size_t len, bool owned, FstBlock **out,
 	b->restarts = contents + entries_end;
 	b->owned = owned;
 	b->refcount = 1;
+	b->restart_interval = 0;
 	*out = b;
 	return FST_OK;
 
@@ -278,6 +279,8 @@ typedef struct BlockIter
 	size_t		current;		/* offset of the current entry */
 	size_t		next_off;		/* offset of the entry after it */
 	uint32		restart_index;	/* restart block containing current */
+	uint32		cur_index;		/* ordinal of the current entry */
+	uint32		next_index;		/* ordinal of the entry at next_off */
 	FstBuf		key;
 	FstSlice	value;
 	bool		valid;
@@ -340,6 +343,7 @@ biter_parse_next(BlockIter *it)
 	}
 	it->value = fst_slice(p + unshared, (size_t) vlen);
 	it->next_off = (size_t) (p + unshared + vlen - base);
+	it->cur_index = it->next_index++;
 	while (it->restart_index + 1 < it->block->num_restarts &&
 		   restart_point(it, it->restart_index + 1) <= it->current)
 		it->restart_index++;
@@ -353,6 +357,7 @@ biter_seek_to_restart(BlockIter *it, uint32 index)
 	it->key.len = 0;
 	it->restart_index = index;
 	it->next_off = restart_point(it, index);
+	it->next_index = index * it->block->restart_interval;
 }
 
 static void
@@ -473,4 +478,37 @@ fst_block_iter_create(FstBlock *b, FstKeyCmp cmp)
 	it->valid = false;
 	it->status = FST_OK;
 	return &it->base;
+}
+
+uint32
+fst_block_iter_index(FstIter *iter)
+{
+	return ((BlockIter *) iter)->cur_index;
+}
+
+void
+fst_block_iter_seek_to_index(FstIter *iter, uint32 index)
+{
+	BlockIter  *it = (BlockIter *) iter;
+	uint32		interval = it->block->restart_interval;
+	uint32		r;
+
+	it->status = FST_OK;
+	if (interval == 0)
+	{
+		biter_corrupt(it, "block has no known restart interval");
+		return;
+	}
+	r = index / interval;
+	if (r >= it->block->num_restarts)
+	{
+		it->valid = false;
+		return;
+	}
+	biter_seek_to_restart(it, r);
+	while (biter_parse_next(it))
+	{
+		if (it->cur_index == index)
+			return;
+	}
 }

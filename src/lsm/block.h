@@ -100,6 +100,7 @@ typedef struct FstBlock
 	const char *restarts;
 	bool		owned;
 	int			refcount;		/* for caches; 1 after open */
+	uint32		restart_interval;	/* entries per restart; 0 if unknown */
 } FstBlock;
 
 extern FstCode fst_block_open(const char *contents, size_t len, bool owned,
@@ -111,5 +112,13 @@ extern void fst_block_release(FstBlock *b);
  * on destroy) and compares keys with cmp.
  */
 extern FstIter *fst_block_iter_create(FstBlock *b, FstKeyCmp cmp);
+
+/*
+ * Positions by ordinal: the index (0-based) of the entry a block iterator
+ * is at, and a seek to the entry with a given index (invalid past the end).
+ * Both need the block's restart_interval to be known.
+ */
+extern uint32 fst_block_iter_index(FstIter *it);
+extern void fst_block_iter_seek_to_index(FstIter *it, uint32 index);
 
 #endif							/* FST_BLOCK_H */

@@ -75,6 +75,7 @@ typedef struct FstSstProps
 	uint32		compression;
 	uint32		block_size;
 	uint32		bloom_bits_per_key;
+	uint32		restart_interval;	/* of data blocks */
 	int64		created_at;		/* microseconds since the Unix epoch */
 	uint64		file_size;		/* set by writer finish and reader open */
 } FstSstProps;
@@ -169,6 +170,18 @@ extern bool fst_sst_may_contain(FstSstReader *r, FstSlice user_part);
  * time.  The reader must outlive it.
  */
 extern FstIter *fst_sst_iter_create(FstSstReader *r);
+
+/*
+ * Where the entry an SST iterator is at lives: data block number and entry
+ * number within the block (a stable address of one version in an immutable
+ * file; the table AM puts it in TIDs).  fst_sst_read_at copies the entry at
+ * such an address; FST_NOT_FOUND if there is none.
+ */
+extern void fst_sst_iter_position(FstIter *it, uint32 *block_no,
+								  uint32 *entry_no);
+extern FstCode fst_sst_read_at(FstSstReader *r, uint32 block_no,
+							   uint32 entry_no, FstBuf *key, FstBuf *value,
+							   FstError *err);
 
 /*
  * Point lookup: the newest version of user_part with seq <= max_seq that

@@ -34,7 +34,8 @@ enum
 	PROP_BLOCK_SIZE,
 	PROP_BLOOM_BITS,
 	PROP_CREATED_AT,
-	PROP_MAX_KNOWN = PROP_CREATED_AT
+	PROP_RESTART_INTERVAL,
+	PROP_MAX_KNOWN = PROP_RESTART_INTERVAL
 };
 
 static inline uint64
@@ -104,6 +105,7 @@ fst_sst_props_encode(const FstSstProps *p, FstBuf *out)
 	put_uint(out, PROP_BLOCK_SIZE, p->block_size);
 	put_uint(out, PROP_BLOOM_BITS, p->bloom_bits_per_key);
 	put_uint(out, PROP_CREATED_AT, zigzag(p->created_at));
+	put_uint(out, PROP_RESTART_INTERVAL, p->restart_interval);
 }
 
 FstCode
@@ -209,6 +211,11 @@ fst_sst_props_decode(FstSlice in, FstSstProps *p, FstError *err)
 				break;
 			case PROP_CREATED_AT:
 				p->created_at = unzigzag(v);
+				break;
+			case PROP_RESTART_INTERVAL:
+				if (v == 0 || v > 65536)
+					return fst_error(err, FST_CORRUPT, "restart interval out of range");
+				p->restart_interval = (uint32) v;
 				break;
 		}
 	}

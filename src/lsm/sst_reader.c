@@ -250,6 +250,7 @@ fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 	rc = fst_block_open(contents, clen, true, &r->index, err);
 	if (rc != FST_OK)
 		goto fail;
+	r->index->restart_interval = FST_INDEX_RESTART_INTERVAL;
 	rc = check_index(r, err);
 	if (rc != FST_OK)
 		goto fail;
@@ -319,6 +320,7 @@ load_data_block(FstSstReader *r, FstBlockHandle h, FstBlock **out, FstError *err
 	rc = fst_block_open(contents, clen, true, out, err);
 	if (rc != FST_OK)
 		return rc;
+	(*out)->restart_interval = r->props.restart_interval;
 	if (r->opt.cache)
 		fst_block_cache_insert(r->opt.cache, r->opt.cache_id, h.offset, *out);
 	return FST_OK;
@@ -612,4 +614,64 @@ done:
 	if (rc != FST_OK)
 		*result = FST_GET_NONE;
 	return rc;
+}
+
+void
+fst_sst_iter_position(FstIter *iter, uint32 *block_no, uint32 *entry_no)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	*block_no = fst_block_iter_index(it->index_it);
+	*entry_no = fst_block_iter_index(it->data_it);
+}
+
+FstCode
+fst_sst_read_at(FstSstReader *r, uint32 block_no, uint32 entry_no,
+				FstBuf *key, FstBuf *value, FstError *err)
+{
+	FstIter    *index_it;
+	FstIter    *data_it;
+	FstBlockHandle h;
+	FstBlock   *b;
+	FstCode		rc;
+
+	if (r->props.restart_interval == 0)
+		return fst_error(err, FST_NOT_SUPPORTED, "SST has no restart interval property");
+	if (block_no >= r->props.num_data_blocks)
+		return fst_error(err, FST_NOT_FOUND, "SST has no data block %u", block_no);
+	index_it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	if (index_it == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	fst_block_iter_seek_to_index(index_it, block_no);
+	if (!fst_iter_valid(index_it) ||
+		!fst_block_handle_decode(fst_iter_value(index_it), &h))
+	{
+		rc = fst_iter_status(index_it, err);
+		fst_iter_destroy(index_it);
+		return rc != FST_OK ? rc : fst_error(err, FST_CORRUPT, "malformed SST index entry");
+	}
+	fst_iter_destroy(index_it);
+	rc = load_data_block(r, h, &b, err);
+	if (rc != FST_OK)
+		return rc;
+	data_it = fst_block_iter_create(b, fst_ikey_cmp);
+	fst_block_release(b);
+	if (data_it == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	fst_block_iter_seek_to_index(data_it, entry_no);
+	if (!fst_iter_valid(data_it))
+	{
+		rc = fst_iter_status(data_it, err);
+		fst_iter_destroy(data_it);
+		return rc != FST_OK ? rc : fst_error(err, FST_NOT_FOUND,
+											 "SST block %u has no entry %u", block_no, entry_no);
+	}
+	fst_buf_reset(key);
+	fst_buf_append(key, fst_iter_key(data_it).data, fst_iter_key(data_it).len);
+	fst_buf_reset(value);
+	fst_buf_append(value, fst_iter_value(data_it).data, fst_iter_value(data_it).len);
+	fst_iter_destroy(data_it);
+	if (key->oom || value->oom)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	return FST_OK;
 }

@@ -97,7 +97,7 @@ fst_sst_writer_create(const FstSstOptions *opt, FstWriteSink *sink,
 
 	*out = NULL;
 	if (opt->block_size < 256 || opt->block_size > 16 * 1024 * 1024 ||
-		opt->restart_interval < 1 ||
+		opt->restart_interval < 1 || opt->restart_interval > 65536 ||
 		(opt->compression != FST_COMPRESS_NONE && opt->compression != FST_COMPRESS_LZ4) ||
 		opt->bloom_bits_per_key < 0 || opt->bloom_bits_per_key > 64)
 		return fst_error(err, FST_INVALID_ARGUMENT, "invalid SST writer options");
@@ -115,6 +115,7 @@ fst_sst_writer_create(const FstSstOptions *opt, FstWriteSink *sink,
 	w->props.compression = (uint32) opt->compression;
 	w->props.block_size = (uint32) opt->block_size;
 	w->props.bloom_bits_per_key = (uint32) opt->bloom_bits_per_key;
+	w->props.restart_interval = (uint32) opt->restart_interval;
 	gettimeofday(&tv, NULL);
 	w->props.created_at = (int64) tv.tv_sec * 1000000 + tv.tv_usec;
 	*out = w;

@@ -409,3 +409,62 @@ FST_TEST(sst_block_cache_serves_repeat_reads)
 	fst_block_cache_destroy(cache);
 	fst_free(ents);
 }
+
+FST_TEST(sst_positions_address_every_entry)
+{
+	int			n = 1200;
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstBuf		file,
+				k,
+				v;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstIter    *it;
+	uint32		prev_block = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		test_entry_numbered(&ents[i], i, 10 + i, (size_t) (i % 40));
+	CHECK_OK(test_build_sst(ents, n, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, false);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK(fst_sst_props(r)->restart_interval == 4);
+	fst_buf_init(&k);
+	fst_buf_init(&v);
+	it = fst_sst_iter_create(r);
+	for (fst_iter_seek_first(it), i = 0; fst_iter_valid(it); fst_iter_next(it), i++)
+	{
+		uint32		b,
+					e;
+
+		fst_sst_iter_position(it, &b, &e);
+		CHECK(b == prev_block || b == prev_block + 1);
+		CHECK(b != prev_block || i == 0 || e > 0);
+		prev_block = b;
+		CHECK_OK(fst_sst_read_at(r, b, e, &k, &v, &err), &err);
+		CHECK(k.len == ents[i].klen && memcmp(k.data, ents[i].key, k.len) == 0);
+		CHECK(v.len == ents[i].vlen && memcmp(v.data, ents[i].val, v.len) == 0);
+	}
+	CHECK_EQ_INT(i, n);
+	/* positions after a seek are right too */
+	fst_iter_seek(it, fst_slice(ents[777].key, ents[777].klen));
+	{
+		uint32		b,
+					e;
+
+		fst_sst_iter_position(it, &b, &e);
+		CHECK_OK(fst_sst_read_at(r, b, e, &k, &v, &err), &err);
+		CHECK(memcmp(k.data, ents[777].key, k.len) == 0);
+		CHECK(fst_sst_read_at(r, b, 100000, &k, &v, &err) == FST_NOT_FOUND);
+		CHECK(fst_sst_read_at(r, 1000000, 0, &k, &v, &err) == FST_NOT_FOUND);
+	}
+	fst_iter_destroy(it);
+	fst_buf_free(&k);
+	fst_buf_free(&v);
+	fst_sst_close(r);
+	fst_range_close(src);
+	fst_buf_free(&file);
+	fst_free(ents);
+}
