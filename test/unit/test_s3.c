@@ -1,0 +1,822 @@
+/*
+ * test_s3.c — the s3:// backend against a real S3-compatible server.
+ *
+ * These tests ("s3it_*") exist only when FORST_S3_TEST_URL names a store,
+ * such as s3://forst-test/it?endpoint=http://127.0.0.1:7480, with
+ * credentials in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; without it
+ * they are not registered (and say so on stderr), so that "make unit"
+ * never counts them as passed.  scripts/test.sh --only s3 runs them
+ * against Ceph RGW (see scripts/rgw.sh).
+ *
+ * Every test works under its own prefix, <url prefix>/<run>/<test>, <run>
+ * being FORST_S3_TEST_RUN or the process id.  Server quirks are declared:
+ *	  FORST_S3_TEST_NO_CONDITIONAL=1	no If-None-Match (s3rver): skip the
+ *										create-if-absent tests
+ *	  FORST_S3_TEST_NO_AUTH=1			signatures unchecked (s3rver 3):
+ *										skip the wrong-secret test
+ *	  FORST_S3_TEST_CLI_DIR=dir			run s3it_cli_interop (scripts/
+ *										s3-cli-check.sh drives it)
+ *
+ * Servers that refuse connections or never answer are simulated on
+ * 127.0.0.1 by the tests themselves.
+ */
+#include "unit.h"
+#include "objstore_s3.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char run_id[32];
+
+static bool
+env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
+/* The test URL with "/<run>/<name>" appended to its prefix (or exactly). */
+static void
+test_url(const char *name, char *out, size_t size)
+{
+	const char *base = getenv("FORST_S3_TEST_URL");
+	const char *q = strchr(base, '?');
+	size_t		n = q ? (size_t) (q - base) : strlen(base);
+
+	while (n > 0 && base[n - 1] == '/')
+		n--;
+	if (name == NULL)
+		snprintf(out, size, "%s", base);
+	else
+		snprintf(out, size, "%.*s/%s/%s%s", (int) n, base, run_id, name,
+				 q ? q : "");
+}
+
+static bool
+open_named(const char *name, FstObjStore **store)
+{
+	char		url[1024];
+	FstError	err;
+
+	test_url(name, url, sizeof(url));
+	if (fst_objstore_open(url, store, &err) != FST_OK)
+	{
+		fst_test_fail(__FILE__, __LINE__, "open %s: %s", url, err.msg);
+		return false;
+	}
+	return true;
+}
+
+/* Open with an explicit configuration (from the environment, then cfg). */
+static bool
+open_cfg(const char *name, FstS3Config *cfg, const char *bucket,
+		 FstObjStore **store, FstError *err)
+{
+	char		url[1024];
+	FstObjUrl	u;
+
+	test_url(name, url, sizeof(url));
+	if (fst_objstore_parse_url(url, &u, err) != FST_OK)
+		return false;
+	if (bucket)
+		snprintf(u.host, sizeof(u.host), "%s", bucket);
+	if (cfg->endpoint == NULL)
+	{
+		/* the endpoint of the test URL, when it has one */
+		static char ep[256];
+		const char *e = strstr(u.query, "endpoint=");
+
+		if (e)
+		{
+			snprintf(ep, sizeof(ep), "%s", e + 9);
+			ep[strcspn(ep, "&")] = '\0';
+			cfg->endpoint = ep;
+		}
+	}
+	fst_s3_config_from_env(cfg);
+	return fst_objstore_s3_open(&u, url, cfg, store, err) == FST_OK;
+}
+
+static bool
+put_str(FstObjStore *store, const char *key, const char *s)
+{
+	FstError	err;
+
+	if (fst_objstore_put(store, key, s, strlen(s), &err) != FST_OK)
+	{
+		fst_test_fail(__FILE__, __LINE__, "put %s: %s", key, err.msg);
+		return false;
+	}
+	return true;
+}
+
+static bool
+buf_is(const FstBuf *b, const void *data, size_t len)
+{
+	return b->len == len && (len == 0 || memcmp(b->data, data, len) == 0);
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+fill_random(char *p, size_t n, uint64 seed)
+{
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (i % 8 == 0)
+			fst_rand_next(&seed);
+		p[i] = (char) (seed >> (8 * (i % 8)));
+	}
+}
+
+static void
+s3it_put_get_roundtrip(void)
+{
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+	char	   *big;
+
+	if (!open_named("roundtrip", &store))
+		return;
+	fst_buf_init(&b);
+	CHECK(put_str(store, "a/b/c.sst", "hello"));
+	CHECK_OK(fst_objstore_get(store, "a/b/c.sst", &b, &err), &err);
+	CHECK(buf_is(&b, "hello", 5));
+	/* overwrite */
+	CHECK(put_str(store, "a/b/c.sst", "bye"));
+	CHECK_OK(fst_objstore_get(store, "a/b/c.sst", &b, &err), &err);
+	CHECK(buf_is(&b, "bye", 3));
+	/* empty object; a key with characters that need encoding */
+	CHECK_OK(fst_objstore_put(store, "empty", "", 0, &err), &err);
+	CHECK_OK(fst_objstore_get(store, "empty", &b, &err), &err);
+	CHECK(b.len == 0);
+	CHECK(put_str(store, "odd/a b+c=d&e%f$g'h(i)~j", "odd"));
+	CHECK_OK(fst_objstore_get(store, "odd/a b+c=d&e%f$g'h(i)~j", &b, &err), &err);
+	CHECK(buf_is(&b, "odd", 3));
+	/* binary, 300 KB */
+	big = malloc(300000);
+	fill_random(big, 300000, 42);
+	CHECK_OK(fst_objstore_put(store, "bin", big, 300000, &err), &err);
+	CHECK_OK(fst_objstore_get(store, "bin", &b, &err), &err);
+	CHECK(buf_is(&b, big, 300000));
+	free(big);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+static void
+s3it_get_range_and_head(void)
+{
+	FstObjStore *store;
+	FstError	err;
+	FstObjInfo	info;
+	char		buf[64];
+	size_t		got;
+	time_t		now = time(NULL);
+
+	if (!open_named("range", &store))
+		return;
+	CHECK(put_str(store, "r/obj", "0123456789abcdef"));
+	CHECK_OK(fst_objstore_get_range(store, "r/obj", 4, 6, buf, &got, &err), &err);
+	CHECK(got == 6 && memcmp(buf, "456789", 6) == 0);
+	CHECK_OK(fst_objstore_get_range(store, "r/obj", 10, 6, buf, &got, &err), &err);
+	CHECK(got == 6 && memcmp(buf, "abcdef", 6) == 0);
+	CHECK_OK(fst_objstore_get_range(store, "r/obj", 12, 30, buf, &got, &err), &err);
+	CHECK(got == 4 && memcmp(buf, "cdef", 4) == 0);
+	got = 99;
+	CHECK_OK(fst_objstore_get_range(store, "r/obj", 16, 4, buf, &got, &err), &err);
+	CHECK(got == 0);
+	got = 99;
+	CHECK_OK(fst_objstore_get_range(store, "r/obj", 1000, 4, buf, &got, &err), &err);
+	CHECK(got == 0);
+	CHECK_OK(fst_objstore_get_range(store, "r/obj", 3, 0, buf, &got, &err), &err);
+	CHECK(got == 0);
+
+	CHECK_OK(fst_objstore_head(store, "r/obj", &info, &err), &err);
+	CHECK(info.size == 16);
+	CHECK_MSG(info.mtime >= (int64) now - 120 && info.mtime <= (int64) now + 120,
+			  "mtime %lld, now %lld", (long long) info.mtime, (long long) now);
+	CHECK_OK(fst_objstore_put(store, "r/empty", "", 0, &err), &err);
+	CHECK_OK(fst_objstore_head(store, "r/empty", &info, &err), &err);
+	CHECK(info.size == 0);
+	got = 99;
+	CHECK_OK(fst_objstore_get_range(store, "r/empty", 0, 4, buf, &got, &err), &err);
+	CHECK(got == 0);
+	fst_objstore_close(store);
+}
+
+static void
+s3it_not_found(void)
+{
+	FstObjStore *store;
+	FstError	err;
+	FstObjInfo	info;
+	FstBuf		b;
+	char		buf[8];
+	size_t		got;
+	const char *keys[] = {"nope/1", "nope/2"};
+
+	if (!open_named("notfound", &store))
+		return;
+	fst_buf_init(&b);
+	CHECK(fst_objstore_get(store, "nope", &b, &err) == FST_NOT_FOUND);
+	CHECK(fst_objstore_head(store, "nope", &info, &err) == FST_NOT_FOUND);
+	CHECK(fst_objstore_get_range(store, "nope", 0, 8, buf, &got, &err) == FST_NOT_FOUND);
+	CHECK(fst_objstore_get_range(store, "nope", 0, 0, buf, &got, &err) == FST_NOT_FOUND);
+	/* deleting what is not there is success */
+	CHECK_OK(fst_objstore_delete_batch(store, keys, 2, NULL, &err), &err);
+	CHECK(fst_objstore_stats(store)->not_found == 4);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+static void
+s3it_put_if_absent(void)
+{
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+
+	if (!open_named("ifabsent", &store))
+		return;
+	fst_buf_init(&b);
+	CHECK_OK(fst_objstore_put_if_absent(store, "m/0001", "first", 5, &err), &err);
+	CHECK(fst_objstore_put_if_absent(store, "m/0001", "second", 6, &err) == FST_ALREADY_EXISTS);
+	CHECK_MSG(strstr(err.msg, "already exists") != NULL, "%s", err.msg);
+	CHECK_OK(fst_objstore_get(store, "m/0001", &b, &err), &err);
+	CHECK(buf_is(&b, "first", 5));
+	CHECK(fst_objstore_stats(store)->already_exists == 1);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+/* Forked writers race for one key: exactly one wins. */
+static void
+s3it_put_if_absent_race(void)
+{
+	enum
+	{
+	NPROC = 6, ROUNDS = 3};
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+	int			round;
+
+	if (!open_named("race", &store))
+		return;
+	fst_buf_init(&b);
+	for (round = 0; round < ROUNDS; round++)
+	{
+		pid_t		pids[NPROC];
+		int			winners = 0;
+		int			winner = -1;
+		int			i;
+		char		key[32];
+		char		want[32];
+
+		snprintf(key, sizeof(key), "race/%d", round);
+		for (i = 0; i < NPROC; i++)
+		{
+			pids[i] = fork();
+			if (pids[i] == 0)
+			{
+				FstObjStore *mine;
+				FstError	e;
+				char		val[32];
+				FstCode		c;
+
+				if (!open_named("race", &mine))
+					_exit(3);
+				snprintf(val, sizeof(val), "writer %d", i);
+				c = fst_objstore_put_if_absent(mine, key, val, strlen(val), &e);
+				fst_objstore_close(mine);
+				if (c != FST_OK && c != FST_ALREADY_EXISTS)
+					fprintf(stderr, "    child %d: %s\n", i, e.msg);
+				_exit(c == FST_OK ? 0 : c == FST_ALREADY_EXISTS ? 1 : 2);
+			}
+		}
+		for (i = 0; i < NPROC; i++)
+		{
+			int			st;
+
+			CHECK(waitpid(pids[i], &st, 0) == pids[i]);
+			CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) <= 1,
+					  "child %d failed (status %d)", i, st);
+			if (WEXITSTATUS(st) == 0)
+			{
+				winners++;
+				winner = i;
+			}
+		}
+		CHECK_EQ_INT(winners, 1);
+		snprintf(want, sizeof(want), "writer %d", winner);
+		CHECK_OK(fst_objstore_get(store, key, &b, &err), &err);
+		CHECK(buf_is(&b, want, strlen(want)));
+	}
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+static void
+s3it_list_pagination(void)
+{
+	FstObjStore *store;
+	FstError	err;
+	FstObjList	l;
+	const char *keys[] = {
+		"l/a", "l/ab/1", "l/ab/2", "l/b", "l/c/d/e", "l/c0", "l/d", "l/e",
+		"l/f", "l/g", "l/h", "l/i", "m/outside", "k/outside"
+	};
+	int			nl = 12;
+	char	   *next = NULL;
+	int			seen = 0;
+	int			pages = 0;
+	int			i;
+
+	if (!open_named("list", &store))
+		return;
+	for (i = 0; i < (int) lengthof(keys); i++)
+		CHECK(put_str(store, keys[i], keys[i]));
+
+	/* pages of 5: every "l/" key once, in order */
+	do
+	{
+		CHECK_OK(fst_objstore_list(store, "l/", next, 5, &l, &err), &err);
+		pages++;
+		CHECK(l.nentries <= 5);
+		for (i = 0; i < l.nentries; i++)
+		{
+			CHECK_MSG(seen < nl && strcmp(l.entries[i].key, keys[seen]) == 0,
+					  "entry %d: %s", seen, l.entries[i].key);
+			CHECK(l.entries[i].size == strlen(keys[seen]));
+			seen++;
+		}
+		free(next);
+		next = l.next ? strdup(l.next) : NULL;
+		CHECK(l.truncated == (next != NULL));
+		fst_objstore_list_free(&l);
+	} while (next);
+	CHECK_EQ_INT(seen, nl);
+	CHECK(pages >= 3);
+
+	/* a prefix that is not at a '/' boundary */
+	CHECK_OK(fst_objstore_list(store, "l/a", NULL, 0, &l, &err), &err);
+	CHECK_EQ_INT(l.nentries, 3);
+	CHECK(!l.truncated && l.next == NULL);
+	fst_objstore_list_free(&l);
+	CHECK_OK(fst_objstore_list(store, "l/c", NULL, 0, &l, &err), &err);
+	CHECK_EQ_INT(l.nentries, 2);
+	fst_objstore_list_free(&l);
+	/* start_after in the middle, also a key that does not exist */
+	CHECK_OK(fst_objstore_list(store, "l/", "l/c0", 0, &l, &err), &err);
+	CHECK_EQ_INT(l.nentries, 6);
+	CHECK(strcmp(l.entries[0].key, "l/d") == 0);
+	fst_objstore_list_free(&l);
+	CHECK_OK(fst_objstore_list(store, "l/", "l/c1", 0, &l, &err), &err);
+	CHECK(l.nentries == 6 && strcmp(l.entries[0].key, "l/d") == 0);
+	fst_objstore_list_free(&l);
+	/* everything; nothing */
+	CHECK_OK(fst_objstore_list(store, "", NULL, 0, &l, &err), &err);
+	CHECK_EQ_INT(l.nentries, (int) lengthof(keys));
+	CHECK(strcmp(l.entries[0].key, "k/outside") == 0);
+	fst_objstore_list_free(&l);
+	CHECK_OK(fst_objstore_list(store, "zzz", NULL, 0, &l, &err), &err);
+	CHECK(l.nentries == 0 && !l.truncated);
+	fst_objstore_list_free(&l);
+	fst_objstore_close(store);
+}
+
+/* More keys than one ListObjectsV2 page and one DeleteObjects request. */
+static void
+s3it_many_keys(void)
+{
+	enum
+	{
+	N = 1100};
+	FstObjStore *store;
+	FstError	err;
+	FstObjList	l;
+	char	  **keys = calloc(N, sizeof(char *));
+	FstCode    *codes = calloc(N, sizeof(FstCode));
+	int			i;
+
+	if (!open_named("many", &store))
+		return;
+	for (i = 0; i < N; i++)
+	{
+		char		k[32];
+
+		snprintf(k, sizeof(k), "k/%05d", i);
+		keys[i] = strdup(k);
+		CHECK(put_str(store, k, "x"));
+	}
+	CHECK_OK(fst_objstore_list(store, "k/", NULL, 0, &l, &err), &err);
+	CHECK_EQ_INT(l.nentries, 1000);
+	CHECK(l.truncated && strcmp(l.next, "k/00999") == 0);
+	fst_objstore_list_free(&l);
+	CHECK_OK(fst_objstore_list(store, "k/", "k/00999", 0, &l, &err), &err);
+	CHECK_EQ_INT(l.nentries, 100);
+	CHECK(!l.truncated);
+	fst_objstore_list_free(&l);
+
+	CHECK_OK(fst_objstore_delete_batch(store, (const char *const *) keys, N,
+									   codes, &err), &err);
+	for (i = 0; i < N; i++)
+		CHECK(codes[i] == FST_OK);
+	CHECK(fst_objstore_stats(store)->keys_deleted == N);
+	CHECK_OK(fst_objstore_list(store, "k/", NULL, 0, &l, &err), &err);
+	CHECK_EQ_INT(l.nentries, 0);
+	fst_objstore_list_free(&l);
+	for (i = 0; i < N; i++)
+		free(keys[i]);
+	free(keys);
+	free(codes);
+	fst_objstore_close(store);
+}
+
+static void
+s3it_delete_batch(void)
+{
+	FstObjStore *store;
+	FstError	err;
+	FstObjInfo	info;
+	const char *keys[] = {"d/1", "d/missing", "d/2", "d/&<odd>'\""};
+	FstCode		codes[4];
+
+	if (!open_named("delete", &store))
+		return;
+	CHECK(put_str(store, "d/1", "1"));
+	CHECK(put_str(store, "d/2", "2"));
+	CHECK(put_str(store, "d/3", "3"));
+	CHECK(put_str(store, "d/&<odd>'\"", "4"));
+	CHECK_OK(fst_objstore_delete_batch(store, keys, 4, codes, &err), &err);
+	CHECK(codes[0] == FST_OK && codes[1] == FST_OK && codes[2] == FST_OK &&
+		  codes[3] == FST_OK);
+	CHECK(fst_objstore_head(store, "d/1", &info, &err) == FST_NOT_FOUND);
+	CHECK(fst_objstore_head(store, "d/2", &info, &err) == FST_NOT_FOUND);
+	CHECK(fst_objstore_head(store, "d/&<odd>'\"", &info, &err) == FST_NOT_FOUND);
+	CHECK_OK(fst_objstore_head(store, "d/3", &info, &err), &err);
+	fst_objstore_close(store);
+}
+
+static void
+s3it_multipart(void)
+{
+	FstS3Config cfg;
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+	size_t		n = (size_t) 20 << 20;
+	char	   *data = malloc(n);
+	char	   *buf = malloc(1 << 20);
+	size_t		got;
+	FstObjInfo	info;
+
+	fst_s3_config_defaults(&cfg);
+	cfg.multipart_threshold = (uint64) 6 << 20;
+	cfg.part_size = (uint64) 5 << 20;
+	CHECK_MSG(open_cfg("multipart", &cfg, NULL, &store, &err), "open: %s", err.msg);
+	fill_random(data, n, 7);
+	CHECK_OK(fst_objstore_put(store, "big.sst", data, n, &err), &err);
+	CHECK_OK(fst_objstore_head(store, "big.sst", &info, &err), &err);
+	CHECK(info.size == n);
+	fst_buf_init(&b);
+	CHECK_OK(fst_objstore_get(store, "big.sst", &b, &err), &err);
+	CHECK(buf_is(&b, data, n));
+	/* a range across the first part boundary */
+	CHECK_OK(fst_objstore_get_range(store, "big.sst", (5 << 20) - 1000, 1 << 20,
+									buf, &got, &err), &err);
+	CHECK(got == (1 << 20) && memcmp(buf, data + (5 << 20) - 1000, got) == 0);
+	fst_buf_free(&b);
+	free(data);
+	free(buf);
+	fst_objstore_close(store);
+}
+
+static void
+s3it_wrong_secret(void)
+{
+	FstS3Config cfg;
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+	const char *secret = "forst-wrong-secret-value";
+
+	fst_s3_config_defaults(&cfg);
+	cfg.secret_key = secret;
+	CHECK_MSG(open_cfg("wrongsecret", &cfg, NULL, &store, &err), "open: %s", err.msg);
+	fst_buf_init(&b);
+	CHECK(fst_objstore_put(store, "x", "x", 1, &err) == FST_ACCESS_DENIED);
+	CHECK_MSG(strstr(err.msg, secret) == NULL, "secret in message: %s", err.msg);
+	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_ACCESS_DENIED);
+	CHECK_MSG(strstr(err.msg, "SignatureDoesNotMatch") != NULL, "%s", err.msg);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+
+	/* an unknown access key */
+	fst_s3_config_defaults(&cfg);
+	cfg.access_key = "FORSTNOSUCHKEY";
+	cfg.secret_key = secret;
+	CHECK_MSG(open_cfg("wrongsecret", &cfg, NULL, &store, &err), "open: %s", err.msg);
+	CHECK(fst_objstore_put(store, "x", "x", 1, &err) == FST_ACCESS_DENIED);
+	CHECK_MSG(strstr(err.msg, secret) == NULL, "secret in message: %s", err.msg);
+	fst_objstore_close(store);
+}
+
+static void
+s3it_missing_bucket(void)
+{
+	FstS3Config cfg;
+	FstObjStore *store;
+	FstError	err;
+	FstObjList	l;
+	FstBuf		b;
+
+	fst_s3_config_defaults(&cfg);
+	CHECK_MSG(open_cfg("x", &cfg, "forst-no-such-bucket", &store, &err),
+			  "open: %s", err.msg);
+	fst_buf_init(&b);
+	CHECK(fst_objstore_put(store, "x", "x", 1, &err) == FST_NOT_FOUND);
+	CHECK_MSG(strstr(err.msg, "bucket \"forst-no-such-bucket\" does not exist") != NULL,
+			  "%s", err.msg);
+	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_NOT_FOUND);
+	CHECK_MSG(strstr(err.msg, "does not exist") != NULL, "%s", err.msg);
+	CHECK(fst_objstore_list(store, "", NULL, 0, &l, &err) == FST_NOT_FOUND);
+	CHECK_MSG(strstr(err.msg, "does not exist") != NULL, "%s", err.msg);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+/* A listening socket on 127.0.0.1 that never accepts: requests hang. */
+static int
+silent_server(int *port)
+{
+	struct sockaddr_in a;
+	socklen_t	alen = sizeof(a);
+	int			fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof(a)) < 0 ||
+		listen(fd, 16) < 0 ||
+		getsockname(fd, (struct sockaddr *) &a, &alen) < 0)
+		return -1;
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void
+s3it_connection_refused(void)
+{
+	FstS3Config cfg;
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+	char		ep[64];
+	int			port;
+	int			fd = silent_server(&port);
+	double		t0;
+
+	/* a port that was just free: bind, learn it, close */
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
+	fst_s3_config_defaults(&cfg);
+	cfg.endpoint = ep;
+	cfg.max_retries = 3;
+	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
+	fst_buf_init(&b);
+	t0 = now_s();
+	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_IO_ERROR);
+	CHECK_MSG(now_s() - t0 < 5.0, "took %.1f s", now_s() - t0);
+	CHECK_MSG(strstr(err.msg, "could not connect") != NULL &&
+			  strstr(err.msg, "after 4 attempts") != NULL, "%s", err.msg);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+static void
+s3it_timeout(void)
+{
+	FstS3Config cfg;
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+	char		ep[64];
+	int			port;
+	int			fd = silent_server(&port);
+	double		t0;
+
+	CHECK(fd >= 0);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
+	fst_s3_config_defaults(&cfg);
+	cfg.endpoint = ep;
+	cfg.request_timeout_ms = 300;
+	cfg.max_retries = 1;
+	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
+	fst_buf_init(&b);
+	t0 = now_s();
+	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_TRANSIENT);
+	CHECK_MSG(now_s() - t0 < 3.0, "took %.1f s", now_s() - t0);
+	CHECK_MSG(strstr(err.msg, "timed out") != NULL, "%s", err.msg);
+	close(fd);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+static double interrupt_at;
+
+static bool
+interrupt_after(void *arg)
+{
+	(*(int *) arg)++;
+	return now_s() >= interrupt_at;
+}
+
+static void
+s3it_interrupt(void)
+{
+	FstS3Config cfg;
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+	char		ep[64];
+	int			port;
+	int			fd = silent_server(&port);
+	int			calls = 0;
+	double		t0;
+
+	/* during a transfer that never ends */
+	CHECK(fd >= 0);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
+	fst_s3_config_defaults(&cfg);
+	cfg.endpoint = ep;
+	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
+	fst_objstore_set_interrupt(store, interrupt_after, &calls);
+	fst_buf_init(&b);
+	t0 = now_s();
+	interrupt_at = t0 + 0.3;
+	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_INTERRUPTED);
+	CHECK_MSG(now_s() - t0 < 2.5, "took %.1f s", now_s() - t0);
+	CHECK(calls > 1);
+	fst_objstore_close(store);
+	close(fd);
+
+	/* during the backoff between retries of a refused connection */
+	fd = silent_server(&port);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
+	fst_s3_config_defaults(&cfg);
+	cfg.endpoint = ep;
+	cfg.max_retries = 1000;
+	cfg.retry_base_ms = 2000;
+	cfg.retry_max_ms = 2000;
+	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
+	fst_objstore_set_interrupt(store, interrupt_after, &calls);
+	t0 = now_s();
+	interrupt_at = t0 + 0.3;
+	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_INTERRUPTED);
+	CHECK_MSG(now_s() - t0 < 1.5, "took %.1f s", now_s() - t0);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+/* Read/write files of FORST_S3_TEST_CLI_DIR for scripts/s3-cli-check.sh. */
+static bool
+read_file(const char *path, FstBuf *out)
+{
+	char		chunk[65536];
+	FILE	   *f = fopen(path, "rb");
+	size_t		n;
+
+	if (f == NULL)
+		return false;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fst_buf_append(out, chunk, n);
+	fclose(f);
+	return !out->oom;
+}
+
+static bool
+write_file(const char *path, const void *data, size_t len)
+{
+	FILE	   *f = fopen(path, "wb");
+	bool		ok;
+
+	if (f == NULL)
+		return false;
+	ok = fwrite(data, 1, len, f) == len;
+	return fclose(f) == 0 && ok;
+}
+
+/*
+ * Interoperability with the aws CLI: read what it uploaded (from-aws/blob,
+ * also in <dir>/from-aws.bin), write objects for it to download and check
+ * (to-aws/<name>, also in <dir>/to-aws/<name>).
+ */
+static void
+s3it_cli_interop(void)
+{
+	const char *dir = getenv("FORST_S3_TEST_CLI_DIR");
+	const size_t sizes[] = {0, 1, 65536 + 7, (size_t) 20 << 20};
+	const char *names[] = {"empty", "one", "small.sst", "big.sst"};
+	FstS3Config cfg;
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		want;
+	FstBuf		got;
+	char		path[1024];
+	int			i;
+
+	fst_s3_config_defaults(&cfg);
+	cfg.multipart_threshold = (uint64) 8 << 20;
+	cfg.part_size = (uint64) 5 << 20;
+	CHECK_MSG(open_cfg(NULL, &cfg, NULL, &store, &err), "open: %s", err.msg);
+	fst_buf_init(&want);
+	fst_buf_init(&got);
+	snprintf(path, sizeof(path), "%s/from-aws.bin", dir);
+	CHECK_MSG(read_file(path, &want), "cannot read %s", path);
+	CHECK_OK(fst_objstore_get(store, "from-aws/blob", &got, &err), &err);
+	CHECK(buf_is(&got, want.data, want.len));
+
+	snprintf(path, sizeof(path), "%s/to-aws", dir);
+	CHECK(mkdir(path, 0755) == 0 || errno == EEXIST);
+	for (i = 0; i < (int) lengthof(sizes); i++)
+	{
+		char	   *data = malloc(Max(sizes[i], 1));
+		char		key[64];
+
+		fill_random(data, sizes[i], 100 + i);
+		snprintf(key, sizeof(key), "to-aws/%s", names[i]);
+		CHECK_OK(fst_objstore_put(store, key, data, sizes[i], &err), &err);
+		snprintf(path, sizeof(path), "%s/to-aws/%s", dir, names[i]);
+		CHECK(write_file(path, data, sizes[i]));
+		free(data);
+	}
+	fst_buf_free(&want);
+	fst_buf_free(&got);
+	fst_objstore_close(store);
+}
+
+static void __attribute__((constructor))
+register_s3_tests(void)
+{
+	if (!env_set("FORST_S3_TEST_URL"))
+	{
+		fprintf(stderr, "note: s3 integration tests (s3it_*) not run: FORST_S3_TEST_URL is not set\n");
+		return;
+	}
+	if (getenv("FORST_S3_TEST_RUN"))
+		snprintf(run_id, sizeof(run_id), "%s", getenv("FORST_S3_TEST_RUN"));
+	else
+		snprintf(run_id, sizeof(run_id), "run-%d-%ld", (int) getpid(),
+				 (long) time(NULL));
+	if (env_set("FORST_S3_TEST_CLI_DIR"))
+	{
+		/* only the interop test: the script gives it its own prefix */
+		fst_test_register("s3it_cli_interop", s3it_cli_interop);
+		return;
+	}
+	fst_test_register("s3it_put_get_roundtrip", s3it_put_get_roundtrip);
+	fst_test_register("s3it_get_range_and_head", s3it_get_range_and_head);
+	fst_test_register("s3it_not_found", s3it_not_found);
+	fst_test_register("s3it_list_pagination", s3it_list_pagination);
+	fst_test_register("s3it_many_keys", s3it_many_keys);
+	fst_test_register("s3it_delete_batch", s3it_delete_batch);
+	fst_test_register("s3it_multipart", s3it_multipart);
+	fst_test_register("s3it_missing_bucket", s3it_missing_bucket);
+	fst_test_register("s3it_connection_refused", s3it_connection_refused);
+	fst_test_register("s3it_timeout", s3it_timeout);
+	fst_test_register("s3it_interrupt", s3it_interrupt);
+	if (!env_set("FORST_S3_TEST_NO_CONDITIONAL"))
+	{
+		fst_test_register("s3it_put_if_absent", s3it_put_if_absent);
+		fst_test_register("s3it_put_if_absent_race", s3it_put_if_absent_race);
+	}
+	else
+		fprintf(stderr, "note: s3it_put_if_absent* not run: FORST_S3_TEST_NO_CONDITIONAL is set\n");
+	if (!env_set("FORST_S3_TEST_NO_AUTH"))
+		fst_test_register("s3it_wrong_secret", s3it_wrong_secret);
+	else
+		fprintf(stderr, "note: s3it_wrong_secret not run: FORST_S3_TEST_NO_AUTH is set\n");
+}
