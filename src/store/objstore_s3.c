@@ -38,14 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <curl/curl.h>
-#include <openssl/rand.h>
 
 #include "s3_internal.h"
 
-#define MD5_B64_LEN		25
-#define MD5_HEX_LEN		33
-#define WRITER_ID_BYTES 16
 #define LIST_MAX_EMPTY_PAGES 1000
 #define DELETE_HEAD \
 	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>" \
@@ -53,8 +48,8 @@
 	"<Quiet>true</Quiet>"
 
 /* "<prefix><key>", malloc'ed */
-static char *
-full_key(S3Store *s, const char *key)
+char *
+s3_full_key(S3Store *s, const char *key)
 {
 	size_t		pl = strlen(s->prefix);
 	size_t		kl = strlen(key);
@@ -69,8 +64,8 @@ full_key(S3Store *s, const char *key)
 }
 
 /* "s3 PUT "key"" for messages; the key shortened to fit. */
-static void
-describe(char *dst, size_t size, const char *op, const char *key)
+void
+s3_describe(char *dst, size_t size, const char *op, const char *key)
 {
 	size_t		kl = key ? strlen(key) : 0;
 
@@ -93,7 +88,7 @@ head_full(S3Store *s, const char *full, const char *key, FstObjInfo *info,
 	S3Response	resp;
 	FstCode		code;
 
-	describe(what, sizeof(what), "HEAD", key);
+	s3_describe(what, sizeof(what), "HEAD", key);
 	req.method = "HEAD";
 	req.key = full;
 	req.what = what;
@@ -128,8 +123,8 @@ head_full(S3Store *s, const char *full, const char *key, FstObjInfo *info,
  * A create-if-absent got 412 after a retry: the object exists, maybe
  * because an earlier attempt of ours created it.  Ours if it carries our id.
  */
-static FstCode
-resolve_lost_reply(S3Store *s, const char *full, const char *key,
+FstCode
+s3_resolve_lost_reply(S3Store *s, const char *full, const char *key,
 				   const char *writer_id, FstError *err)
 {
 	char		writer[80];
@@ -168,7 +163,7 @@ put_single(S3Store *s, const char *key, const char *full, const void *data,
 	S3Response	resp;
 	FstCode		code;
 
-	describe(what, sizeof(what), if_absent ? "PUT (if absent)" : "PUT", key);
+	s3_describe(what, sizeof(what), if_absent ? "PUT (if absent)" : "PUT", key);
 	fst_md5_base64(data, len, md5b64);
 	fst_md5_hex(data, len, md5hex);
 	h[nh++] = (FstSigV4Pair) {"Content-Type", "application/octet-stream"};
@@ -201,7 +196,7 @@ put_single(S3Store *s, const char *key, const char *full, const void *data,
 	else if (if_absent && resp.status == 412)
 	{
 		if (resp.attempts > 1)
-			code = resolve_lost_reply(s, full, key, writer_id, err);
+			code = s3_resolve_lost_reply(s, full, key, writer_id, err);
 		else
 			code = fst_error(err, FST_ALREADY_EXISTS,
 							 "s3 object \"%.150s\" already exists", key);
@@ -215,223 +210,13 @@ put_single(S3Store *s, const char *key, const char *full, const void *data,
 	return code;
 }
 
-/* ---- multipart --------------------------------------------------------- */
-
-/* Best effort, not interruptible, one attempt: don't leave parts behind. */
-static void
-abort_upload(S3Store *s, const char *full, const char *upload_id)
-{
-	FstSigV4Pair q[] = {{"uploadId", upload_id}};
-	S3Request	req = {0};
-	S3Response	resp;
-	FstError	ignore;
-	FstObjInterruptFn fn = s->base.interrupt_fn;
-	int			retries = s->max_retries;
-
-	s->base.interrupt_fn = NULL;
-	s->max_retries = 1;
-	req.method = "DELETE";
-	req.key = full;
-	req.query = q;
-	req.nquery = 1;
-	req.what = "s3 AbortMultipartUpload";
-	(void) s3_request(s, &req, &resp, &ignore);
-	s3_response_free(&resp);
-	s->base.interrupt_fn = fn;
-	s->max_retries = retries;
-}
-
-static FstCode
-put_multipart(S3Store *s, const char *key, const char *full,
-			  const char *data, size_t len, FstError *err)
-{
-	char		what[128];
-	char		writer_id[2 * WRITER_ID_BYTES + 1];
-	char	   *upload_id = NULL;
-	char	  (*etags)[80] = NULL;
-	int			nparts = (int) ((len + s->part_size - 1) / s->part_size);
-	FstBuf		body;
-	S3Response	resp;
-	FstCode		code;
-	int			i;
-
-	describe(what, sizeof(what), "CreateMultipartUpload", key);
-	s3_random_hex(writer_id, WRITER_ID_BYTES);
-	fst_buf_init(&body);
-	memset(&resp, 0, sizeof(resp));
-
-	/* initiate */
-	{
-		FstSigV4Pair q[] = {{"uploads", ""}};
-		FstSigV4Pair h[] = {
-			{"Content-Type", "application/octet-stream"},
-			{S3_WRITER_META, writer_id},
-		};
-		S3Request	req = {0};
-
-		req.method = "POST";
-		req.key = full;
-		req.query = q;
-		req.nquery = 1;
-		req.headers = h;
-		req.nheaders = lengthof(h);
-		req.out = &body;
-		req.what = what;
-		code = s3_request(s, &req, &resp, err);
-		if (code == FST_OK && resp.status == 200)
-			code = s3_xml_upload_id(body.data, body.len, &upload_id, err);
-		else if (code == FST_OK)
-			code = s3_status_error(s, &req, &resp, err);
-		s3_response_free(&resp);
-		if (code != FST_OK)
-			goto done;
-	}
-
-	etags = fst_calloc(nparts, sizeof(*etags));
-	if (etags == NULL)
-	{
-		code = fst_error(err, FST_NO_MEMORY, "out of memory");
-		goto done;
-	}
-	for (i = 0; i < nparts; i++)
-	{
-		size_t		off = (size_t) i * s->part_size;
-		size_t		n = Min(len - off, (size_t) s->part_size);
-		char		partno[16];
-		char		md5b64[MD5_B64_LEN];
-		char		md5hex[MD5_HEX_LEN];
-		FstSigV4Pair q[2];
-		FstSigV4Pair h[] = {{"Content-MD5", md5b64}};
-		S3Request	req = {0};
-
-		snprintf(partno, sizeof(partno), "%d", i + 1);
-		q[0] = (FstSigV4Pair) {"partNumber", partno};
-		q[1] = (FstSigV4Pair) {"uploadId", upload_id};
-		fst_md5_base64(data + off, n, md5b64);
-		fst_md5_hex(data + off, n, md5hex);
-		describe(what, sizeof(what), "UploadPart", key);
-		req.method = "PUT";
-		req.key = full;
-		req.query = q;
-		req.nquery = 2;
-		req.headers = h;
-		req.nheaders = 1;
-		req.body = data + off;
-		req.body_len = n;
-		req.what = what;
-		code = s3_request(s, &req, &resp, err);
-		if (code == FST_OK && resp.status == 200)
-		{
-			if (resp.etag[0] == '\0')
-				code = fst_error(err, FST_CORRUPT,
-								 "%s: part %d stored without an ETag", what, i + 1);
-			else if (strlen(resp.etag) == 32 &&
-					 pg_strcasecmp(resp.etag, md5hex) != 0)
-				code = fst_error(err, FST_CORRUPT,
-								 "%s: part %d stored with ETag %s, not the MD5 %s of the data sent",
-								 what, i + 1, resp.etag, md5hex);
-			snprintf(etags[i], sizeof(etags[i]), "%s", resp.etag);
-		}
-		else if (code == FST_OK)
-			code = s3_status_error(s, &req, &resp, err);
-		s3_response_free(&resp);
-		if (code != FST_OK)
-			goto done;
-	}
-
-	/* complete; a 200 reply may still carry an <Error>, retried here */
-	fst_buf_reset(&body);
-	fst_buf_append(&body, "<CompleteMultipartUpload>", 25);
-	for (i = 0; i < nparts; i++)
-	{
-		char		part[160];
-
-		snprintf(part, sizeof(part),
-				 "<Part><PartNumber>%d</PartNumber><ETag>\"%s\"</ETag></Part>",
-				 i + 1, etags[i]);
-		fst_buf_append(&body, part, strlen(part));
-	}
-	fst_buf_append(&body, "</CompleteMultipartUpload>", 26);
-	if (body.oom)
-	{
-		code = fst_error(err, FST_NO_MEMORY, "out of memory");
-		goto done;
-	}
-	describe(what, sizeof(what), "CompleteMultipartUpload", key);
-	for (i = 0;; i++)
-	{
-		FstSigV4Pair q[] = {{"uploadId", upload_id}};
-		FstSigV4Pair h[] = {{"Content-Type", "application/xml"}};
-		S3Request	req = {0};
-		FstBuf		reply;
-		char		xcode[64];
-		char		xmsg[160];
-
-		fst_buf_init(&reply);
-		req.method = "POST";
-		req.key = full;
-		req.query = q;
-		req.nquery = 1;
-		req.headers = h;
-		req.nheaders = 1;
-		req.body = body.data;
-		req.body_len = body.len;
-		req.out = &reply;
-		req.what = what;
-		code = s3_request(s, &req, &resp, err);
-		if (code == FST_OK && resp.status == 200)
-		{
-			code = s3_xml_complete(reply.data, reply.len, xcode, sizeof(xcode),
-								   xmsg, sizeof(xmsg), err);
-			if (code == FST_OK && xcode[0] != '\0')
-			{
-				bool		again = strcmp(xcode, "InternalError") == 0 ||
-					strcmp(xcode, "SlowDown") == 0 ||
-					strcmp(xcode, "ServiceUnavailable") == 0;
-
-				code = fst_error(err, again ? FST_TRANSIENT : FST_IO_ERROR,
-								 "%s: %s: %.100s", what, xcode, xmsg);
-				if (again && i < s->max_retries)
-				{
-					fst_buf_free(&reply);
-					s3_response_free(&resp);
-					code = s3_backoff(s, i, err);
-					if (code != FST_OK)
-						goto done;
-					continue;
-				}
-			}
-		}
-		else if (code == FST_OK && resp.attempts > 1 &&
-				 strcmp(resp.code, "NoSuchUpload") == 0)
-		{
-			/* an earlier attempt may have completed it: ours? */
-			code = resolve_lost_reply(s, full, key, writer_id, err);
-			if (code == FST_ALREADY_EXISTS)
-				code = s3_status_error(s, &req, &resp, err);
-		}
-		else if (code == FST_OK)
-			code = s3_status_error(s, &req, &resp, err);
-		fst_buf_free(&reply);
-		s3_response_free(&resp);
-		break;
-	}
-
-done:
-	if (code != FST_OK && upload_id != NULL)
-		abort_upload(s, full, upload_id);
-	fst_free(upload_id);
-	fst_free(etags);
-	fst_buf_free(&body);
-	return code;
-}
 
 static FstCode
 put_common(FstObjStore *store, const char *key, const void *data, size_t len,
 		   bool if_absent, FstError *err)
 {
 	S3Store    *s = (S3Store *) store;
-	char	   *full = full_key(s, key);
+	char	   *full = s3_full_key(s, key);
 	FstCode		code;
 
 	if (full == NULL)
@@ -448,7 +233,7 @@ put_common(FstObjStore *store, const char *key, const void *data, size_t len,
 		code = fst_error(err, FST_NOT_SUPPORTED,
 						 "s3 create-if-absent of %zu bytes: at most 5 GiB", len);
 	else if (!if_absent && (uint64) len >= s->multipart_threshold && len > 0)
-		code = put_multipart(s, key, full, data, len, err);
+		code = s3_put_multipart(s, key, full, data, len, err);
 	else
 		code = put_single(s, key, full, data, len, if_absent, err);
 	fst_free(full);
@@ -486,14 +271,14 @@ s3_get(FstObjStore *store, const char *key, FstBuf *out, FstError *err)
 {
 	S3Store    *s = (S3Store *) store;
 	char		what[128];
-	char	   *full = full_key(s, key);
+	char	   *full = s3_full_key(s, key);
 	S3Request	req = {0};
 	S3Response	resp;
 	FstCode		code;
 
 	if (full == NULL)
 		return fst_error(err, FST_NO_MEMORY, "out of memory");
-	describe(what, sizeof(what), "GET", key);
+	s3_describe(what, sizeof(what), "GET", key);
 	req.method = "GET";
 	req.key = full;
 	req.out = out;
@@ -519,7 +304,7 @@ s3_get_range(FstObjStore *store, const char *key, uint64 offset, size_t len,
 	S3Response	resp;
 	FstCode		code;
 
-	full = full_key(s, key);
+	full = s3_full_key(s, key);
 	if (full == NULL)
 		return fst_error(err, FST_NO_MEMORY, "out of memory");
 	if (len == 0)
@@ -529,7 +314,7 @@ s3_get_range(FstObjStore *store, const char *key, uint64 offset, size_t len,
 		fst_free(full);
 		return code;
 	}
-	describe(what, sizeof(what), "GET (range)", key);
+	s3_describe(what, sizeof(what), "GET (range)", key);
 	snprintf(range, sizeof(range), "bytes=%llu-%llu",
 			 (unsigned long long) offset,
 			 (unsigned long long) (offset + len - 1));
@@ -569,7 +354,7 @@ static FstCode
 s3_head(FstObjStore *store, const char *key, FstObjInfo *info, FstError *err)
 {
 	S3Store    *s = (S3Store *) store;
-	char	   *full = full_key(s, key);
+	char	   *full = s3_full_key(s, key);
 	FstCode		code;
 
 	if (full == NULL)
@@ -587,8 +372,8 @@ s3_list(FstObjStore *store, const char *prefix, const char *start_after,
 {
 	S3Store    *s = (S3Store *) store;
 	size_t		pl = strlen(s->prefix);
-	char	   *full_prefix = full_key(s, prefix);
-	char	   *full_start = start_after[0] ? full_key(s, start_after) : NULL;
+	char	   *full_prefix = s3_full_key(s, prefix);
+	char	   *full_start = start_after[0] ? s3_full_key(s, start_after) : NULL;
 	char	   *token = NULL;
 	char		maxk[16];
 	char		what[128];
@@ -604,7 +389,7 @@ s3_list(FstObjStore *store, const char *prefix, const char *start_after,
 		goto done;
 	}
 	snprintf(maxk, sizeof(maxk), "%d", max_keys);
-	describe(what, sizeof(what), "ListObjectsV2", full_prefix);
+	s3_describe(what, sizeof(what), "ListObjectsV2", full_prefix);
 	for (round = 0;; round++)
 	{
 		FstSigV4Pair q[5];
@@ -858,41 +643,7 @@ s3_delete_batch(FstObjStore *store, const char *const *keys, int nkeys,
 					 nfailed, nkeys, first.msg);
 }
 
-/* ---- open, close ------------------------------------------------------- */
-
-static void
-free_secret(char *p)
-{
-	if (p)
-	{
-		memset(p, 0, strlen(p));
-		fst_free(p);
-	}
-}
-
-static void
-s3_close(FstObjStore *store)
-{
-	S3Store    *s = (S3Store *) store;
-
-	if (s->curl)
-		curl_easy_cleanup(s->curl);
-	fst_free(s->bucket);
-	fst_free(s->prefix);
-	fst_free(s->base_url);
-	fst_free(s->host);
-	fst_free(s->path_base);
-	fst_free(s->endpoint);
-	fst_free(s->region);
-	fst_free(s->access_key);
-	free_secret(s->secret_key);
-	free_secret(s->session_token);
-	fst_free(s->ca_file);
-	fst_free(s->ca_path);
-	fst_free(s);
-}
-
-static const FstObjStoreOps s3_ops = {
+const FstObjStoreOps s3_store_ops = {
 	.name = "s3",
 	.put = s3_put,
 	.put_if_absent = s3_put_if_absent,
@@ -901,276 +652,5 @@ static const FstObjStoreOps s3_ops = {
 	.head = s3_head,
 	.list = s3_list,
 	.delete_batch = s3_delete_batch,
-	.close = s3_close,
+	.close = s3_store_close,
 };
-
-void
-fst_s3_config_defaults(FstS3Config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->path_style = -1;
-	cfg->connect_timeout_ms = 5000;
-	cfg->request_timeout_ms = 60000;
-	cfg->low_speed_time_s = 15;
-	cfg->max_retries = 5;
-	cfg->retry_base_ms = 100;
-	cfg->retry_max_ms = 5000;
-	cfg->multipart_threshold = UINT64CONST(16) << 20;
-	cfg->part_size = UINT64CONST(8) << 20;
-}
-
-static const char *
-env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : NULL;
-}
-
-void
-fst_s3_config_from_env(FstS3Config *cfg)
-{
-	if (cfg->access_key == NULL)
-		cfg->access_key = env("AWS_ACCESS_KEY_ID");
-	if (cfg->secret_key == NULL)
-		cfg->secret_key = env("AWS_SECRET_ACCESS_KEY");
-	if (cfg->session_token == NULL)
-		cfg->session_token = env("AWS_SESSION_TOKEN");
-	if (cfg->region == NULL)
-		cfg->region = env("AWS_REGION") ? env("AWS_REGION") :
-			env("AWS_DEFAULT_REGION");
-	if (cfg->endpoint == NULL)
-		cfg->endpoint = env("AWS_ENDPOINT_URL_S3") ?
-			env("AWS_ENDPOINT_URL_S3") : env("AWS_ENDPOINT_URL");
-	if (cfg->ca_file == NULL)
-		cfg->ca_file = env("AWS_CA_BUNDLE");
-}
-
-static bool
-set_str(char **dst, const char *src)
-{
-	*dst = NULL;
-	if (src == NULL || *src == '\0')
-		return true;
-	*dst = fst_strdup(src);
-	return *dst != NULL;
-}
-
-/* Split endpoint into scheme and authority; false if malformed. */
-static bool
-parse_endpoint(const char *ep, char *scheme, size_t ssize, char *authority,
-			   size_t asize, bool *default_port)
-{
-	const char *sep = strstr(ep, "://");
-	const char *auth;
-	size_t		alen;
-	const char *colon;
-
-	if (sep == NULL || (size_t) (sep - ep) >= ssize)
-		return false;
-	memcpy(scheme, ep, sep - ep);
-	scheme[sep - ep] = '\0';
-	if (pg_strcasecmp(scheme, "http") != 0 && pg_strcasecmp(scheme, "https") != 0)
-		return false;
-	auth = sep + 3;
-	alen = strcspn(auth, "/?#");
-	if (alen == 0 || alen >= asize || strcspn(auth, "@ ") < alen ||
-		(auth[alen] != '\0' && strcmp(auth + alen, "/") != 0))
-		return false;
-	memcpy(authority, auth, alen);
-	authority[alen] = '\0';
-	/* an explicit port equal to the scheme's default is left out of Host */
-	colon = strrchr(authority, ':');
-	*default_port = false;
-	if (colon && strchr(colon, ']') == NULL)
-	{
-		long		port = strtol(colon + 1, NULL, 10);
-
-		if ((port == 80 && pg_strcasecmp(scheme, "http") == 0) ||
-			(port == 443 && pg_strcasecmp(scheme, "https") == 0))
-		{
-			*default_port = true;
-			authority[colon - authority] = '\0';
-		}
-	}
-	return true;
-}
-
-FstCode
-fst_objstore_s3_open(const FstObjUrl *url, const char *url_text,
-					 const FstS3Config *cfg, FstObjStore **out, FstError *err)
-{
-	static bool curl_ready = false;
-	S3Store    *s;
-	char		scheme[16];
-	char		authority[300];
-	char		aws_ep[128];
-	const char *region = cfg->region && *cfg->region ? cfg->region : "us-east-1";
-	const char *ep = cfg->endpoint;
-	bool		is_aws = false;
-	bool		default_port;
-	bool		path_style;
-	bool		ok;
-	const char *c;
-	FstBuf		b;
-
-	*out = NULL;
-	for (c = url->host; *c; c++)
-	{
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-			  (*c >= 'A' && *c <= 'Z') || *c == '.' || *c == '-' || *c == '_'))
-			return fst_error(err, FST_INVALID_ARGUMENT,
-							 "invalid S3 bucket name \"%.64s\"", url->host);
-	}
-	if (url->path[0] && fst_objstore_validate_key(url->path, err) != FST_OK)
-	{
-		fst_error_prefix(err, "s3 URL prefix");
-		return FST_INVALID_ARGUMENT;
-	}
-	if (ep == NULL || *ep == '\0')
-	{
-		snprintf(aws_ep, sizeof(aws_ep), "https://s3.%s.amazonaws.com", region);
-		ep = aws_ep;
-		is_aws = true;
-	}
-	if (!parse_endpoint(ep, scheme, sizeof(scheme), authority,
-						sizeof(authority), &default_port))
-		return fst_error(err, FST_INVALID_ARGUMENT,
-						 "invalid S3 endpoint \"%.100s\" (expected http[s]://host[:port])",
-						 ep);
-	if ((cfg->access_key && *cfg->access_key) &&
-		!(cfg->secret_key && *cfg->secret_key))
-		return fst_error(err, FST_INVALID_ARGUMENT,
-						 "S3 access key id given without a secret access key");
-	if (cfg->part_size < (UINT64CONST(5) << 20) ||
-		cfg->part_size > (UINT64CONST(5) << 30) || cfg->multipart_threshold == 0)
-		return fst_error(err, FST_INVALID_ARGUMENT,
-						 "S3 part size must be between 5 MiB and 5 GiB");
-	path_style = cfg->path_style < 0 ? !is_aws : cfg->path_style != 0;
-
-	if (!curl_ready)
-	{
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return fst_error(err, FST_IO_ERROR, "could not initialize libcurl");
-		curl_ready = true;
-	}
-	s = fst_calloc(1, sizeof(S3Store));
-	if (s == NULL)
-		return fst_error(err, FST_NO_MEMORY, "out of memory");
-	ok = fst_objstore_init_base(&s->base, &s3_ops, url_text) &&
-		set_str(&s->bucket, url->host) &&
-		set_str(&s->endpoint, ep) &&
-		set_str(&s->region, region) &&
-		set_str(&s->access_key, cfg->access_key) &&
-		set_str(&s->secret_key, cfg->secret_key) &&
-		set_str(&s->session_token, cfg->session_token) &&
-		set_str(&s->ca_file, cfg->ca_file) &&
-		set_str(&s->ca_path, cfg->ca_path);
-	if (ok && s->access_key == NULL)
-	{
-		free_secret(s->secret_key);
-		s->secret_key = NULL;
-	}
-	fst_buf_init(&b);
-	if (ok)
-	{
-		/* prefix "p" -> "p/" */
-		fst_buf_append(&b, url->path, strlen(url->path));
-		if (url->path[0])
-			fst_buf_putc(&b, '/');
-		fst_buf_putc(&b, '\0');
-		ok = !b.oom && set_str(&s->prefix, b.data);
-		if (ok && s->prefix == NULL)
-			ok = set_str(&s->prefix, "x") && (s->prefix[0] = '\0', true);
-		fst_buf_reset(&b);
-		if (path_style)
-			ok = ok && set_str(&s->host, authority);
-		else
-		{
-			fst_buf_append(&b, url->host, strlen(url->host));
-			fst_buf_putc(&b, '.');
-			fst_buf_append(&b, authority, strlen(authority));
-			fst_buf_putc(&b, '\0');
-			ok = ok && !b.oom && set_str(&s->host, b.data);
-		}
-		fst_buf_reset(&b);
-		fst_buf_append(&b, scheme, strlen(scheme));
-		fst_buf_append(&b, "://", 3);
-		if (s->host)
-			fst_buf_append(&b, s->host, strlen(s->host));
-		fst_buf_putc(&b, '\0');
-		ok = ok && !b.oom && set_str(&s->base_url, b.data);
-		fst_buf_reset(&b);
-		if (path_style)
-		{
-			fst_buf_putc(&b, '/');
-			fst_buf_append(&b, url->host, strlen(url->host));
-		}
-		else
-			fst_buf_putc(&b, 'x');
-		fst_buf_putc(&b, '\0');
-		ok = ok && !b.oom && set_str(&s->path_base, b.data);
-		if (ok && !path_style)
-			s->path_base[0] = '\0';
-	}
-	fst_buf_free(&b);
-	if (ok)
-	{
-		s->curl = curl_easy_init();
-		ok = s->curl != NULL;
-	}
-	if (!ok)
-	{
-		s3_close(&s->base);
-		return fst_error(err, FST_NO_MEMORY, "out of memory");
-	}
-	s->connect_timeout_ms = Max(cfg->connect_timeout_ms, 1);
-	s->request_timeout_ms = Max(cfg->request_timeout_ms, 1);
-	s->low_speed_time_s = Max(cfg->low_speed_time_s, 1);
-	s->max_retries = Max(cfg->max_retries, 0);
-	s->retry_base_ms = Max(cfg->retry_base_ms, 1);
-	s->retry_max_ms = Max(cfg->retry_max_ms, s->retry_base_ms);
-	s->multipart_threshold = cfg->multipart_threshold;
-	s->part_size = cfg->part_size;
-	if (RAND_bytes((unsigned char *) &s->rng, sizeof(s->rng)) != 1 || s->rng == 0)
-		s->rng = (uint64) (uintptr_t) s ^ UINT64CONST(0x9E3779B97F4A7C15);
-	*out = &s->base;
-	return FST_OK;
-}
-
-FstCode
-fst_objstore_s3_open_url(const FstObjUrl *url, const char *url_text,
-						 FstObjStore **out, FstError *err)
-{
-	FstS3Config cfg;
-	char		query[sizeof(url->query)];
-	char	   *p;
-	char	   *save = NULL;
-
-	fst_s3_config_defaults(&cfg);
-	snprintf(query, sizeof(query), "%s", url->query);
-	for (p = strtok_r(query, "&", &save); p; p = strtok_r(NULL, "&", &save))
-	{
-		char	   *eq = strchr(p, '=');
-		const char *v = eq ? eq + 1 : "";
-
-		if (eq)
-			*eq = '\0';
-		if (strcmp(p, "endpoint") == 0)
-			cfg.endpoint = v;
-		else if (strcmp(p, "region") == 0)
-			cfg.region = v;
-		else if (strcmp(p, "path_style") == 0 &&
-				 (strcmp(v, "true") == 0 || strcmp(v, "1") == 0))
-			cfg.path_style = 1;
-		else if (strcmp(p, "path_style") == 0 &&
-				 (strcmp(v, "false") == 0 || strcmp(v, "0") == 0))
-			cfg.path_style = 0;
-		else
-			return fst_error(err, FST_INVALID_ARGUMENT,
-							 "unknown or invalid s3 URL parameter \"%.60s\" (expected endpoint, region or path_style=true|false)",
-							 p);
-	}
-	fst_s3_config_from_env(&cfg);
-	return fst_objstore_s3_open(url, url_text, &cfg, out, err);
-}

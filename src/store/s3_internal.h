@@ -20,6 +20,9 @@
 #define S3_ERRBODY_MAX	(64 * 1024) /* error bodies kept, bytes */
 #define S3_DELETE_MAX	1000	/* keys per DeleteObjects request */
 #define S3_WRITER_META	"x-amz-meta-forst-writer"
+#define WRITER_ID_BYTES 16		/* random bytes of a writer id */
+#define MD5_B64_LEN		25		/* Content-MD5 value, with NUL */
+#define MD5_HEX_LEN		33		/* hex MD5 (single-part ETag), with NUL */
 
 typedef struct S3Store
 {
@@ -87,6 +90,32 @@ typedef struct S3Response
 	char		message[160];	/* S3 error Message, "" if none */
 	FstBuf		errbody;		/* body of a non-2xx reply (bounded) */
 } S3Response;
+
+/* ---- objstore_s3.c, s3_config.c, s3_multipart.c ------------------------ */
+
+extern const FstObjStoreOps s3_store_ops;
+extern void s3_store_close(FstObjStore *store);
+
+/* "<prefix><key>", malloc'ed (NULL when out of memory) */
+extern char *s3_full_key(S3Store *s, const char *key);
+
+/* "s3 <op> "<key>"" for messages, a long key shortened */
+extern void s3_describe(char *dst, size_t size, const char *op,
+						const char *key);
+
+/*
+ * A create-if-absent found the object existing after a retry: FST_OK if
+ * it carries writer_id (an earlier attempt of ours created it), else
+ * FST_ALREADY_EXISTS.
+ */
+extern FstCode s3_resolve_lost_reply(S3Store *s, const char *full,
+									 const char *key, const char *writer_id,
+									 FstError *err);
+
+/* Upload data as object full in parts (aborting the upload on failure). */
+extern FstCode s3_put_multipart(S3Store *s, const char *key,
+								const char *full, const char *data,
+								size_t len, FstError *err);
 
 /* ---- s3_http.c --------------------------------------------------------- */
 
