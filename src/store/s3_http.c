@@ -9,7 +9,8 @@
  * attempt may not: connection refused or reset, name resolution failure,
  * a timeout, an incomplete body, HTTP 5xx, 429, or S3 codes that mean
  * "slow down" or "try again" (SlowDown, RequestTimeout,
- * ConditionalRequestConflict, OperationAborted).  At most 1 + max_retries
+ * ConditionalRequestConflict, OperationAborted) or "the body arrived
+ * damaged" (BadDigest, IncompleteBody, XAmzContentSHA256Mismatch).  At most 1 + max_retries
  * attempts are made, with an exponential backoff cap,
  *		cap = min(retry_max_ms, retry_base_ms * 2^attempt),
  * and a uniformly random ("full jitter") sleep in [0, cap] between them.
@@ -489,7 +490,11 @@ retriable_status(long status, const char *code)
 		strcmp(code, "Throttling") == 0 ||
 		strcmp(code, "ConditionalRequestConflict") == 0 ||
 		strcmp(code, "OperationAborted") == 0 ||
-		strcmp(code, "InternalError") == 0;
+		strcmp(code, "InternalError") == 0 ||
+	/* the body was damaged or cut on the way: send it again */
+		strcmp(code, "BadDigest") == 0 ||
+		strcmp(code, "IncompleteBody") == 0 ||
+		strcmp(code, "XAmzContentSHA256Mismatch") == 0;
 }
 
 typedef enum AttemptResult

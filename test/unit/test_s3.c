@@ -627,6 +627,34 @@ s3it_connection_refused(void)
 	fst_objstore_close(store);
 }
 
+/* An unknown host (.invalid never resolves): a clear error, bounded time. */
+static void
+s3it_unknown_host(void)
+{
+	FstS3Config cfg;
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+	FstCode		code;
+	double		t0;
+
+	fst_s3_config_defaults(&cfg);
+	cfg.endpoint = "http://forst-no-such-host.invalid:9";
+	cfg.connect_timeout_ms = 2000;
+	cfg.max_retries = 1;
+	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
+	fst_buf_init(&b);
+	t0 = now_s();
+	code = fst_objstore_get(store, "x", &b, &err);
+	CHECK_MSG(now_s() - t0 < 6.0, "took %.1f s", now_s() - t0);
+	/* a resolver that does not answer at all times out instead */
+	CHECK_MSG((code == FST_IO_ERROR && strstr(err.msg, "could not resolve") != NULL) ||
+			  (code == FST_TRANSIENT && strstr(err.msg, "timed out") != NULL),
+			  "%s: %s", fst_code_name(code), err.msg);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
 static void
 s3it_timeout(void)
 {
@@ -820,6 +848,7 @@ register_s3_tests(void)
 	fst_test_register("s3it_missing_bucket", s3it_missing_bucket);
 	fst_test_register("s3it_connection_refused", s3it_connection_refused);
 	fst_test_register("s3it_timeout", s3it_timeout);
+	fst_test_register("s3it_unknown_host", s3it_unknown_host);
 	fst_test_register("s3it_interrupt", s3it_interrupt);
 	if (!lenient_server())
 	{
