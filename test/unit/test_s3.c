@@ -23,6 +23,7 @@
  */
 #include "unit.h"
 #include "objstore_s3.h"
+#include "s3_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -345,6 +346,51 @@ s3it_put_if_absent_race(void)
 		CHECK(buf_is(&b, want, strlen(want)));
 	}
 	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+/*
+ * The lost-reply resolution of create-if-absent: an object written with a
+ * writer id (as the first, unanswered attempt would have) is recognized as
+ * ours by that id, and as someone else's by any other.
+ */
+static void
+s3it_lost_reply_resolution(void)
+{
+	FstObjStore *store;
+	S3Store    *s;
+	FstError	err;
+	FstSigV4Pair h[] = {
+		{"If-None-Match", "*"},
+		{S3_WRITER_META, "0123456789abcdef0123456789abcdef"},
+	};
+	S3Request	req = {0};
+	S3Response	resp;
+	char	   *full;
+
+	if (!open_named("lostreply", &store))
+		return;
+	s = (S3Store *) store;
+	full = s3_full_key(s, "manifest/1");
+	req.method = "PUT";
+	req.key = full;
+	req.headers = h;
+	req.nheaders = lengthof(h);
+	req.body = "m";
+	req.body_len = 1;
+	req.what = "test PUT";
+	CHECK_OK(s3_request(s, &req, &resp, &err), &err);
+	CHECK_EQ_INT(resp.status, 200);
+	s3_response_free(&resp);
+	/* the same request again: 412 */
+	CHECK_OK(s3_request(s, &req, &resp, &err), &err);
+	CHECK_EQ_INT(resp.status, 412);
+	s3_response_free(&resp);
+	CHECK_OK(s3_resolve_lost_reply(s, full, "manifest/1",
+								   "0123456789abcdef0123456789abcdef", &err), &err);
+	CHECK(s3_resolve_lost_reply(s, full, "manifest/1",
+								"ffffffffffffffffffffffffffffffff", &err) == FST_ALREADY_EXISTS);
+	free(full);
 	fst_objstore_close(store);
 }
 
@@ -854,8 +900,9 @@ register_s3_tests(void)
 	{
 		fst_test_register("s3it_put_if_absent", s3it_put_if_absent);
 		fst_test_register("s3it_put_if_absent_race", s3it_put_if_absent_race);
+		fst_test_register("s3it_lost_reply_resolution", s3it_lost_reply_resolution);
 		fst_test_register("s3it_wrong_secret", s3it_wrong_secret);
 	}
 	else
-		fprintf(stderr, "note: s3it_put_if_absent, s3it_put_if_absent_race, s3it_wrong_secret not run: s3rver has no conditional writes and checks no signatures\n");
+		fprintf(stderr, "note: s3it_put_if_absent, s3it_put_if_absent_race, s3it_lost_reply_resolution, s3it_wrong_secret not run: s3rver has no conditional writes and checks no signatures\n");
 }
