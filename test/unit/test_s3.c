@@ -18,144 +18,18 @@
  *	  FORST_S3_TEST_CLI_DIR=dir		run only s3it_cli_interop (scripts/
  *									s3-cli-check.sh drives it)
  *
- * Servers that refuse connections or never answer are simulated on
- * 127.0.0.1 by the tests themselves.
+ * Failures (bad credentials, missing bucket, refused connections, unknown
+ * hosts, timeouts, interrupts) are tested in test_s3_faults.c.
  */
-#include "unit.h"
-#include "objstore_s3.h"
+#include "s3_testutil.h"
 #include "s3_internal.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static char run_id[32];
-
-static bool
-env_set(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
-}
-
-/* s3rver: no conditional writes, no signature checks, see above */
-static bool
-lenient_server(void)
-{
-	const char *v = getenv("FORST_S3_TEST_SERVER");
-
-	return v != NULL && strcmp(v, "s3rver") == 0;
-}
-
-/* The test URL with "/<run>/<name>" appended to its prefix (or exactly). */
-static void
-test_url(const char *name, char *out, size_t size)
-{
-	const char *base = getenv("FORST_S3_TEST_URL");
-	const char *q = strchr(base, '?');
-	size_t		n = q ? (size_t) (q - base) : strlen(base);
-
-	while (n > 0 && base[n - 1] == '/')
-		n--;
-	if (name == NULL)
-		snprintf(out, size, "%s", base);
-	else
-		snprintf(out, size, "%.*s/%s/%s%s", (int) n, base, run_id, name,
-				 q ? q : "");
-}
-
-static bool
-open_named(const char *name, FstObjStore **store)
-{
-	char		url[1024];
-	FstError	err;
-
-	test_url(name, url, sizeof(url));
-	if (fst_objstore_open(url, store, &err) != FST_OK)
-	{
-		fst_test_fail(__FILE__, __LINE__, "open %s: %s", url, err.msg);
-		return false;
-	}
-	return true;
-}
-
-/* Open with an explicit configuration (from the environment, then cfg). */
-static bool
-open_cfg(const char *name, FstS3Config *cfg, const char *bucket,
-		 FstObjStore **store, FstError *err)
-{
-	char		url[1024];
-	FstObjUrl	u;
-
-	test_url(name, url, sizeof(url));
-	if (fst_objstore_parse_url(url, &u, err) != FST_OK)
-		return false;
-	if (bucket)
-		snprintf(u.host, sizeof(u.host), "%s", bucket);
-	if (cfg->endpoint == NULL)
-	{
-		/* the endpoint of the test URL, when it has one */
-		static char ep[256];
-		const char *e = strstr(u.query, "endpoint=");
-
-		if (e)
-		{
-			snprintf(ep, sizeof(ep), "%s", e + 9);
-			ep[strcspn(ep, "&")] = '\0';
-			cfg->endpoint = ep;
-		}
-	}
-	fst_s3_config_from_env(cfg);
-	return fst_objstore_s3_open(&u, url, cfg, store, err) == FST_OK;
-}
-
-static bool
-put_str(FstObjStore *store, const char *key, const char *s)
-{
-	FstError	err;
-
-	if (fst_objstore_put(store, key, s, strlen(s), &err) != FST_OK)
-	{
-		fst_test_fail(__FILE__, __LINE__, "put %s: %s", key, err.msg);
-		return false;
-	}
-	return true;
-}
-
-static bool
-buf_is(const FstBuf *b, const void *data, size_t len)
-{
-	return b->len == len && (len == 0 || memcmp(b->data, data, len) == 0);
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void
-fill_random(char *p, size_t n, uint64 seed)
-{
-	size_t		i;
-
-	for (i = 0; i < n; i++)
-	{
-		if (i % 8 == 0)
-			fst_rand_next(&seed);
-		p[i] = (char) (seed >> (8 * (i % 8)));
-	}
-}
 
 static void
 s3it_put_get_roundtrip(void)
@@ -570,223 +444,6 @@ s3it_multipart(void)
 	fst_objstore_close(store);
 }
 
-static void
-s3it_wrong_secret(void)
-{
-	FstS3Config cfg;
-	FstObjStore *store;
-	FstError	err;
-	FstBuf		b;
-	const char *secret = "forst-wrong-secret-value";
-
-	fst_s3_config_defaults(&cfg);
-	cfg.secret_key = secret;
-	CHECK_MSG(open_cfg("wrongsecret", &cfg, NULL, &store, &err), "open: %s", err.msg);
-	fst_buf_init(&b);
-	CHECK(fst_objstore_put(store, "x", "x", 1, &err) == FST_ACCESS_DENIED);
-	CHECK_MSG(strstr(err.msg, secret) == NULL, "secret in message: %s", err.msg);
-	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_ACCESS_DENIED);
-	CHECK_MSG(strstr(err.msg, "SignatureDoesNotMatch") != NULL, "%s", err.msg);
-	fst_buf_free(&b);
-	fst_objstore_close(store);
-
-	/* an unknown access key */
-	fst_s3_config_defaults(&cfg);
-	cfg.access_key = "FORSTNOSUCHKEY";
-	cfg.secret_key = secret;
-	CHECK_MSG(open_cfg("wrongsecret", &cfg, NULL, &store, &err), "open: %s", err.msg);
-	CHECK(fst_objstore_put(store, "x", "x", 1, &err) == FST_ACCESS_DENIED);
-	CHECK_MSG(strstr(err.msg, secret) == NULL, "secret in message: %s", err.msg);
-	fst_objstore_close(store);
-}
-
-static void
-s3it_missing_bucket(void)
-{
-	FstS3Config cfg;
-	FstObjStore *store;
-	FstError	err;
-	FstObjList	l;
-	FstBuf		b;
-
-	fst_s3_config_defaults(&cfg);
-	CHECK_MSG(open_cfg("x", &cfg, "forst-no-such-bucket", &store, &err),
-			  "open: %s", err.msg);
-	fst_buf_init(&b);
-	CHECK(fst_objstore_put(store, "x", "x", 1, &err) == FST_NOT_FOUND);
-	CHECK_MSG(strstr(err.msg, "bucket \"forst-no-such-bucket\" does not exist") != NULL,
-			  "%s", err.msg);
-	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_NOT_FOUND);
-	CHECK_MSG(strstr(err.msg, "does not exist") != NULL, "%s", err.msg);
-	CHECK(fst_objstore_list(store, "", NULL, 0, &l, &err) == FST_NOT_FOUND);
-	CHECK_MSG(strstr(err.msg, "does not exist") != NULL, "%s", err.msg);
-	fst_buf_free(&b);
-	fst_objstore_close(store);
-}
-
-/* A listening socket on 127.0.0.1 that never accepts: requests hang. */
-static int
-silent_server(int *port)
-{
-	struct sockaddr_in a;
-	socklen_t	alen = sizeof(a);
-	int			fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof(a)) < 0 ||
-		listen(fd, 16) < 0 ||
-		getsockname(fd, (struct sockaddr *) &a, &alen) < 0)
-		return -1;
-	*port = ntohs(a.sin_port);
-	return fd;
-}
-
-static void
-s3it_connection_refused(void)
-{
-	FstS3Config cfg;
-	FstObjStore *store;
-	FstError	err;
-	FstBuf		b;
-	char		ep[64];
-	int			port;
-	int			fd = silent_server(&port);
-	double		t0;
-
-	/* a port that was just free: bind, learn it, close */
-	CHECK(fd >= 0);
-	close(fd);
-	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
-	fst_s3_config_defaults(&cfg);
-	cfg.endpoint = ep;
-	cfg.max_retries = 3;
-	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
-	fst_buf_init(&b);
-	t0 = now_s();
-	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_IO_ERROR);
-	CHECK_MSG(now_s() - t0 < 5.0, "took %.1f s", now_s() - t0);
-	CHECK_MSG(strstr(err.msg, "could not connect") != NULL &&
-			  strstr(err.msg, "after 4 attempts") != NULL, "%s", err.msg);
-	fst_buf_free(&b);
-	fst_objstore_close(store);
-}
-
-/* An unknown host (.invalid never resolves): a clear error, bounded time. */
-static void
-s3it_unknown_host(void)
-{
-	FstS3Config cfg;
-	FstObjStore *store;
-	FstError	err;
-	FstBuf		b;
-	FstCode		code;
-	double		t0;
-
-	fst_s3_config_defaults(&cfg);
-	cfg.endpoint = "http://forst-no-such-host.invalid:9";
-	cfg.connect_timeout_ms = 2000;
-	cfg.max_retries = 1;
-	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
-	fst_buf_init(&b);
-	t0 = now_s();
-	code = fst_objstore_get(store, "x", &b, &err);
-	CHECK_MSG(now_s() - t0 < 6.0, "took %.1f s", now_s() - t0);
-	/* a resolver that does not answer at all times out instead */
-	CHECK_MSG((code == FST_IO_ERROR && strstr(err.msg, "could not resolve") != NULL) ||
-			  (code == FST_TRANSIENT && strstr(err.msg, "timed out") != NULL),
-			  "%s: %s", fst_code_name(code), err.msg);
-	fst_buf_free(&b);
-	fst_objstore_close(store);
-}
-
-static void
-s3it_timeout(void)
-{
-	FstS3Config cfg;
-	FstObjStore *store;
-	FstError	err;
-	FstBuf		b;
-	char		ep[64];
-	int			port;
-	int			fd = silent_server(&port);
-	double		t0;
-
-	CHECK(fd >= 0);
-	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
-	fst_s3_config_defaults(&cfg);
-	cfg.endpoint = ep;
-	cfg.request_timeout_ms = 300;
-	cfg.max_retries = 1;
-	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
-	fst_buf_init(&b);
-	t0 = now_s();
-	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_TRANSIENT);
-	CHECK_MSG(now_s() - t0 < 3.0, "took %.1f s", now_s() - t0);
-	CHECK_MSG(strstr(err.msg, "timed out") != NULL, "%s", err.msg);
-	close(fd);
-	fst_buf_free(&b);
-	fst_objstore_close(store);
-}
-
-static double interrupt_at;
-
-static bool
-interrupt_after(void *arg)
-{
-	(*(int *) arg)++;
-	return now_s() >= interrupt_at;
-}
-
-static void
-s3it_interrupt(void)
-{
-	FstS3Config cfg;
-	FstObjStore *store;
-	FstError	err;
-	FstBuf		b;
-	char		ep[64];
-	int			port;
-	int			fd = silent_server(&port);
-	int			calls = 0;
-	double		t0;
-
-	/* during a transfer that never ends */
-	CHECK(fd >= 0);
-	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
-	fst_s3_config_defaults(&cfg);
-	cfg.endpoint = ep;
-	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
-	fst_objstore_set_interrupt(store, interrupt_after, &calls);
-	fst_buf_init(&b);
-	t0 = now_s();
-	interrupt_at = t0 + 0.3;
-	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_INTERRUPTED);
-	CHECK_MSG(now_s() - t0 < 2.5, "took %.1f s", now_s() - t0);
-	CHECK(calls > 1);
-	fst_objstore_close(store);
-	close(fd);
-
-	/* during the backoff between retries of a refused connection */
-	fd = silent_server(&port);
-	CHECK(fd >= 0);
-	close(fd);
-	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
-	fst_s3_config_defaults(&cfg);
-	cfg.endpoint = ep;
-	cfg.max_retries = 1000;
-	cfg.retry_base_ms = 2000;
-	cfg.retry_max_ms = 2000;
-	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
-	fst_objstore_set_interrupt(store, interrupt_after, &calls);
-	t0 = now_s();
-	interrupt_at = t0 + 0.3;
-	CHECK(fst_objstore_get(store, "x", &b, &err) == FST_INTERRUPTED);
-	CHECK_MSG(now_s() - t0 < 1.5, "took %.1f s", now_s() - t0);
-	fst_buf_free(&b);
-	fst_objstore_close(store);
-}
 
 /* Read/write files of FORST_S3_TEST_CLI_DIR for scripts/s3-cli-check.sh. */
 static bool
@@ -873,11 +530,6 @@ register_s3_tests(void)
 		fprintf(stderr, "note: s3 integration tests (s3it_*) not run: FORST_S3_TEST_URL is not set\n");
 		return;
 	}
-	if (getenv("FORST_S3_TEST_RUN"))
-		snprintf(run_id, sizeof(run_id), "%s", getenv("FORST_S3_TEST_RUN"));
-	else
-		snprintf(run_id, sizeof(run_id), "run-%d-%ld", (int) getpid(),
-				 (long) time(NULL));
 	if (env_set("FORST_S3_TEST_CLI_DIR"))
 	{
 		/* only the interop test: the script gives it its own prefix */
@@ -891,18 +543,12 @@ register_s3_tests(void)
 	fst_test_register("s3it_many_keys", s3it_many_keys);
 	fst_test_register("s3it_delete_batch", s3it_delete_batch);
 	fst_test_register("s3it_multipart", s3it_multipart);
-	fst_test_register("s3it_missing_bucket", s3it_missing_bucket);
-	fst_test_register("s3it_connection_refused", s3it_connection_refused);
-	fst_test_register("s3it_timeout", s3it_timeout);
-	fst_test_register("s3it_unknown_host", s3it_unknown_host);
-	fst_test_register("s3it_interrupt", s3it_interrupt);
 	if (!lenient_server())
 	{
 		fst_test_register("s3it_put_if_absent", s3it_put_if_absent);
 		fst_test_register("s3it_put_if_absent_race", s3it_put_if_absent_race);
 		fst_test_register("s3it_lost_reply_resolution", s3it_lost_reply_resolution);
-		fst_test_register("s3it_wrong_secret", s3it_wrong_secret);
 	}
 	else
-		fprintf(stderr, "note: s3it_put_if_absent, s3it_put_if_absent_race, s3it_lost_reply_resolution, s3it_wrong_secret not run: s3rver has no conditional writes and checks no signatures\n");
+		fprintf(stderr, "note: s3it_put_if_absent, s3it_put_if_absent_race, s3it_lost_reply_resolution not run: s3rver has no conditional writes\n");
 }
