@@ -56,18 +56,29 @@ as_pg_user()
 	fi
 }
 
-# Installs the packages of FORST_PACKAGES that are missing (apt-get update
-# once, and only when something is missing).
+# The s3 test step's servers and client (scripts/rgw.sh, s3-cli-check.sh).
+FORST_S3_PACKAGES=(
+	ceph-mon
+	ceph-osd
+	radosgw
+	awscli
+	curl
+)
+
+# Installs the packages of FORST_PACKAGES (or those named as arguments)
+# that are missing (apt-get update once, and only when something is
+# missing).
 forst_install_deps()
 {
-	local missing=() p
+	local missing=() p pkgs=("$@")
 
-	for p in "${FORST_PACKAGES[@]}"; do
+	[ "${#pkgs[@]}" -gt 0 ] || pkgs=("${FORST_PACKAGES[@]}")
+	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 			missing+=("$p")
 	done
 	if [ "${#missing[@]}" -eq 0 ]; then
-		log "packages: all ${#FORST_PACKAGES[@]} present"
+		log "packages: all ${#pkgs[@]} present"
 		return 0
 	fi
 	log "packages: installing ${missing[*]}"

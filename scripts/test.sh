@@ -2,12 +2,16 @@
 # scripts/test.sh -- every test of forst, as CI runs it (the README's test
 # command).  Works on a fresh Debian 12 machine, as root or with sudo.
 #
-#   bash scripts/test.sh [--quick] [--only unit|fuzz|regress|tap]
+#   bash scripts/test.sh [--quick] [--only unit|fuzz|regress|tap|s3]
 #
 #   unit     engine unit tests, no server (make unit; FST_TEST_SEED=n to vary)
 #   fuzz     each libFuzzer target for FUZZ_SECONDS (default 20; --quick: 5)
 #   regress  pg_regress (sql/, expected/) on a private temporary instance
 #   tap      TAP tests (t/*.pl) with PostgreSQL::Test::Cluster
+#   s3       the s3:// store against a local S3 server (the s3it_* unit
+#            tests, then scripts/s3-cli-check.sh with the aws CLI): Ceph
+#            RGW by default (scripts/rgw.sh, ~20 s to start), or s3rver
+#            with FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
 #
 # The PostgreSQL tests run as an unprivileged user from a copy of the test
 # files in a temporary directory, which is removed when everything passed
@@ -26,7 +30,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) quick=1 ;;
 		--only)
-			[ $# -ge 2 ] || die "--only needs unit, fuzz, regress or tap"
+			[ $# -ge 2 ] || die "--only needs unit, fuzz, regress, tap or s3"
 			only=$2
 			shift
 			;;
@@ -37,8 +41,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$only" in
-	"" | unit | fuzz | regress | tap) ;;
-	*) die "--only takes unit, fuzz, regress or tap, not '$only'" ;;
+	"" | unit | fuzz | regress | tap | s3) ;;
+	*) die "--only takes unit, fuzz, regress, tap or s3, not '$only'" ;;
 esac
 if [ -z "${FUZZ_SECONDS:-}" ]; then
 	if [ "$quick" -eq 1 ]; then FUZZ_SECONDS=5; else FUZZ_SECONDS=20; fi
@@ -171,8 +175,88 @@ step_tap()
 	record tap "$p" "$f"
 }
 
+# The S3 server of the s3 step: started in a directory of its own and
+# stopped on every exit, also when this script fails or is interrupted.
+s3_server_script=""
+s3_server_dir=""
+
+stop_s3_server()
+{
+	[ -n "$s3_server_dir" ] || return 0
+	bash "$s3_server_script" stop "$s3_server_dir/server" || true
+	rm -rf "$s3_server_dir"
+	s3_server_dir=""
+}
+trap stop_s3_server EXIT
+
+# s3_run CMD...: CMD with the server's client environment.
+s3_run()
+{
+	# shellcheck disable=SC1091
+	. "$s3_server_dir/server.env"
+	"$@"
+}
+
+# last_counts FILE: "P F" of the last "N passed, N failed" line of FILE.
+last_counts()
+{
+	local line
+
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1 || true)
+	if [ -n "$line" ]; then
+		read -r p _ f _ <<<"$line"
+		echo "$p $f"
+	else
+		echo "0 0"
+	fi
+}
+
+step_s3()
+{
+	local server=${FORST_S3_SERVER:-rgw} p f p2 f2
+
+	case "$server" in
+		rgw) s3_server_script="$FORST_ROOT/scripts/rgw.sh" ;;
+		s3rver) s3_server_script="$FORST_ROOT/scripts/s3-server.sh" ;;
+		*) die "FORST_S3_SERVER must be rgw or s3rver, not '$server'" ;;
+	esac
+	log "s3: starting $server"
+	s3_server_dir=$(mktemp -d "${TMPDIR:-/tmp}/forst-s3.XXXXXX")
+	if ! bash "$s3_server_script" start "$s3_server_dir/server" \
+		>"$s3_server_dir/server.env" 2>"$logs/s3-server.log"; then
+		cat "$logs/s3-server.log"
+		stop_s3_server
+		record s3 0 1
+		return
+	fi
+	cat "$logs/s3-server.log"
+
+	log "s3: unit tests s3it_* against $server"
+	# the URL takes the endpoint from the server's environment file
+	run_logged "$logs/s3.log" s3_run bash -c \
+		'FORST_S3_TEST_URL="s3://$S3_BUCKET/ci?endpoint=$S3_ENDPOINT" exec make -C "$1" --no-print-directory PG_CONFIG="$2" unit UNIT_FILTER=s3it_' \
+		_ "$FORST_ROOT" "$PG_CONFIG"
+	read -r p f <<<"$(last_counts "$logs/s3.log")"
+	[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+
+	log "s3: aws CLI interoperability (scripts/s3-cli-check.sh)"
+	run_logged "$logs/s3-cli.log" s3_run env PG_CONFIG="$PG_CONFIG" \
+		bash "$FORST_ROOT/scripts/s3-cli-check.sh"
+	read -r p2 f2 <<<"$(last_counts "$logs/s3-cli.log")"
+	[ "$rc" -eq 0 ] || [ "$f2" -gt 0 ] || f2=1
+	stop_s3_server
+	record s3 $((p + p2)) $((f + f2))
+}
+
 started=$SECONDS
 forst_install_deps
+if wants s3; then
+	if [ "${FORST_S3_SERVER:-rgw}" = rgw ]; then
+		forst_install_deps "${FORST_S3_PACKAGES[@]}"
+	else
+		forst_install_deps awscli curl
+	fi
+fi
 forst_ensure_pg_user
 if wants regress || wants tap; then
 	forst_build_install
@@ -198,6 +282,7 @@ fi
 ! wants fuzz || step_fuzz
 ! wants regress || step_regress
 ! wants tap || step_tap
+! wants s3 || step_s3
 
 echo
 log "summary ($((SECONDS - started))s)"

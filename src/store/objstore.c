@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "objstore.h"
+#include "objstore_s3.h"
 
 static const char *const op_names[FST_OBJ_NUM_OPS] = {
 	"put", "put_if_absent", "get", "get_range", "head", "list", "delete"
@@ -284,8 +285,7 @@ fst_objstore_open(const char *url, FstObjStore **out, FstError *err)
 		if (strcmp(u->scheme, "file") == 0)
 			code = fst_objstore_file_open(u, url, out, err);
 		else if (strcmp(u->scheme, "s3") == 0)
-			code = fst_error(err, FST_NOT_SUPPORTED,
-							 "the s3:// object store is not available in this build of forst");
+			code = fst_objstore_s3_open_url(u, url, out, err);
 		else
 			code = fst_error(err, FST_INVALID_ARGUMENT,
 							 "unsupported object store scheme \"%s\"",
