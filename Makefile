@@ -35,6 +35,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header dependencies: rebuild every object when any header
+# changes (a struct layout seen differently by two objects corrupts memory).
+$(OBJS): $(wildcard src/*/*.h)
+
 # ---------------------------------------------------------------------------
 # Stand-alone programs (no server): unit tests, fuzzers, benchmarks.
 # They link the engine sources with PostgreSQL's frontend libpgcommon and

@@ -19,6 +19,7 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_flush.h"
 #include "forst_shmem.h"
 
 PG_MODULE_MAGIC;
@@ -39,5 +40,6 @@ _PG_init(void)
 	forst_utility_init();
 	forst_relinfo_init();
 	forst_pending_init();
+	forst_worker_register();
 	forst_preloaded = true;
 }

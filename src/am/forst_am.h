@@ -63,9 +63,20 @@ extern void forst_row_user_part(ForstRelInfo *info, TupleTableSlot *slot,
 								ForstTableShared *ts, StringInfo out);
 extern char *forst_user_part_to_text(ForstRelInfo *info, const char *up, int len);
 
+/* Where a row version lives: a memtable entry or an SST entry. */
+typedef struct ForstLoc
+{
+	bool		in_sst;
+	int			slab;			/* memtable: slab and entry ref */
+	uint32		ref;
+	int			file_slot;		/* SST: per-transaction file slot, */
+	uint32		block;			/* data block and entry in the block */
+	uint32		entry;
+} ForstLoc;
+
 /* forst_tid.c */
-extern void forst_tid_set_memtable(ItemPointer tid, int slab, uint32 ref);
-extern bool forst_tid_get_memtable(ItemPointer tid, int *slab, uint32 *ref);
+extern void forst_tid_set(ItemPointer tid, const ForstLoc *loc);
+extern bool forst_tid_get(ItemPointer tid, ForstLoc *loc);
 
 /* forst_mvcc.c */
 extern bool forst_version_visible(Snapshot snapshot, Relation rel,
@@ -77,8 +88,7 @@ typedef struct ForstNewest
 {
 	bool		found;			/* any non-aborted version */
 	FstEntryHeader hdr;
-	int			slab;
-	uint32		ref;
+	ForstLoc	loc;
 	bool		mine;			/* written by my (sub)transaction */
 	bool		in_progress;	/* by another transaction still running */
 } ForstNewest;
@@ -89,13 +99,14 @@ extern void forst_find_newest(ForstTableShared *ts, FstSlice user_part,
 /* A row version fetched by TID. */
 typedef struct ForstVersion
 {
-	int			slab;
-	uint32		ref;
-	FstEntry	entry;			/* borrowed from shared memory */
+	ForstLoc	loc;
+	FstEntry	entry;			/* in shared memory, or palloc'd for SSTs */
 	uint8		hint;
 } ForstVersion;
 
 extern bool forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v);
+extern bool forst_version_visible_v(Snapshot snapshot, Relation rel,
+									const ForstVersion *v);
 extern void forst_store_version(TupleTableSlot *slot, const ForstVersion *v,
 								Oid relid);
 

@@ -25,7 +25,7 @@ cursor_reset_callback(void *arg)
 ForstCursor *
 forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts)
 {
-	FstIter    *children[FORST_MAX_IMMUTABLE + 1];
+	FstIter   **children;
 	MemoryContext mcxt = AllocSetContextCreate(CurrentMemoryContext,
 											   "forst cursor",
 											   ALLOCSET_SMALL_SIZES);
@@ -36,21 +36,48 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts)
 	c->mcxt = mcxt;
 	c->rel = rel;
 	c->snapshot = snapshot;
-	c->nslabs = ts ? forst_table_slabs(ts, c->slabs) : 0;
+	forst_table_view(ts, &rel->rd_node, &c->view);
+	c->nchildren = c->view.nslabs;
+	if (c->view.manifest)
+		c->nchildren += fst_manifest_total_files(c->view.manifest);
+	children = palloc0(sizeof(FstIter *) * Max(c->nchildren, 1));
+	c->files = palloc0(sizeof(FstFileMeta *) * Max(c->nchildren, 1));
 	initStringInfo(&c->decided);
 	initStringInfo(&c->hi);
-	for (i = 0; i < c->nslabs; i++)
+	if (c->view.manifest)
 	{
-		children[i] = fst_memtable_iter_create(forst_slab_memtable(c->slabs[i]));
+		int			level,
+					j,
+					n = c->view.nslabs;
+
+		/* open the readers first: that may fail, before anything is malloc'ed */
+		for (level = 0; level < FST_NUM_LEVELS; level++)
+			for (j = 0; j < c->view.manifest->levels[level].nfiles; j++, n++)
+			{
+				c->files[n] = &c->view.manifest->levels[level].files[j].meta;
+				(void) forst_sst_reader(&rel->rd_node, c->files[n]);
+			}
+	}
+	for (i = 0; i < c->nchildren; i++)
+	{
+		if (i < c->view.nslabs)
+			children[i] = fst_memtable_iter_create(forst_slab_memtable(c->view.slabs[i]));
+		else
+			children[i] = fst_sst_iter_create(forst_sst_reader(&rel->rd_node, c->files[i]));
+	}
+	for (i = 0; i < c->nchildren; i++)
+	{
 		if (children[i] == NULL)
 		{
-			while (--i >= 0)
+			for (i = 0; i < c->nchildren; i++)
 				fst_iter_destroy(children[i]);
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(mcxt);
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
 							errmsg("out of memory")));
 		}
 	}
-	c->merge = fst_merge_iter_create(children, c->nslabs);
+	c->merge = fst_merge_iter_create(children, c->nchildren);
 	if (c->merge == NULL)
 	{
 		MemoryContextSwitchTo(old);
@@ -71,6 +98,7 @@ forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
 	appendBinaryStringInfo(&c->hi, hi.data, hi.len);
 	c->have_decided = false;
 	c->valid = false;
+	c->pending_next = false;
 	if (lo.len == 0)
 		fst_iter_seek_first(c->merge);
 	else
@@ -95,6 +123,11 @@ forst_cursor_next(ForstCursor *c)
 	FstError	err;
 
 	c->valid = false;
+	if (c->pending_next)
+	{
+		c->pending_next = false;
+		fst_iter_next(c->merge);
+	}
 	for (; fst_iter_valid(c->merge); fst_iter_next(c->merge))
 	{
 		FstSlice	k = fst_iter_key(c->merge);
@@ -119,22 +152,39 @@ forst_cursor_next(ForstCursor *c)
 
 		ci = fst_merge_iter_current_child(c->merge);
 		child = fst_merge_iter_child(c->merge, ci);
-		ref = fst_memtable_iter_ref(child);
-		hint = fst_memtable_iter_hint(child);
-		if (!forst_version_visible(c->snapshot, c->rel, &e.hdr,
-								   forst_slab_memtable(c->slabs[ci]), ref, hint))
-			continue;
+		memset(&c->cur.loc, 0, sizeof(c->cur.loc));
+		if (ci < c->view.nslabs)
+		{
+			ref = fst_memtable_iter_ref(child);
+			hint = fst_memtable_iter_hint(child);
+			if (!forst_version_visible(c->snapshot, c->rel, &e.hdr,
+									   forst_slab_memtable(c->view.slabs[ci]), ref, hint))
+				continue;
+			c->cur.loc.slab = c->view.slabs[ci];
+			c->cur.loc.ref = ref;
+			c->cur.hint = hint;
+		}
+		else
+		{
+			if (!forst_version_visible(c->snapshot, c->rel, &e.hdr, NULL, 0, 0))
+				continue;
+			c->cur.loc.in_sst = true;
+			c->cur.hint = 0;
+		}
 		resetStringInfo(&c->decided);
 		appendBinaryStringInfo(&c->decided, e.user_part.data, e.user_part.len);
 		c->have_decided = true;
 		if (e.hdr.flags & FST_ENTRY_TOMBSTONE)
 			continue;
-		c->cur.slab = c->slabs[ci];
-		c->cur.ref = ref;
+		if (c->cur.loc.in_sst)
+		{
+			c->cur.loc.file_slot = forst_file_slot(&c->rel->rd_node, c->files[ci]->file_id);
+			fst_sst_iter_position(child, &c->cur.loc.block, &c->cur.loc.entry);
+		}
 		c->cur.entry = e;
-		c->cur.hint = hint;
 		c->valid = true;
-		fst_iter_next(c->merge);
+		/* SST entries live in the child's block: advance on the next call */
+		c->pending_next = true;
 		return true;
 	}
 	if (fst_iter_status(c->merge, &err) != FST_OK)

@@ -4,11 +4,12 @@
  *	  A cursor over the rows of one forst table visible to a snapshot,
  *	  in key order, within an optional range of user parts.
  *
- * It merges the table's memtables (newest first), walks each key's
- * versions newest first and stops at the first one the snapshot can see,
- * skipping the key when that is a tombstone.  Its iterators are malloc'ed
- * by the engine; the cursor frees them when closed or, after an error,
- * when the memory context it was opened in is reset.
+ * It merges the table's memtables (newest first) and its SST files (level
+ * 0 newest first, then the deeper levels), walks each key's versions
+ * newest first and stops at the first one the snapshot can see, skipping
+ * the key when that is a tombstone.  Its iterators are malloc'ed by the
+ * engine; the cursor frees them when closed or, after an error, when the
+ * memory context it was opened in is reset.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,6 +17,7 @@
 #define FORST_CURSOR_H
 
 #include "forst_am.h"
+#include "forst_store.h"
 #include "iter.h"
 #include "utils/memutils.h"
 
@@ -23,21 +25,24 @@ typedef struct ForstCursor
 {
 	Relation	rel;
 	Snapshot	snapshot;
-	int			nslabs;
-	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	ForstTableView view;
+	int			nchildren;
+	const FstFileMeta **files;	/* child i >= view.nslabs: its SST file */
 	FstIter    *merge;			/* NULL once closed */
 	StringInfoData decided;		/* user part whose version was chosen */
 	bool		have_decided;
 	StringInfoData hi;			/* exclusive upper bound (len 0: none) */
 	bool		valid;
+	bool		pending_next;	/* advance past cur before reading on */
 	ForstVersion cur;			/* the row the cursor is at */
 	MemoryContext mcxt;			/* holds the cursor; deleted by close */
 	MemoryContextCallback cb;
 } ForstCursor;
 
 /*
- * Opens over the table's current memtables, in a new memory context under
- * CurrentMemoryContext (ts may be NULL: a table that never wrote).
+ * Opens over the table's current memtables and SST files, in a new memory
+ * context under CurrentMemoryContext (ts may be NULL: a table that never
+ * wrote).
  */
 extern ForstCursor *forst_cursor_open(Relation rel, Snapshot snapshot,
 									  ForstTableShared *ts);
@@ -45,7 +50,11 @@ extern ForstCursor *forst_cursor_open(Relation rel, Snapshot snapshot,
 /* Positions before the first row with user part >= lo (empty: the start). */
 extern void forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi);
 
-/* Advances to the next visible row; false at the end of the range. */
+/*
+ * Advances to the next visible row; false at the end of the range.  For a
+ * row from an SST file, cur.entry points into the cursor's current block:
+ * valid until the next call.
+ */
 extern bool forst_cursor_next(ForstCursor *c);
 
 extern void forst_cursor_close(ForstCursor *c);

@@ -69,7 +69,7 @@ slot_to_row(Relation rel, TupleTableSlot *slot)
 /* Appends a version (row or tombstone) of user_part; returns where it went. */
 static void
 put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
-			CommandId cid, MinimalTuple row, int *slab, uint32 *ref)
+			CommandId cid, MinimalTuple row, ForstLoc *loc)
 {
 	StringInfoData ikey;
 	StringInfoData value;
@@ -87,8 +87,9 @@ put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 	if (row)
 		appendBinaryStringInfo(&value, (char *) row, row->t_len);
 
+	memset(loc, 0, sizeof(*loc));
 	forst_memtable_put(ts, fst_slice(ikey.data, ikey.len),
-					   fst_slice(value.data, value.len), slab, ref);
+					   fst_slice(value.data, value.len), &loc->slab, &loc->ref);
 	pfree(ikey.data);
 	pfree(value.data);
 }
@@ -154,8 +155,7 @@ forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	MinimalTuple row = slot_to_row(rel, slot);
 	StringInfoData up;
 	ForstNewest newest;
-	int			slab;
-	uint32		ref;
+	ForstLoc	loc;
 
 	initStringInfo(&up);
 	forst_row_user_part(info, slot, ts, &up);
@@ -171,11 +171,11 @@ forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 			report_unique_violation(rel, info, &up);
 		}
 	}
-	put_version(ts, &up, 0, cid, row, &slab, &ref);
+	put_version(ts, &up, 0, cid, row, &loc);
 	if (info->codec)
 		forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
 
-	forst_tid_set_memtable(&slot->tts_tid, slab, ref);
+	forst_tid_set(&slot->tts_tid, &loc);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	pg_atomic_fetch_add_u64(&ts->live_estimate, 1);
 	pgstat_count_heap_insert(rel, 1);
@@ -199,9 +199,9 @@ check_target(Relation rel, const ForstVersion *v, const ForstNewest *newest,
 		tmfd->cmax = InvalidCommandId;
 		return TM_Deleted;
 	}
-	if (newest->slab != v->slab || newest->ref != v->ref)
+	if (newest->hdr.seq != v->entry.hdr.seq)
 	{
-		forst_tid_set_memtable(&tmfd->ctid, newest->slab, newest->ref);
+		forst_tid_set(&tmfd->ctid, &newest->loc);
 		tmfd->xmax = newest->hdr.xid;
 		if (newest->mine)
 		{
@@ -218,8 +218,7 @@ check_target(Relation rel, const ForstVersion *v, const ForstNewest *newest,
 		return TM_Deleted;
 	}
 	if (crosscheck != InvalidSnapshot &&
-		!forst_version_visible(crosscheck, NULL, &v->entry.hdr,
-							   forst_slab_memtable(v->slab), v->ref, v->hint))
+		!forst_version_visible_v(crosscheck, NULL, v))
 	{
 		tmfd->xmax = newest->hdr.xid;
 		tmfd->cmax = InvalidCommandId;
@@ -256,8 +255,7 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 	ForstNewest newest;
 	StringInfoData up;
 	TM_Result	result;
-	int			slab;
-	uint32		ref;
+	ForstLoc	loc;
 
 	fetch_or_error(rel, tid, &v);
 	version_user_part(&v, &up);
@@ -275,7 +273,7 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
 	if (result == TM_Ok)
 	{
-		put_version(ts, &up, FST_ENTRY_TOMBSTONE, cid, NULL, &slab, &ref);
+		put_version(ts, &up, FST_ENTRY_TOMBSTONE, cid, NULL, &loc);
 		pg_atomic_fetch_sub_u64(&ts->live_estimate, 1);
 		pgstat_count_heap_delete(rel);
 	}
@@ -299,8 +297,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	bool		key_changed = false;
 	LOCKMODE	mode;
 	TM_Result	result;
-	int			slab;
-	uint32		ref;
+	ForstLoc	loc;
 
 	fetch_or_error(rel, otid, &v);
 	version_user_part(&v, &old_up);
@@ -347,15 +344,15 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 			forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
 			report_unique_violation(rel, info, &new_up);
 		}
-		put_version(ts, &old_up, FST_ENTRY_TOMBSTONE, cid, NULL, &slab, &ref);
-		put_version(ts, &new_up, 0, cid, row, &slab, &ref);
+		put_version(ts, &old_up, FST_ENTRY_TOMBSTONE, cid, NULL, &loc);
+		put_version(ts, &new_up, 0, cid, row, &loc);
 		forst_unlock_key(rel, fst_slice(new_up.data, new_up.len), AccessExclusiveLock);
 	}
 	else
-		put_version(ts, &old_up, 0, cid, row, &slab, &ref);
+		put_version(ts, &old_up, 0, cid, row, &loc);
 	forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
 
-	forst_tid_set_memtable(&slot->tts_tid, slab, ref);
+	forst_tid_set(&slot->tts_tid, &loc);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	pgstat_count_heap_update(rel, false);
 	pfree(row);
@@ -416,19 +413,19 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		tmfd->cmax = InvalidCommandId;
 		return TM_Deleted;
 	}
-	if (newest.slab != v.slab || newest.ref != v.ref)
+	if (newest.hdr.seq != v.entry.hdr.seq)
 	{
 		if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) && !newest.mine)
 		{
 			forst_unlock_key(rel, s, lmode);
-			forst_tid_set_memtable(&tmfd->ctid, newest.slab, newest.ref);
+			forst_tid_set(&tmfd->ctid, &newest.loc);
 			tmfd->xmax = newest.hdr.xid;
 			tmfd->cmax = InvalidCommandId;
 			return TM_Updated;
 		}
 		/* follow the row to its newest version */
 		tmfd->traversed = !newest.mine;
-		forst_tid_set_memtable(tid, newest.slab, newest.ref);
+		forst_tid_set(tid, &newest.loc);
 		fetch_or_error(rel, tid, &v);
 	}
 	/* the key lock stays held until the end of the transaction */

@@ -32,6 +32,7 @@ int			forst_memtable_size_kb = 8 * 1024;
 int			forst_memtable_memory_kb = 128 * 1024;
 int			forst_max_tables = 1024;
 int			forst_max_row_size_kb = 1024;
+int			forst_block_cache_size_kb = 16 * 1024;
 
 static const struct config_enum_entry compression_options[] = {
 	{"lz4", FORST_COMPRESSION_LZ4, false},
@@ -152,7 +153,7 @@ forst_define_gucs(void)
 							"A table's active memtable is frozen and a new one started "
 							"when it fills.",
 							&forst_memtable_size_kb,
-							8 * 1024, 1024, 1024 * 1024,
+							8 * 1024, 1024, 64 * 1024,
 							PGC_POSTMASTER,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
@@ -180,6 +181,15 @@ forst_define_gucs(void)
 							NULL,
 							&forst_max_row_size_kb,
 							1024, 1, 256 * 1024,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.block_cache_size",
+							"Decoded SST blocks each backend keeps in memory.",
+							"A per-backend cache for now; a shared one will replace it.",
+							&forst_block_cache_size_kb,
+							16 * 1024, 256, PG_INT32_MAX / 2,
 							PGC_SUSET,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);

@@ -422,8 +422,7 @@ fkey_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (best < 0)
 		return false;
-	forst_tid_set_memtable(&scan->xs_heaptid, st->cursors[best]->cur.slab,
-						   st->cursors[best]->cur.ref);
+	forst_tid_set(&scan->xs_heaptid, &st->cursors[best]->cur.loc);
 	scan->xs_recheck = true;
 	st->has_row[best] = forst_cursor_next(st->cursors[best]);
 	return true;

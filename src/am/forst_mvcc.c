@@ -23,6 +23,7 @@
 #include "utils/snapmgr.h"
 
 #include "forst_am.h"
+#include "forst_store.h"
 
 /* The fate of a finished transaction, cached in the hint bits. */
 static bool
@@ -104,10 +105,19 @@ forst_version_visible(Snapshot snapshot, Relation rel,
 
 /* ---------------------------------------------------------------------- */
 
+bool
+forst_version_visible_v(Snapshot snapshot, Relation rel, const ForstVersion *v)
+{
+	if (v->loc.in_sst)
+		return forst_version_visible(snapshot, rel, &v->entry.hdr, NULL, 0, 0);
+	return forst_version_visible(snapshot, rel, &v->entry.hdr,
+								 forst_slab_memtable(v->loc.slab), v->loc.ref,
+								 v->hint);
+}
+
 typedef struct NewestCtx
 {
 	ForstNewest *out;
-	int			slab;
 } NewestCtx;
 
 /* Accepts the first version that is not aborted, classifying it. */
@@ -133,57 +143,200 @@ newest_cb(void *arg, FstMemtable *mt, const FstEntryHeader *hdr, uint32 ref,
 	return true;
 }
 
+/*
+ * The newest version of user_part in the table's SST files: level 0 newest
+ * file first, then each deeper level's one candidate file.
+ */
+static void
+sst_newest(const ForstTableView *view, FstSlice user_part, ForstNewest *out)
+{
+	const FstManifest *m = view->manifest;
+	int			level;
+	StringInfoData target;
+	char		seq[FST_SEQ_BYTES];
+
+	if (m == NULL)
+		return;
+	initStringInfo(&target);
+	appendBinaryStringInfo(&target, user_part.data, user_part.len);
+	fst_put_be64(seq, FST_MAX_SEQ);
+	appendBinaryStringInfo(&target, seq, FST_SEQ_BYTES);
+
+	for (level = 0; level < FST_NUM_LEVELS; level++)
+	{
+		int			i;
+
+		for (i = 0; i < m->levels[level].nfiles; i++)
+		{
+			const FstFileMeta *f = &m->levels[level].files[i].meta;
+			FstSstReader *r;
+			FstIter    *it;
+			FstError	err;
+			FstCode		rc;
+
+			if (fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_smallest(f))) < 0 ||
+				fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(f))) > 0)
+				continue;
+			r = forst_sst_reader(&view->rnode, f);
+			if (!fst_sst_may_contain(r, user_part))
+				continue;
+			it = fst_sst_iter_create(r);
+			if (it == NULL)
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+			fst_iter_seek(it, fst_slice(target.data, target.len));
+			for (; fst_iter_valid(it); fst_iter_next(it))
+			{
+				FstEntry	e;
+				NewestCtx	ctx;
+
+				if (!fst_entry_decode(fst_iter_key(it), fst_iter_value(it), &e))
+				{
+					fst_iter_destroy(it);
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("forst: malformed entry in an SST file")));
+				}
+				if (fst_slice_cmp(e.user_part, user_part) != 0)
+					break;
+				ctx.out = out;
+				if (!newest_cb(&ctx, NULL, &e.hdr, 0, 0))
+					continue;	/* aborted */
+				out->found = true;
+				out->hdr = e.hdr;
+				out->loc.in_sst = true;
+				out->loc.file_slot = forst_file_slot(&view->rnode, f->file_id);
+				fst_sst_iter_position(it, &out->loc.block, &out->loc.entry);
+				fst_iter_destroy(it);
+				pfree(target.data);
+				return;
+			}
+			rc = fst_iter_status(it, &err);
+			fst_iter_destroy(it);
+			if (rc != FST_OK)
+				forst_report(rc, &err, "reading an SST file");
+		}
+	}
+	pfree(target.data);
+}
+
 void
 forst_find_newest(ForstTableShared *ts, FstSlice user_part, ForstNewest *out)
 {
-	int			slabs[FORST_MAX_IMMUTABLE + 1];
-	int			n = forst_table_slabs(ts, slabs);
+	ForstTableView view;
 	int			i;
 
 	memset(out, 0, sizeof(*out));
-	for (i = 0; i < n; i++)
+	forst_table_view(ts, &ts->rnode, &view);
+
+	/*
+	 * Every memtable version of a key is newer than its SST versions, but a
+	 * version carried over by a flush can sit in a newer memtable than a
+	 * later version of the same key: take the highest sequence.
+	 */
+	for (i = 0; i < view.nslabs; i++)
 	{
-		FstMemtable *mt = forst_slab_memtable(slabs[i]);
+		FstMemtable *mt = forst_slab_memtable(view.slabs[i]);
 		NewestCtx	ctx;
+		ForstNewest cand;
 		FstGetResult res;
 		FstError	err;
+		FstCode		rc;
 
-		ctx.out = out;
-		ctx.slab = slabs[i];
-		if (fst_memtable_get(mt, user_part, FST_MAX_SEQ, newest_cb, &ctx, &res,
-							 &out->hdr, NULL, &out->ref, &err) != FST_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("forst: memtable lookup failed: %s", err.msg)));
-		if (res != FST_GET_NONE)
+		memset(&cand, 0, sizeof(cand));
+		ctx.out = &cand;
+		rc = fst_memtable_get(mt, user_part, FST_MAX_SEQ, newest_cb, &ctx, &res,
+							  &cand.hdr, NULL, &cand.loc.ref, &err);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "memtable lookup");
+		if (res != FST_GET_NONE && (!out->found || cand.hdr.seq > out->hdr.seq))
 		{
-			out->found = true;
-			out->slab = slabs[i];
-			return;
+			cand.found = true;
+			cand.loc.slab = view.slabs[i];
+			*out = cand;
 		}
 	}
+	if (!out->found)
+		sst_newest(&view, user_part, out);
 }
 
 bool
 forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 {
-	FstSlice	ikey,
-				value;
-	FstMemtable *mt;
+	memset(v, 0, sizeof(*v));
+	if (!forst_tid_get(tid, &v->loc))
+		return false;
+	if (v->loc.in_sst)
+	{
+		RelFileNode rnode;
+		uint64		file_id;
+		ForstTableShared *ts;
+		ForstTableView view;
+		const FstManifestFile *mf;
+		FstBuf		k,
+					val;
+		FstError	err;
+		FstCode		rc;
+		char	   *kc,
+				   *vc;
+		size_t		klen,
+					vlen;
 
-	if (!forst_tid_get_memtable(tid, &v->slab, &v->ref))
-		return false;
-	if (forst_shared->slabs[v->slab].state == FORST_SLAB_FREE ||
-		!RelFileNodeEquals(forst_shared->slabs[v->slab].owner, rel->rd_node))
-		return false;
-	mt = forst_slab_memtable(v->slab);
-	if (fst_memtable_entry(mt, v->ref, &ikey, &value, &v->hint, NULL) != FST_OK)
-		return false;
-	if (!fst_entry_decode(ikey, value, &v->entry))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("forst: malformed entry in a memtable")));
-	return true;
+		if (!forst_file_slot_get(v->loc.file_slot, &rnode, &file_id) ||
+			!RelFileNodeEquals(rnode, rel->rd_node))
+			return false;
+		ts = forst_table_shared(&rel->rd_node, false);
+		forst_table_view(ts, &rel->rd_node, &view);
+		if (view.manifest == NULL ||
+			(mf = fst_manifest_find_file(view.manifest, file_id, NULL, NULL)) == NULL)
+			return false;
+		fst_buf_init(&k);
+		fst_buf_init(&val);
+		rc = fst_sst_read_at(forst_sst_reader(&rel->rd_node, &mf->meta),
+							 v->loc.block, v->loc.entry, &k, &val, &err);
+		if (rc == FST_NOT_FOUND)
+		{
+			fst_buf_free(&k);
+			fst_buf_free(&val);
+			return false;
+		}
+		if (rc != FST_OK)
+		{
+			fst_buf_free(&k);
+			fst_buf_free(&val);
+			forst_report(rc, &err, "reading a row version");
+		}
+		klen = k.len;
+		vlen = val.len;
+		kc = palloc(klen);
+		vc = palloc(vlen);
+		memcpy(kc, k.data, klen);
+		memcpy(vc, val.data, vlen);
+		fst_buf_free(&k);
+		fst_buf_free(&val);
+		if (!fst_entry_decode(fst_slice(kc, klen), fst_slice(vc, vlen), &v->entry))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: malformed entry in an SST file")));
+		return true;
+	}
+	else
+	{
+		FstSlice	ikey,
+					value;
+		FstMemtable *mt;
+
+		if (forst_shared->slabs[v->loc.slab].state == FORST_SLAB_FREE ||
+			!RelFileNodeEquals(forst_shared->slabs[v->loc.slab].owner, rel->rd_node))
+			return false;
+		mt = forst_slab_memtable(v->loc.slab);
+		if (fst_memtable_entry(mt, v->loc.ref, &ikey, &value, &v->hint, NULL) != FST_OK)
+			return false;
+		if (!fst_entry_decode(ikey, value, &v->entry))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: malformed entry in a memtable")));
+		return true;
+	}
 }
 
 void
@@ -199,6 +352,6 @@ forst_store_version(TupleTableSlot *slot, const ForstVersion *v, Oid relid)
 	mtup = (MinimalTuple) MemoryContextAlloc(slot->tts_mcxt, len);
 	memcpy(mtup, v->entry.payload.data, len);
 	ExecStoreMinimalTuple(mtup, slot, true);
-	forst_tid_set_memtable(&slot->tts_tid, v->slab, v->ref);
+	forst_tid_set(&slot->tts_tid, &v->loc);
 	slot->tts_tableOid = relid;
 }

@@ -35,8 +35,9 @@ forst_nslabs(void)
 static Size
 forst_shared_size(void)
 {
-	return add_size(offsetof(ForstShared, slabs),
-					mul_size(forst_nslabs(), sizeof(ForstSlab)));
+	return add_size(add_size(offsetof(ForstShared, slabs),
+							 mul_size(forst_nslabs(), sizeof(ForstSlab))),
+					mul_size(MaxBackends + 1, sizeof(bool)));
 }
 
 static Size
@@ -88,6 +89,9 @@ forst_shmem_startup(void)
 		}
 		forst_shared->free_head = 0;
 		forst_shared->nfree = forst_shared->nslabs;
+		forst_shared->flush_latch = NULL;
+		forst_shared->waiting = (bool *) &forst_shared->slabs[forst_shared->nslabs];
+		memset(forst_shared->waiting, 0, sizeof(bool) * (MaxBackends + 1));
 		ConditionVariableInit(&forst_shared->slab_cv);
 	}
 	memset(&info, 0, sizeof(info));
@@ -144,6 +148,9 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 		LWLockInitialize(&ts->lock, forst_shared->tranche_id);
 		ts->active = -1;
 		ts->nimmutable = 0;
+		ts->loaded = false;
+		ts->manifest_version = 0;
+		ts->flushing = false;
 		pg_atomic_init_u64(&ts->next_rowid, 0);
 		pg_atomic_init_u64(&ts->live_estimate, 0);
 	}
@@ -182,6 +189,42 @@ forst_table_shared_drop(const RelFileNode *rnode)
 	}
 	LWLockRelease(forst_shared->lock);
 	ConditionVariableBroadcast(&forst_shared->slab_cv);
+}
+
+void
+forst_wake_flusher(void)
+{
+	Latch	   *latch = forst_shared->flush_latch;
+
+	if (latch)
+		SetLatch(latch);
+}
+
+/*
+ * Writers never fail for lack of memtable memory: they wait, here, until
+ * the flush worker has written memtables to SST files and freed slabs.
+ */
+static void
+wait_for_slab(void)
+{
+	/* the flush worker itself must not wait for itself */
+	if (forst_in_flush_worker)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("forst: no memtable memory to carry entries over; the flush will be retried")));
+	/*
+	 * While it waits, this backend does not hold the flush worker back
+	 * from reusing slabs (see forst_tid.c): otherwise a transaction that
+	 * writes more than the pool holds would wait for itself.
+	 */
+	forst_shared->waiting[MyBackendId] = true;
+	forst_wake_flusher();
+	ConditionVariablePrepareToSleep(&forst_shared->slab_cv);
+	(void) ConditionVariableTimedSleep(&forst_shared->slab_cv, 100,
+									   PG_WAIT_EXTENSION);
+	ConditionVariableCancelSleep();
+	forst_shared->waiting[MyBackendId] = false;
+	CHECK_FOR_INTERRUPTS();
 }
 
 /* Takes a free slab and formats it as an empty memtable owned by ts. */
@@ -240,23 +283,19 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 			}
 			if (ts->nimmutable >= FORST_MAX_IMMUTABLE)
 			{
+				/* too many memtables wait for the flush: wait with them */
 				LWLockRelease(&ts->lock);
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("forst: the table's memtables are full"),
-						 errdetail("Flushing memtables to SST files is not built yet."),
-						 errhint("Increase forst.memtable_size.")));
+				wait_for_slab();
+				continue;
 			}
 		}
 		newslab = slab_take(ts);
 		if (newslab < 0)
 		{
+			/* the pool is used up: wait until a flush frees a slab */
 			LWLockRelease(&ts->lock);
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("forst: all memtable memory is in use"),
-					 errdetail("Flushing memtables to SST files is not built yet."),
-					 errhint("Increase forst.memtable_memory.")));
+			wait_for_slab();
+			continue;
 		}
 		if (ts->active >= 0)
 		{
@@ -269,6 +308,7 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 		}
 		ts->active = newslab;
 		LWLockRelease(&ts->lock);
+		forst_wake_flusher();
 		/* and try again in the new memtable */
 	}
 }
@@ -285,5 +325,32 @@ forst_table_slabs(ForstTableShared *ts, int *slabs)
 	for (i = 0; i < ts->nimmutable; i++)
 		slabs[n++] = ts->immutable[i];
 	LWLockRelease(&ts->lock);
+	return n;
+}
+
+void
+forst_slab_free(int slab)
+{
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	slab_free_locked(slab);
+	LWLockRelease(forst_shared->lock);
+	ConditionVariableBroadcast(&forst_shared->slab_cv);
+}
+
+int
+forst_tables_to_flush(RelFileNode *out, int max)
+{
+	HASH_SEQ_STATUS status;
+	ForstTableShared *ts;
+	int			n = 0;
+
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	hash_seq_init(&status, forst_tables);
+	while ((ts = hash_seq_search(&status)) != NULL)
+	{
+		if (ts->nimmutable > 0 && n < max)
+			out[n++] = ts->rnode;
+	}
+	LWLockRelease(forst_shared->lock);
 	return n;
 }

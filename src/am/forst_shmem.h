@@ -23,6 +23,7 @@
 
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
+#include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/relfilenode.h"
 
@@ -34,7 +35,8 @@ typedef enum ForstSlabState
 {
 	FORST_SLAB_FREE = 0,
 	FORST_SLAB_ACTIVE,
-	FORST_SLAB_IMMUTABLE
+	FORST_SLAB_IMMUTABLE,
+	FORST_SLAB_RETIRING			/* flushed; freed once no reader can hold it */
 } ForstSlabState;
 
 typedef struct ForstSlab
@@ -53,6 +55,9 @@ typedef struct ForstTableShared
 	int			active;			/* slab of the active memtable, or -1 */
 	int			nimmutable;
 	int			immutable[FORST_MAX_IMMUTABLE]; /* newest first */
+	bool		loaded;			/* manifest_version read from the store */
+	uint64		manifest_version;	/* 0: nothing flushed yet */
+	bool		flushing;		/* the flush worker works on it */
 	pg_atomic_uint64 next_rowid;	/* hidden row ids of keyless tables */
 	pg_atomic_uint64 live_estimate; /* inserts - deletes, for the planner */
 } ForstTableShared;
@@ -67,6 +72,8 @@ typedef struct ForstShared
 	int			free_head;		/* -1: pool exhausted */
 	int			nfree;
 	ConditionVariable slab_cv;	/* signalled when slabs are freed */
+	Latch	   *flush_latch;	/* the flush worker's, NULL if not running */
+	bool	   *waiting;		/* per backend id: waits for memtable memory */
 	ForstSlab	slabs[FLEXIBLE_ARRAY_MEMBER];
 } ForstShared;
 
@@ -104,5 +111,17 @@ forst_next_seq(void)
  * FORST_MAX_IMMUTABLE + 1) and returns how many.
  */
 extern int	forst_table_slabs(ForstTableShared *ts, int *slabs);
+
+/* Returns a flushed slab to the pool and wakes waiting writers. */
+extern void forst_slab_free(int slab);
+
+/* Copies the RelFileNodes of tables with immutable memtables (max n). */
+extern int	forst_tables_to_flush(RelFileNode *out, int max);
+
+/* Set in the flush worker (forst_worker.c). */
+extern bool forst_in_flush_worker;
+
+/* Wakes the flush worker. */
+extern void forst_wake_flusher(void);
 
 #endif							/* FORST_SHMEM_H */

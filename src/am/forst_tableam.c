@@ -211,8 +211,7 @@ fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
 	if (!forst_fetch_version(rel, tid, &v) ||
 		(v.entry.hdr.flags & FST_ENTRY_TOMBSTONE))
 		return false;
-	if (!forst_version_visible(snapshot, rel, &v.entry.hdr,
-							   forst_slab_memtable(v.slab), v.ref, v.hint))
+	if (!forst_version_visible_v(snapshot, rel, &v))
 		return false;
 	forst_store_version(slot, &v, RelationGetRelid(rel));
 	return true;
@@ -256,7 +255,7 @@ forst_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 		return;
 	forst_find_newest(ts, v.entry.user_part, &newest);
 	if (newest.found && !(newest.hdr.flags & FST_ENTRY_TOMBSTONE))
-		forst_tid_set_memtable(tid, newest.slab, newest.ref);
+		forst_tid_set(tid, &newest.loc);
 }
 
 static bool
@@ -267,8 +266,7 @@ forst_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 
 	if (!forst_fetch_version(rel, &slot->tts_tid, &v))
 		return false;
-	return forst_version_visible(snapshot, rel, &v.entry.hdr,
-								 forst_slab_memtable(v.slab), v.ref, v.hint);
+	return forst_version_visible_v(snapshot, rel, &v);
 }
 
 static TransactionId

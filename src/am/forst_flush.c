@@ -1,0 +1,233 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_flush.c
+ *	  Writing a table's oldest immutable memtable to an SST file.
+ *
+ * Every entry of the memtable whose transaction did not abort goes into
+ * the SST: those whose transaction committed are marked committed, so that
+ * readers need no clog lookup for them (they still check the snapshot);
+ * entries of transactions still running keep their plain header, and
+ * readers look up their fate like that of a memtable entry.  (DESIGN.md
+ * wanted running transactions' entries carried over into the next memtable
+ * instead; with a bounded memtable pool that deadlocks as soon as one
+ * transaction writes more than the pool holds, so they are flushed too.)
+ * Aborted entries are dropped.
+ *
+ * The SST is uploaded (an SST left by an earlier failed attempt with the
+ * same file id is replaced), then the next manifest version (previous
+ * files + the new one at level 0) create-if-absent, then, under the
+ * table's lock, the shared state switches to the new manifest and forgets
+ * the memtable.  Until that switch readers see the memtable, after it the
+ * SST; versions that are briefly in both are the same versions (same
+ * sequence number), which readers take once.
+ *
+ * The memtable's slab is not reused until every transaction that was
+ * running at the switch has ended, because such a transaction may hold
+ * TIDs that point into it (forst_worker.c waits for them).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "storage/procarray.h"
+#include "utils/snapmgr.h"
+
+#include "forst.h"
+#include "forst_flush.h"
+#include "forst_store.h"
+
+/* Writes the memtable's entries that did not abort into an SST in file. */
+static FstCode
+flush_write_sst(FstMemtable *mt, FstBuf *file, FstSstProps *props,
+				uint64 *max_seq, FstError *err)
+{
+	FstSstOptions opt;
+	FstBufSink	sink;
+	FstSstWriter *w;
+	FstIter    *it;
+	FstCode		rc;
+	StringInfoData value;
+
+	fst_sst_options_default(&opt);
+	opt.compression = forst_compression == FORST_COMPRESSION_LZ4 ?
+		FST_COMPRESS_LZ4 : FST_COMPRESS_NONE;
+	fst_buf_sink_init(&sink, file);
+	rc = fst_sst_writer_create(&opt, &sink.base, &w, err);
+	if (rc != FST_OK)
+		return rc;
+	it = fst_memtable_iter_create(mt);
+	if (it == NULL)
+	{
+		fst_sst_writer_destroy(w);
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	}
+	initStringInfo(&value);
+	for (fst_iter_seek_first(it); fst_iter_valid(it) && rc == FST_OK; fst_iter_next(it))
+	{
+		FstSlice	k = fst_iter_key(it);
+		FstSlice	v = fst_iter_value(it);
+		uint8		hint = fst_memtable_iter_hint(it);
+		uint8		flags;
+		FstEntry	e;
+
+		if (!fst_entry_decode(k, v, &e))
+		{
+			rc = fst_error(err, FST_CORRUPT, "malformed memtable entry");
+			break;
+		}
+		*max_seq = Max(*max_seq, e.hdr.seq);
+		flags = e.hdr.flags;
+		if (!(flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)))
+		{
+			if (hint & FST_MT_HINT_ABORTED)
+				continue;
+			if ((hint & FST_MT_HINT_COMMITTED) || TransactionIdDidCommit(e.hdr.xid))
+				flags |= FST_ENTRY_COMMITTED;
+			else if (!TransactionIdIsInProgress(e.hdr.xid))
+				continue;		/* aborted, or crashed before committing */
+		}
+		resetStringInfo(&value);
+		appendBinaryStringInfo(&value, v.data, v.len);
+		value.data[0] = (char) flags;
+		rc = fst_sst_writer_add(w, k, fst_slice(value.data, value.len), err);
+	}
+	fst_iter_destroy(it);
+	pfree(value.data);
+	if (rc == FST_OK)
+		rc = fst_sst_writer_finish(w, props, err);
+	fst_sst_writer_destroy(w);
+	return rc;
+}
+
+bool
+forst_flush_one(ForstTableShared *ts, int *retired_slab)
+{
+	RelFileNode rnode = ts->rnode;
+	int			slab;
+	uint64		base_version;
+	FstMemtable *mt;
+	FstManifest next;
+	FstManifestEdit edit;
+	FstBuf		file;
+	FstBuf		enc;
+	FstSstProps props;
+	FstError	err;
+	FstCode		rc;
+	uint64		max_seq = 0;
+	uint64		file_id;
+	bool		have_file;
+	char		okey[FORST_KEY_LEN];
+
+	*retired_slab = -1;
+	forst_table_load(ts);
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	if (ts->nimmutable == 0)
+	{
+		LWLockRelease(&ts->lock);
+		return false;
+	}
+	slab = ts->immutable[ts->nimmutable - 1];	/* the oldest */
+	base_version = ts->manifest_version;
+	LWLockRelease(&ts->lock);
+	mt = forst_slab_memtable(slab);
+
+	/* the next manifest starts from the current one */
+	fst_manifest_init(&next);
+	if (base_version > 0)
+	{
+		rc = fst_manifest_copy(&next, forst_manifest_at(&rnode, base_version), &err);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "copying a manifest");
+	}
+	else
+	{
+		uint32		h = rnode.relNode;
+
+		next.next_file_id = 1;
+		memcpy(next.table_uuid, &rnode.dbNode, sizeof(Oid));
+		memcpy(next.table_uuid + 4, &h, sizeof(uint32));
+	}
+	file_id = next.next_file_id;
+
+	fst_buf_init(&file);
+	fst_sst_props_init(&props);
+	rc = flush_write_sst(mt, &file, &props, &max_seq, &err);
+	if (rc != FST_OK)
+	{
+		fst_buf_free(&file);
+		forst_report(rc, &err, "writing an SST file");
+	}
+	have_file = props.num_entries > 0;
+	if (have_file)
+	{
+		forst_sst_object_key(&rnode, file_id, okey, sizeof(okey));
+		rc = fst_objstore_put_if_absent(forst_objstore(), okey, file.data, file.len, &err);
+		if (rc == FST_ALREADY_EXISTS)
+		{
+			/* left by a flush that failed before its manifest: replace it */
+			rc = fst_objstore_put(forst_objstore(), okey, file.data, file.len, &err);
+		}
+		if (rc != FST_OK)
+		{
+			fst_buf_free(&file);
+			forst_report(rc, &err, psprintf("uploading \"%s\"", okey));
+		}
+	}
+	fst_buf_free(&file);
+
+	/* the next manifest version */
+	fst_manifest_edit_init(&edit);
+	if (have_file)
+	{
+		FstFileMeta meta;
+
+		memset(&meta, 0, sizeof(meta));
+		if (!fst_sst_props_to_filemeta(&props, &meta))
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		meta.file_id = file_id;
+		meta.level = 0;
+		rc = fst_manifest_edit_add(&edit, 0, &meta, NULL, &err);
+		fst_filemeta_clear(&meta);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "building a manifest edit");
+		edit.has_next_file_id = true;
+		edit.next_file_id = file_id + 1;
+	}
+	edit.has_last_seq = true;
+	edit.last_seq = Max(next.last_seq, max_seq);
+	{
+		FstManifest applied;
+
+		rc = fst_manifest_apply(&next, &edit, &applied, &err);
+		fst_manifest_edit_free(&edit);
+		fst_manifest_free(&next);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "applying a manifest edit");
+		next = applied;
+	}
+	next.version = base_version + 1;
+	fst_buf_init(&enc);
+	rc = fst_manifest_encode(&next, &enc, &err);
+	if (rc == FST_OK)
+	{
+		forst_manifest_object_key(&rnode, next.version, okey, sizeof(okey));
+		rc = fst_objstore_put_if_absent(forst_objstore(), okey, enc.data, enc.len, &err);
+	}
+	fst_buf_free(&enc);
+	fst_manifest_free(&next);
+	fst_sst_props_free(&props);
+	if (rc != FST_OK)
+		forst_report(rc, &err, "writing a manifest");
+
+	/* switch readers to the new manifest and forget the memtable */
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	ts->manifest_version = base_version + 1;
+	Assert(ts->nimmutable > 0 && ts->immutable[ts->nimmutable - 1] == slab);
+	ts->nimmutable--;
+	forst_shared->slabs[slab].state = FORST_SLAB_RETIRING;
+	LWLockRelease(&ts->lock);
+	*retired_slab = slab;
+	return true;
+}

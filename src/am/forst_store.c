@@ -1,0 +1,403 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_store.c
+ *	  Object names, manifests and SST readers of forst tables, per backend
+ *	  (see forst_store.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "common/hashfn.h"
+#include "storage/proc.h"
+#include "common/file_perm.h"
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "blockcache.h"
+#include "forst.h"
+#include "forst_store.h"
+#include "objstore_source.h"
+
+static FstObjStore *store = NULL;
+static FstBlockCache *block_cache = NULL;
+
+void
+forst_report(FstCode code, FstError *err, const char *what)
+{
+	int			sqlstate;
+
+	switch (code)
+	{
+		case FST_CORRUPT:
+		case FST_NOT_FOUND:
+			sqlstate = ERRCODE_DATA_CORRUPTED;
+			break;
+		case FST_IO_ERROR:
+			sqlstate = ERRCODE_IO_ERROR;
+			break;
+		case FST_ACCESS_DENIED:
+			sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
+			break;
+		case FST_TRANSIENT:
+			sqlstate = ERRCODE_CONNECTION_FAILURE;
+			break;
+		case FST_NO_MEMORY:
+			sqlstate = ERRCODE_OUT_OF_MEMORY;
+			break;
+		case FST_INTERRUPTED:
+			CHECK_FOR_INTERRUPTS();
+			sqlstate = ERRCODE_QUERY_CANCELED;
+			break;
+		case FST_NOT_SUPPORTED:
+			sqlstate = ERRCODE_FEATURE_NOT_SUPPORTED;
+			break;
+		case FST_FULL:
+			sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+			break;
+		case FST_ALREADY_EXISTS:
+			sqlstate = ERRCODE_DUPLICATE_OBJECT;
+			break;
+		default:
+			sqlstate = ERRCODE_INTERNAL_ERROR;
+			break;
+	}
+	ereport(ERROR,
+			(errcode(sqlstate),
+			 errmsg("forst: %s: %s", what, err && err->msg[0] ? err->msg : fst_code_name(code))));
+	pg_unreachable();
+}
+
+FstObjStore *
+forst_objstore(void)
+{
+	if (store == NULL)
+	{
+		char	   *url = forst_remote_dir_url();
+		FstError	err;
+		FstCode		rc;
+
+		/* the embedded default lives in the data directory: create it */
+		if (forst_remote_dir == NULL || forst_remote_dir[0] == '\0')
+		{
+			char	   *dir = psprintf("%s/forst/remote", DataDir);
+
+			if (pg_mkdir_p(dir, pg_dir_create_mode) != 0 && errno != EEXIST)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not create directory \"%s\": %m", dir)));
+			pfree(dir);
+		}
+
+		rc = fst_objstore_open(url, &store, &err);
+		if (rc != FST_OK)
+		{
+			store = NULL;
+			forst_report(rc, &err, psprintf("cannot open object store \"%s\"", url));
+		}
+		pfree(url);
+	}
+	return store;
+}
+
+void
+forst_table_prefix(const RelFileNode *rnode, char *buf, size_t len)
+{
+	snprintf(buf, len, UINT64_FORMAT "/tables/%u.%u", GetSystemIdentifier(),
+			 rnode->dbNode, rnode->relNode);
+}
+
+void
+forst_sst_object_key(const RelFileNode *rnode, uint64 file_id, char *buf,
+					 size_t len)
+{
+	char		prefix[FORST_KEY_LEN];
+
+	forst_table_prefix(rnode, prefix, sizeof(prefix));
+	snprintf(buf, len, "%s/sst/%02x/%020" INT64_MODIFIER "u.sst", prefix,
+			 (unsigned) ((file_id * 0x9E3779B1U) >> 24) & 0xff, file_id);
+}
+
+void
+forst_manifest_object_key(const RelFileNode *rnode, uint64 version, char *buf,
+						  size_t len)
+{
+	char		prefix[FORST_KEY_LEN];
+	char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
+
+	forst_table_prefix(rnode, prefix, sizeof(prefix));
+	fst_manifest_object_name(version, name, sizeof(name));
+	snprintf(buf, len, "%s/%s", prefix, name);
+}
+
+void
+forst_table_load(ForstTableShared *ts)
+{
+	char		prefix[FORST_KEY_LEN];
+	char	   *start_after = NULL;
+	uint64		newest = 0;
+	FstError	err;
+
+	if (ts->loaded)
+		return;
+	forst_table_prefix(&ts->rnode, prefix, sizeof(prefix));
+	strlcat(prefix, "/manifest/", sizeof(prefix));
+	for (;;)
+	{
+		FstObjList	list;
+		FstCode		rc;
+		int			i;
+
+		rc = fst_objstore_list(forst_objstore(), prefix, start_after, 1000, &list, &err);
+		if (rc != FST_OK)
+		{
+			fst_objstore_list_free(&list);
+			forst_report(rc, &err, "listing a table's manifests");
+		}
+		for (i = 0; i < list.nentries; i++)
+		{
+			uint64		v;
+			const char *name = strstr(list.entries[i].key, "manifest/");
+
+			if (name && fst_manifest_parse_object_name(name, &v) && v > newest)
+				newest = v;
+		}
+		if (start_after)
+			pfree(start_after);
+		start_after = list.truncated && list.next ? pstrdup(list.next) : NULL;
+		fst_objstore_list_free(&list);
+		if (start_after == NULL)
+			break;
+	}
+
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	if (!ts->loaded)
+	{
+		ts->manifest_version = newest;
+		ts->loaded = true;
+	}
+	LWLockRelease(&ts->lock);
+
+	/* new versions must sort after every flushed one */
+	if (newest > 0)
+	{
+		const FstManifest *m = forst_manifest_at(&ts->rnode, newest);
+		uint64		cur = pg_atomic_read_u64(&forst_shared->next_seq);
+
+		while (cur < m->last_seq &&
+			   !pg_atomic_compare_exchange_u64(&forst_shared->next_seq, &cur, m->last_seq))
+			;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Manifest cache: (rnode, version) -> decoded manifest                    */
+
+typedef struct ManifestKey
+{
+	RelFileNode rnode;
+	uint64		version;
+} ManifestKey;
+
+typedef struct ManifestEntry
+{
+	ManifestKey key;
+	FstManifest manifest;
+} ManifestEntry;
+
+static HTAB *manifest_cache = NULL;
+
+const FstManifest *
+forst_manifest_at(const RelFileNode *rnode, uint64 version)
+{
+	ManifestKey key;
+	ManifestEntry *e;
+	bool		found;
+	char		okey[FORST_KEY_LEN];
+	FstBuf		buf;
+	FstError	err;
+	FstCode		rc;
+
+	if (manifest_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(ManifestKey);
+		ctl.entrysize = sizeof(ManifestEntry);
+		ctl.hcxt = TopMemoryContext;
+		manifest_cache = hash_create("forst manifests", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.version = version;
+	e = hash_search(manifest_cache, &key, HASH_FIND, NULL);
+	if (e)
+		return &e->manifest;
+
+	forst_manifest_object_key(rnode, version, okey, sizeof(okey));
+	fst_buf_init(&buf);
+	rc = fst_objstore_get(forst_objstore(), okey, &buf, &err);
+	if (rc != FST_OK)
+	{
+		fst_buf_free(&buf);
+		forst_report(rc, &err, psprintf("reading manifest \"%s\"", okey));
+	}
+	e = hash_search(manifest_cache, &key, HASH_ENTER, &found);
+	rc = fst_manifest_decode(buf.data, buf.len, &e->manifest, &err);
+	fst_buf_free(&buf);
+	if (rc != FST_OK)
+	{
+		hash_search(manifest_cache, &key, HASH_REMOVE, NULL);
+		forst_report(rc, &err, psprintf("decoding manifest \"%s\"", okey));
+	}
+	return &e->manifest;
+}
+
+void
+forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
+				 ForstTableView *view)
+{
+	memset(view, 0, sizeof(*view));
+	view->rnode = *rnode;
+	if (ts == NULL)
+		return;
+	forst_table_load(ts);
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	if (ts->active >= 0)
+		view->slabs[view->nslabs++] = ts->active;
+	memcpy(&view->slabs[view->nslabs], ts->immutable, sizeof(int) * ts->nimmutable);
+	view->nslabs += ts->nimmutable;
+	view->manifest_version = ts->manifest_version;
+	LWLockRelease(&ts->lock);
+	if (view->manifest_version > 0)
+		view->manifest = forst_manifest_at(rnode, view->manifest_version);
+}
+
+/* ---------------------------------------------------------------------- */
+/* SST readers: (rnode, file id) -> open reader                            */
+
+typedef struct ReaderKey
+{
+	RelFileNode rnode;
+	uint64		file_id;
+} ReaderKey;
+
+typedef struct ReaderEntry
+{
+	ReaderKey	key;
+	FstRangeSource *src;
+	FstSstReader *reader;
+} ReaderEntry;
+
+static HTAB *reader_cache = NULL;
+
+FstSstReader *
+forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
+{
+	ReaderKey	key;
+	ReaderEntry *e;
+	bool		found;
+	char		okey[FORST_KEY_LEN];
+	FstSstReadOptions ro;
+	FstError	err;
+	FstCode		rc;
+
+	if (reader_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(ReaderKey);
+		ctl.entrysize = sizeof(ReaderEntry);
+		ctl.hcxt = TopMemoryContext;
+		reader_cache = hash_create("forst SST readers", 256, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		block_cache = fst_block_cache_create((size_t) forst_block_cache_size_kb * 1024);
+		if (block_cache == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.file_id = file->file_id;
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	if (e)
+		return e->reader;
+
+	forst_sst_object_key(rnode, file->file_id, okey, sizeof(okey));
+	e = hash_search(reader_cache, &key, HASH_ENTER, &found);
+	e->src = NULL;
+	e->reader = NULL;
+	rc = fst_range_source_object(forst_objstore(), okey, file->size, &e->src, &err);
+	if (rc == FST_OK)
+	{
+		fst_sst_read_options_default(&ro);
+		ro.cache = block_cache;
+		ro.cache_id = hash_bytes_extended((const unsigned char *) okey, strlen(okey), 0);
+		rc = fst_sst_open(e->src, &ro, &e->reader, &err);
+	}
+	if (rc != FST_OK)
+	{
+		fst_range_close(e->src);
+		hash_search(reader_cache, &key, HASH_REMOVE, NULL);
+		forst_report(rc, &err, psprintf("opening SST \"%s\"", okey));
+	}
+	return e->reader;
+}
+
+/* ---------------------------------------------------------------------- */
+/* File slots: the SST part of TIDs names files by a per-transaction slot  */
+
+#define MAX_FILE_SLOTS 4096
+
+typedef struct FileSlot
+{
+	RelFileNode rnode;
+	uint64		file_id;
+} FileSlot;
+
+static FileSlot *file_slots = NULL;
+static int	nfile_slots = 0;
+static LocalTransactionId slots_lxid = InvalidLocalTransactionId;
+
+int
+forst_file_slot(const RelFileNode *rnode, uint64 file_id)
+{
+	int			i;
+
+	if (file_slots == NULL)
+		file_slots = MemoryContextAlloc(TopMemoryContext, sizeof(FileSlot) * MAX_FILE_SLOTS);
+	if (slots_lxid != MyProc->lxid)
+	{
+		nfile_slots = 0;
+		slots_lxid = MyProc->lxid;
+	}
+	for (i = nfile_slots - 1; i >= 0; i--)
+	{
+		if (file_slots[i].file_id == file_id &&
+			RelFileNodeEquals(file_slots[i].rnode, *rnode))
+			return i;
+	}
+	if (nfile_slots >= MAX_FILE_SLOTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("forst: one transaction read more than %d SST files", MAX_FILE_SLOTS),
+				 errhint("Split the work into several transactions.")));
+	file_slots[nfile_slots].rnode = *rnode;
+	file_slots[nfile_slots].file_id = file_id;
+	return nfile_slots++;
+}
+
+bool
+forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id)
+{
+	if (slots_lxid != MyProc->lxid || slot < 0 || slot >= nfile_slots)
+		return false;
+	*rnode = file_slots[slot].rnode;
+	*file_id = file_slots[slot].file_id;
+	return true;
+}

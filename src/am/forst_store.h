@@ -1,0 +1,76 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_store.h
+ *	  forst tables in object storage: names of their objects, their
+ *	  manifests, and cached SST readers, for one backend.
+ *
+ * Layout under forst.remote_dir (see DESIGN section 6):
+ *
+ *	<system identifier>/tables/<database oid>.<relfilenode>/manifest/<20 digits>
+ *	<system identifier>/tables/<database oid>.<relfilenode>/sst/<2 hex>/<20 digits>.sst
+ *
+ * The system identifier names the cluster (a streaming standby shares it
+ * and reads the same objects).  A relfilenode is new for every CREATE and
+ * TRUNCATE and is not reused while its storage exists, so a table's prefix
+ * never mixes two tables.
+ *
+ * Manifest versions: version 0 means "no manifest yet" (nothing flushed);
+ * the shared ForstTableShared.manifest_version says which version readers
+ * use, together with the list of memtables that are not in it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_STORE_H
+#define FORST_STORE_H
+
+#include "forst_am.h"
+#include "manifest.h"
+#include "objstore.h"
+#include "sst.h"
+
+#define FORST_KEY_LEN 256
+
+/* The backend's object store handle (opened on first use). */
+extern FstObjStore *forst_objstore(void);
+
+extern void forst_table_prefix(const RelFileNode *rnode, char *buf, size_t len);
+extern void forst_sst_object_key(const RelFileNode *rnode, uint64 file_id,
+								 char *buf, size_t len);
+extern void forst_manifest_object_key(const RelFileNode *rnode, uint64 version,
+									  char *buf, size_t len);
+
+/* ereport(ERROR) for a failed engine or store call, with a fitting SQLSTATE. */
+extern void forst_report(FstCode code, FstError *err, const char *what) pg_attribute_noreturn();
+
+/*
+ * Makes sure the table's shared state knows its newest manifest version
+ * (listing the store after a restart); caller must not hold ts->lock.
+ */
+extern void forst_table_load(ForstTableShared *ts);
+
+/* The manifest of a table at a version (> 0), cached by this backend. */
+extern const FstManifest *forst_manifest_at(const RelFileNode *rnode,
+											uint64 version);
+
+/* An open reader of one of the table's SST files, cached by this backend. */
+extern FstSstReader *forst_sst_reader(const RelFileNode *rnode,
+									  const FstFileMeta *file);
+
+/* A consistent view of a table: memtables plus the manifest they complete. */
+typedef struct ForstTableView
+{
+	RelFileNode rnode;
+	int			nslabs;
+	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	uint64		manifest_version;
+	const FstManifest *manifest;	/* NULL when version is 0 */
+} ForstTableView;
+
+extern void forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
+							 ForstTableView *view);
+
+/* SST file slots of TIDs (per transaction). */
+extern int	forst_file_slot(const RelFileNode *rnode, uint64 file_id);
+extern bool forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id);
+
+#endif							/* FORST_STORE_H */
