@@ -20,6 +20,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_shmem.h"
+#include "forst_wal.h"
 
 PG_MODULE_MAGIC;
 
@@ -39,5 +40,6 @@ _PG_init(void)
 	forst_utility_init();
 	forst_relinfo_init();
 	forst_pending_init();
+	forst_wal_init();
 	forst_preloaded = true;
 }

@@ -29,6 +29,7 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_wal.h"
 
 /* The row of a slot as a minimal tuple without external TOAST pointers. */
 static MinimalTuple
@@ -87,6 +88,9 @@ put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 	if (row)
 		appendBinaryStringInfo(&value, (char *) row, row->t_len);
 
+	/* WAL first (see forst_wal.h), still under the key lock */
+	forst_wal_log_put(ts, fst_slice(ikey.data, ikey.len),
+					  fst_slice(value.data, value.len));
 	forst_memtable_put(ts, fst_slice(ikey.data, ikey.len),
 					   fst_slice(value.data, value.len), slab, ref);
 	pfree(ikey.data);

@@ -15,9 +15,14 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 
 #include "forst_am.h"
+#include "forst_wal.h"
 
 typedef struct PendingDrop
 {
@@ -28,6 +33,7 @@ typedef struct PendingDrop
 } PendingDrop;
 
 static PendingDrop *pending = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
 
 void
 forst_drop_storage_at(const RelFileNode *rnode, bool at_commit)
@@ -60,7 +66,12 @@ forst_xact_callback(XactEvent event, void *arg)
 		PendingDrop *next = p->next;
 
 		if (p->at_commit == commit)
+		{
+			/* logged after the commit: a replay must not resurrect it */
+			if (commit)
+				forst_wal_log_rel(XLOG_FORST_DROP, &p->rnode);
 			forst_table_shared_drop(&p->rnode);
+		}
 		pfree(p);
 		p = next;
 	}
@@ -99,9 +110,32 @@ forst_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
+/* DROP TABLE of a forst table: its state goes when the drop commits. */
+static void
+forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0)
+	{
+		Relation	rel = RelationIdGetRelation(objectId);
+
+		if (RelationIsValid(rel))
+		{
+			if (rel->rd_rel->relkind == RELKIND_RELATION &&
+				forst_is_forst_relation(rel))
+				forst_drop_storage_at(&rel->rd_node, true);
+			RelationClose(rel);
+		}
+	}
+}
+
 void
 forst_pending_init(void)
 {
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = forst_object_access;
 	RegisterXactCallback(forst_xact_callback, NULL);
 	RegisterSubXactCallback(forst_subxact_callback, NULL);
 }

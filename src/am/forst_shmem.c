@@ -16,6 +16,7 @@
 
 #include "forst.h"
 #include "forst_shmem.h"
+#include "forst_wal.h"
 
 ForstShared *forst_shared = NULL;
 static HTAB *forst_tables = NULL;
@@ -122,6 +123,8 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 	ForstTableShared *ts;
 	bool		found;
 
+	/* memtables are whole only after the WAL catch-up (forst_wal.c) */
+	forst_wal_ensure_ready();
 	LWLockAcquire(forst_shared->lock, LW_SHARED);
 	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
 	LWLockRelease(forst_shared->lock);
