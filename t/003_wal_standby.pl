@@ -66,6 +66,39 @@ $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $q), $expect,
 	'standby answers like the primary after its own restart');
 
+# the standby keeps the WAL its memtables need with its own slot, so a
+# restartpoint followed by a restart of the standby loses nothing
+is($standby->safe_psql('postgres',
+		"SELECT slot_type FROM pg_replication_slots WHERE slot_name = 'forst'"),
+	'physical', 'the standby created its own forst slot');
+# a checkpoint on the primary lets the standby make a restartpoint after it
+$primary->safe_psql('postgres', 'CHECKPOINT');
+$primary->wait_for_catchup($standby);
+my $redo_before = $standby->safe_psql('postgres', 'SELECT redo_lsn FROM pg_control_checkpoint()');
+$standby->safe_psql('postgres', 'CHECKPOINT');
+isnt($standby->safe_psql('postgres', 'SELECT redo_lsn FROM pg_control_checkpoint()'),
+	$redo_before, 'the standby made a restartpoint');
+my $offset = -s $standby->logfile;
+$standby->stop('immediate');
+$standby->start;
+$standby->poll_query_until('postgres', 'SELECT count(*) > 0 FROM f');
+ok($standby->log_contains(qr/forst: replayed [1-9]\d* forst WAL records from/, $offset),
+	'the standby replayed forst records from its slot');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $q), $expect,
+	'standby answers like the primary after a restartpoint and a crash');
+
+# promotion: the new primary writes, crashes, and keeps everything
+$primary->stop;
+$standby->promote;
+$standby->safe_psql('postgres',
+	"INSERT INTO f VALUES (5000, 'on the promoted standby'); UPDATE f SET v = 'p' WHERE id = 1; INSERT INTO fk VALUES ('p')");
+$expect = $standby->safe_psql('postgres', $q);
+$standby->stop('immediate');
+$standby->start;
+is($standby->safe_psql('postgres', $q), $expect,
+	'promoted standby keeps its rows (replicated and its own) across a crash');
+
 # Known gap, pinned down: rows written before the base backup and not yet
 # flushed to SST files are not in the backup's WAL, so the standby does not
 # have them.  Once the flush to SST files exists the standby reads them
@@ -74,5 +107,4 @@ is($standby->safe_psql('postgres', 'SELECT count(*) FROM f WHERE id = 0'),
 	'0', 'known gap: a row written before the base backup is not on the standby (needs the flush)');
 
 $standby->stop;
-$primary->stop;
 done_testing();

@@ -54,7 +54,7 @@ ok( $node->log_contains(
 $node->safe_psql('postgres', "INSERT INTO f VALUES (201, 'x')");
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'forst'"),
-	'1', 'the next write creates the slot again');
+	'1', 'the slot exists again after the restart');
 $node->stop;
 
 # wal_level = minimal: the server starts, forst refuses to write

@@ -162,6 +162,8 @@ forst_redo(XLogReaderState *record)
 {
 	/* first, what lies between the slot and here (see forst_wal.c) */
 	forst_wal_catchup_before(record->ReadRecPtr);
+	/* a standby keeps the WAL its memtables need with a slot of its own */
+	forst_wal_redo_ensure_slot();
 	forst_replay_record(record);
 }
 
@@ -279,7 +281,7 @@ forst_replay_range(XLogRecPtr from, XLogRecPtr upto, XLogRecPtr *end)
 			rec = XLogReadRecord(reader, &errormsg);
 			if (rec == NULL)
 			{
-				if (priv->end_of_wal || XLogRecPtrIsInvalid(upto))
+				if (priv->end_of_wal)
 					break;
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),

@@ -85,6 +85,7 @@ typedef struct ForstWalShared
 	LWLock	   *lock;			/* catch-up and slot management */
 	pg_atomic_uint32 ready;		/* memtables caught up with the slot */
 	int			slot_index;		/* in ReplicationSlotCtl, -1: unknown */
+	bool		redo_no_slot;	/* redo found the slot invalidated */
 } ForstWalShared;
 
 static ForstWalShared *walsh = NULL;
@@ -123,6 +124,7 @@ forst_wal_shmem_startup(void)
 		walsh->lock = &(GetNamedLWLockTranche("forst_wal"))->lock;
 		pg_atomic_init_u32(&walsh->ready, 0);
 		walsh->slot_index = -1;
+		walsh->redo_no_slot = false;
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -230,6 +232,31 @@ find_slot(XLogRecPtr *restart)
 	return s;
 }
 
+/*
+ * Lets go of MyReplicationSlot in the startup process.  ReplicationSlotRelease
+ * also clears PROC_IN_LOGICAL_DECODING in ProcGlobal->statusFlags at
+ * MyProc->pgxactoff, but the startup process is not in the proc array (its
+ * pgxactoff names some backend's entry), so for it we do the part that
+ * applies to a persistent physical slot by hand.
+ */
+static void
+release_slot(void)
+{
+	ReplicationSlot *slot = MyReplicationSlot;
+
+	if (!AmStartupProcess())
+	{
+		ReplicationSlotRelease();
+		return;
+	}
+	Assert(slot->data.persistency == RS_PERSISTENT);
+	SpinLockAcquire(&slot->mutex);
+	slot->active_pid = 0;
+	SpinLockRelease(&slot->mutex);
+	ConditionVariableBroadcast(&slot->active_cv);
+	MyReplicationSlot = NULL;
+}
+
 /* Creates the slot; caller holds walsh->lock. */
 static void
 create_slot(void)
@@ -242,12 +269,13 @@ create_slot(void)
 				 errmsg("forst cannot create its replication slot \"%s\" in a session that uses replication slot \"%s\"",
 						FORST_SLOT_NAME, NameStr(MyReplicationSlot->data.name))));
 	ReplicationSlotCreate(FORST_SLOT_NAME, false, RS_PERSISTENT, false);
+	/* physical: the current redo pointer (in recovery: where redo began) */
 	ReplicationSlotReserveWal();
 	ReplicationSlotMarkDirty();
 	ReplicationSlotSave();
 	restart = MyReplicationSlot->data.restart_lsn;
 	walsh->slot_index = ReplicationSlotIndex(MyReplicationSlot);
-	ReplicationSlotRelease();
+	release_slot();
 	ReplicationSlotsComputeRequiredLSN();
 	write_marker(restart);
 	ereport(LOG,
@@ -255,25 +283,60 @@ create_slot(void)
 					FORST_SLOT_NAME, LSN_FORMAT_ARGS(restart))));
 }
 
+/* Is the slot we know of still there?  Lock-free; may say no wrongly. */
+static bool
+slot_known_valid(void)
+{
+	int			idx = walsh->slot_index;
+	volatile ReplicationSlot *vs;
+
+	if (idx < 0)
+		return false;
+	vs = &ReplicationSlotCtl->replication_slots[idx];
+	return vs->in_use &&
+		strcmp(NameStr(((ReplicationSlot *) vs)->data.name), FORST_SLOT_NAME) == 0 &&
+		!XLogRecPtrIsInvalid(vs->data.restart_lsn);
+}
+
+/*
+ * In the startup process, before a forst record is redone: a standby (or
+ * a primary in crash recovery whose slot is gone) creates the slot, so
+ * that its own restartpoints keep the WAL its memtables need and a
+ * restart of this server (or a promotion) replays it.  The slot reserves
+ * WAL from the redo pointer where this recovery began.
+ */
+void
+forst_wal_redo_ensure_slot(void)
+{
+	XLogRecPtr	restart;
+	ReplicationSlot *s;
+
+	if (slot_known_valid() || !wal_settings_ok() || walsh->redo_no_slot)
+		return;
+	LWLockAcquire(walsh->lock, LW_EXCLUSIVE);
+	s = find_slot(&restart);
+	if (s && !XLogRecPtrIsInvalid(restart))
+		walsh->slot_index = ReplicationSlotIndex(s);
+	else if (s)
+	{
+		/* invalidated: the first write after recovery replaces it */
+		walsh->redo_no_slot = true;
+	}
+	else
+		create_slot();
+	LWLockRelease(walsh->lock);
+}
+
 /* Makes sure the slot exists before a forst record is written. */
 static void
 ensure_slot(void)
 {
-	int			idx = walsh->slot_index;
 	ReplicationSlot *s;
 	XLogRecPtr	restart;
 	bool		known;
 
-	if (idx >= 0)
-	{
-		volatile ReplicationSlot *vs = &ReplicationSlotCtl->replication_slots[idx];
-
-		/* lock-free check: a stale read only sends us to the slow path */
-		if (vs->in_use &&
-			strcmp(NameStr(((ReplicationSlot *) vs)->data.name), FORST_SLOT_NAME) == 0 &&
-			!XLogRecPtrIsInvalid(vs->data.restart_lsn))
-			return;
-	}
+	if (slot_known_valid())
+		return;
 
 	LWLockAcquire(walsh->lock, LW_EXCLUSIVE);
 	known = walsh->slot_index >= 0;
@@ -309,16 +372,22 @@ ensure_slot(void)
  * with the smallest LSN, over all forst tables, of a forst record whose
  * entry is not yet durable in an SST file (or the current insert position
  * when every memtable is empty).  WAL before it may then be removed, and
- * the next start-up replays from there.  Never moves backwards.
+ * the next start-up replays from there.  Never moves backwards.  On a
+ * standby, the redo of the primary's "flushed up to" record (not built
+ * yet) must call it too, from the startup process, or the standby's own
+ * slot keeps all its WAL.
  */
 void
 forst_wal_advance_slot(XLogRecPtr flushed_upto)
 {
 	XLogRecPtr	restart;
 
-	if (RecoveryInProgress())
+	if (AmStartupProcess())
+		forst_wal_redo_ensure_slot();	/* a standby's redo of a flush */
+	else if (RecoveryInProgress())
 		return;
-	ensure_slot();
+	else
+		ensure_slot();
 	LWLockAcquire(walsh->lock, LW_EXCLUSIVE);
 	ReplicationSlotAcquire(FORST_SLOT_NAME, true);
 	SpinLockAcquire(&MyReplicationSlot->mutex);
@@ -331,7 +400,7 @@ forst_wal_advance_slot(XLogRecPtr flushed_upto)
 		ReplicationSlotMarkDirty();
 		ReplicationSlotSave();
 	}
-	ReplicationSlotRelease();
+	release_slot();
 	ReplicationSlotsComputeRequiredLSN();
 	LWLockRelease(walsh->lock);
 }
@@ -345,6 +414,7 @@ forst_wal_log_put(ForstTableShared *ts, FstSlice ikey, FstSlice value)
 	xl_forst_put xlrec;
 
 	forst_wal_check_writable();
+	forst_wal_ensure_ready();
 	ensure_slot();
 	memset(&xlrec, 0, sizeof(xlrec));
 	xlrec.rnode = ts->rnode;
@@ -371,6 +441,7 @@ forst_wal_log_rel(uint8 info, const RelFileNode *rnode)
 	if (info == XLOG_FORST_CREATE)
 	{
 		forst_wal_check_writable();
+		forst_wal_ensure_ready();
 		ensure_slot();
 	}
 	else if (!wal_settings_ok() || RecoveryInProgress())

@@ -74,6 +74,7 @@ extern void forst_wal_check_writable(void);
 extern void forst_wal_ensure_ready(void);
 extern void forst_wal_advance_slot(XLogRecPtr flushed_upto);
 extern void forst_wal_catchup_before(XLogRecPtr upto);
+extern void forst_wal_redo_ensure_slot(void);
 
 /* forst_replay.c: applying records (redo and catch-up) */
 extern void forst_redo(XLogReaderState *record);
