@@ -89,8 +89,8 @@ put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 		appendBinaryStringInfo(&value, (char *) row, row->t_len);
 
 	/* WAL first (see forst_wal.h), still under the key lock */
-	forst_wal_log_put(ts, fst_slice(ikey.data, ikey.len),
-					  fst_slice(value.data, value.len));
+	(void) forst_wal_log_put(ts, fst_slice(ikey.data, ikey.len),
+							 fst_slice(value.data, value.len));
 	forst_memtable_put(ts, fst_slice(ikey.data, ikey.len),
 					   fst_slice(value.data, value.len), slab, ref);
 	pfree(ikey.data);

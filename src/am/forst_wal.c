@@ -408,7 +408,8 @@ forst_wal_advance_slot(XLogRecPtr flushed_upto)
 /* ---------------------------------------------------------------------- */
 /* Logging                                                                 */
 
-void
+/* Logs one version; returns the record's start LSN (for the flush). */
+XLogRecPtr
 forst_wal_log_put(ForstTableShared *ts, FstSlice ikey, FstSlice value)
 {
 	xl_forst_put xlrec;
@@ -425,6 +426,7 @@ forst_wal_log_put(ForstTableShared *ts, FstSlice ikey, FstSlice value)
 	XLogRegisterData((char *) ikey.data, ikey.len);
 	XLogRegisterData((char *) value.data, value.len);
 	(void) XLogInsert(FORST_RMGR_ID, XLOG_FORST_PUT);
+	return ProcLastRecPtr;
 }
 
 /*

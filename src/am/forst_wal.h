@@ -24,7 +24,7 @@
  * in its key, and a version already present is skipped.
  *
  * The resource manager ID is defined here and nowhere else; it is listed
- * in docs/architecture.md.
+ * in docs/wal.md (the design and its guarantees) and docs/configuration.md.
  *
  *-------------------------------------------------------------------------
  */
@@ -67,8 +67,8 @@ typedef struct xl_forst_rel
 
 /* forst_wal.c: set-up, logging, slot, readiness */
 extern void forst_wal_init(void);
-extern void forst_wal_log_put(ForstTableShared *ts, FstSlice ikey,
-							  FstSlice value);
+extern XLogRecPtr forst_wal_log_put(ForstTableShared *ts, FstSlice ikey,
+								   FstSlice value);
 extern void forst_wal_log_rel(uint8 info, const RelFileNode *rnode);
 extern void forst_wal_check_writable(void);
 extern void forst_wal_ensure_ready(void);
