@@ -6,6 +6,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
@@ -65,6 +66,44 @@ $standby->restart;
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $q), $expect,
 	'standby answers like the primary after its own restart');
+
+# a concurrent write load on the primary while the standby is queried
+my $script = $primary->basedir . '/load.sql';
+PostgreSQL::Test::Utils::append_to_file(
+	$script, q{
+\set r random(1, 3000)
+\set k random(1, 2000)
+BEGIN;
+SELECT nextval('s') AS n \gset
+INSERT INTO f VALUES (:n, 'load');
+UPDATE f SET v = v || '+' WHERE id = :k;
+DELETE FROM f WHERE id = :n - 5 AND :r % 3 = 0;
+INSERT INTO fk VALUES ('load ' || :r);
+COMMIT;
+});
+$primary->safe_psql('postgres', 'CREATE SEQUENCE s START 10000');
+my $bindir = $primary->config_data('--bindir');
+my ($bout, $berr) = ('', '');
+my $bench = IPC::Run::start(
+	[ "$bindir/pgbench", '-n', '-c', '4', '-T', '3', '-f', $script, '-h', $primary->host,
+	  '-p', $primary->port, 'postgres' ],
+	'>', \$bout, '2>', \$berr);
+my $reads_ok = 1;
+while ($bench->pumpable)
+{
+	my ($r, $o, $e) = $standby->psql('postgres', 'SELECT count(*) FROM f');
+	$reads_ok = 0 if $r != 0;
+	$bench->pump_nb;
+	select(undef, undef, undef, 0.05);
+}
+$bench->finish;
+ok($reads_ok, 'the standby answers queries during the load');
+like($bout, qr/number of transactions actually processed: [1-9]/, 'the load ran')
+  or diag($berr);
+$primary->wait_for_catchup($standby);
+$expect = $primary->safe_psql('postgres', $q);
+is($standby->safe_psql('postgres', $q), $expect,
+	'standby answers like the primary after the load');
 
 # the standby keeps the WAL its memtables need with its own slot, so a
 # restartpoint followed by a restart of the standby loses nothing
