@@ -184,6 +184,34 @@ $node->start;
 is($node->safe_psql('postgres', 'SELECT string_agg(id::text, \',\') FROM tr'),
 	'42', 'a truncated table has only its rows after the truncate');
 
+# kill -9 of one backend: the postmaster resets shared memory (memtables
+# included) and runs crash recovery; forst rebuilds its memtables
+$node->append_conf('postgresql.conf', 'restart_after_crash = on');
+$node->reload;
+$expect = $node->safe_psql('postgres',
+	'SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM fk), (SELECT count(*) FROM c)');
+($in, $out, $err) = ('', '', '');
+my $victim = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres') ],
+	'<', \$in, '>', \$out, '2>', \$err);
+$in .= "SELECT pg_backend_pid();\n";
+$victim->pump until $out =~ /^(\d+)$/m;
+my $pid = $1;
+$offset = -s $node->logfile;
+kill 'KILL', $pid;
+$victim->finish;
+for (my $i = 0; $i < 600; $i++)
+{
+	last if $node->log_contains(qr/database system is ready to accept connections/, $offset);
+	select(undef, undef, undef, 0.1);
+}
+ok($node->log_contains(qr/all server processes terminated; reinitializing/, $offset),
+	'a killed backend made the postmaster reinitialize shared memory');
+is($node->safe_psql('postgres',
+		'SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM fk), (SELECT count(*) FROM c)'),
+	$expect, 'every row is back after the reinitialization');
+twins_equal('after a backend crash: forst tables equal their heap twins');
+
 # --- (e) pg_waldump and pg_walinspect -------------------------------------------
 my $start = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 $node->safe_psql('postgres',
