@@ -67,9 +67,12 @@ forst_xact_callback(XactEvent event, void *arg)
 
 		if (p->at_commit == commit)
 		{
-			/* logged after the commit: a replay must not resurrect it */
-			if (commit)
-				forst_wal_log_rel(XLOG_FORST_DROP, &p->rnode);
+			/*
+			 * Logged after the commit or abort record: a replay must neither
+			 * resurrect a dropped table's rows nor keep an aborted new
+			 * relfilenode's rows in memtable memory the primary freed.
+			 */
+			forst_wal_log_rel(XLOG_FORST_DROP, &p->rnode);
 			forst_table_shared_drop(&p->rnode);
 		}
 		pfree(p);
@@ -101,7 +104,10 @@ forst_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		else if (event == SUBXACT_EVENT_ABORT_SUB)
 		{
 			if (!p->at_commit)
+			{
+				forst_wal_log_rel(XLOG_FORST_DROP, &p->rnode);
 				forst_table_shared_drop(&p->rnode);
+			}
 			*pp = p->next;
 			pfree(p);
 		}

@@ -431,8 +431,8 @@ forst_wal_log_put(ForstTableShared *ts, FstSlice ikey, FstSlice value)
 
 /*
  * CREATE is logged where a forst table gets a new relfilenode (and refuses
- * when forst cannot be written); DROP after a committed drop of a
- * table's state, where nothing may fail (so it is skipped when the
+ * when forst cannot be written); DROP after a table's state is dropped at
+ * commit or abort, where nothing should fail (so it is skipped when the
  * settings do not allow forst writes: there is nothing to replay then).
  */
 void
