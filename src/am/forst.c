@@ -21,6 +21,7 @@
 #include "forst_am.h"
 #include "forst_flush.h"
 #include "forst_shmem.h"
+#include "forst_wal.h"
 
 PG_MODULE_MAGIC;
 
@@ -41,5 +42,6 @@ _PG_init(void)
 	forst_relinfo_init();
 	forst_pending_init();
 	forst_worker_register();
+	forst_wal_init();
 	forst_preloaded = true;
 }

@@ -20,6 +20,7 @@
 #include "access/htup_details.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -29,6 +30,7 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_wal.h"
 
 /* The row of a slot as a minimal tuple without external TOAST pointers. */
 static MinimalTuple
@@ -75,6 +77,7 @@ put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 	StringInfoData value;
 	char		hdr[FST_ENTRY_HEADER_SIZE];
 	char		seqbuf[FST_SEQ_BYTES];
+	XLogRecPtr	lsn;
 
 	initStringInfo(&ikey);
 	appendBinaryStringInfo(&ikey, user_part->data, user_part->len);
@@ -88,8 +91,20 @@ put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 		appendBinaryStringInfo(&value, (char *) row, row->t_len);
 
 	memset(loc, 0, sizeof(*loc));
+
+	/*
+	 * WAL first (see forst_wal.h), still under the key lock.  Until the
+	 * entry is in a memtable, this backend's in-flight mark keeps the flush
+	 * from advancing forst's slot past the record.
+	 */
+	pg_atomic_write_u64(&forst_shared->inflight[MyBackendId], GetXLogInsertRecPtr());
+	pg_memory_barrier();
+	lsn = forst_wal_log_put(ts, fst_slice(ikey.data, ikey.len),
+							fst_slice(value.data, value.len));
 	forst_memtable_put(ts, fst_slice(ikey.data, ikey.len),
-					   fst_slice(value.data, value.len), &loc->slab, &loc->ref);
+					   fst_slice(value.data, value.len), lsn, &loc->slab, &loc->ref);
+	pg_memory_barrier();
+	pg_atomic_write_u64(&forst_shared->inflight[MyBackendId], 0);
 	pfree(ikey.data);
 	pfree(value.data);
 }

@@ -15,9 +15,14 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 
 #include "forst_am.h"
+#include "forst_wal.h"
 
 typedef struct PendingDrop
 {
@@ -28,6 +33,7 @@ typedef struct PendingDrop
 } PendingDrop;
 
 static PendingDrop *pending = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
 
 void
 forst_drop_storage_at(const RelFileNode *rnode, bool at_commit)
@@ -60,7 +66,15 @@ forst_xact_callback(XactEvent event, void *arg)
 		PendingDrop *next = p->next;
 
 		if (p->at_commit == commit)
+		{
+			/*
+			 * Logged after the commit or abort record: a replay must neither
+			 * resurrect a dropped table's rows nor keep an aborted new
+			 * relfilenode's rows in memtable memory the primary freed.
+			 */
+			forst_wal_log_rel(XLOG_FORST_DROP, &p->rnode);
 			forst_table_shared_drop(&p->rnode);
+		}
 		pfree(p);
 		p = next;
 	}
@@ -90,7 +104,10 @@ forst_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		else if (event == SUBXACT_EVENT_ABORT_SUB)
 		{
 			if (!p->at_commit)
+			{
+				forst_wal_log_rel(XLOG_FORST_DROP, &p->rnode);
 				forst_table_shared_drop(&p->rnode);
+			}
 			*pp = p->next;
 			pfree(p);
 		}
@@ -99,9 +116,32 @@ forst_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
+/* DROP TABLE of a forst table: its state goes when the drop commits. */
+static void
+forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0)
+	{
+		Relation	rel = RelationIdGetRelation(objectId);
+
+		if (RelationIsValid(rel))
+		{
+			if (rel->rd_rel->relkind == RELKIND_RELATION &&
+				forst_is_forst_relation(rel))
+				forst_drop_storage_at(&rel->rd_node, true);
+			RelationClose(rel);
+		}
+	}
+}
+
 void
 forst_pending_init(void)
 {
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = forst_object_access;
 	RegisterXactCallback(forst_xact_callback, NULL);
 	RegisterSubXactCallback(forst_subxact_callback, NULL);
 }

@@ -8,6 +8,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -16,6 +17,7 @@
 
 #include "forst.h"
 #include "forst_shmem.h"
+#include "forst_wal.h"
 
 ForstShared *forst_shared = NULL;
 static HTAB *forst_tables = NULL;
@@ -37,7 +39,9 @@ forst_shared_size(void)
 {
 	return add_size(add_size(offsetof(ForstShared, slabs),
 							 mul_size(forst_nslabs(), sizeof(ForstSlab))),
-					mul_size(MaxBackends + 1, sizeof(bool)));
+					add_size(mul_size(MaxBackends + 1, sizeof(bool)),
+							 add_size(mul_size(MaxBackends + 1, sizeof(pg_atomic_uint64)),
+									  sizeof(pg_atomic_uint64))));
 }
 
 static Size
@@ -84,6 +88,7 @@ forst_shmem_startup(void)
 		{
 			forst_shared->slabs[i].state = FORST_SLAB_FREE;
 			forst_shared->slabs[i].generation = 0;
+			forst_shared->slabs[i].first_lsn = InvalidXLogRecPtr;
 			forst_shared->slabs[i].next_free =
 				(i + 1 < forst_shared->nslabs) ? i + 1 : -1;
 		}
@@ -92,6 +97,10 @@ forst_shmem_startup(void)
 		forst_shared->flush_latch = NULL;
 		forst_shared->waiting = (bool *) &forst_shared->slabs[forst_shared->nslabs];
 		memset(forst_shared->waiting, 0, sizeof(bool) * (MaxBackends + 1));
+		forst_shared->inflight = (pg_atomic_uint64 *)
+			TYPEALIGN(sizeof(pg_atomic_uint64), forst_shared->waiting + MaxBackends + 1);
+		for (i = 0; i <= MaxBackends; i++)
+			pg_atomic_init_u64(&forst_shared->inflight[i], 0);
 		ConditionVariableInit(&forst_shared->slab_cv);
 	}
 	memset(&info, 0, sizeof(info));
@@ -126,6 +135,8 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 	ForstTableShared *ts;
 	bool		found;
 
+	/* memtables are whole only after the WAL catch-up (forst_wal.c) */
+	forst_wal_ensure_ready();
 	LWLockAcquire(forst_shared->lock, LW_SHARED);
 	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
 	LWLockRelease(forst_shared->lock);
@@ -166,6 +177,7 @@ slab_free_locked(int slab)
 
 	s->state = FORST_SLAB_FREE;
 	s->generation++;
+	s->first_lsn = InvalidXLogRecPtr;
 	s->next_free = forst_shared->free_head;
 	forst_shared->free_head = slab;
 	forst_shared->nfree++;
@@ -255,7 +267,7 @@ slab_take(ForstTableShared *ts)
 
 void
 forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
-				   int *slab_out, uint32 *ref_out)
+				   XLogRecPtr lsn, int *slab_out, uint32 *ref_out)
 {
 	for (;;)
 	{
@@ -270,6 +282,11 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 									 ref_out, &err);
 			if (rc == FST_OK)
 			{
+				ForstSlab  *s = &forst_shared->slabs[ts->active];
+
+				if (XLogRecPtrIsInvalid(s->first_lsn) ||
+					(!XLogRecPtrIsInvalid(lsn) && lsn < s->first_lsn))
+					s->first_lsn = lsn;
 				*slab_out = ts->active;
 				LWLockRelease(&ts->lock);
 				return;
@@ -353,4 +370,31 @@ forst_tables_to_flush(RelFileNode *out, int max)
 	}
 	LWLockRelease(forst_shared->lock);
 	return n;
+}
+
+XLogRecPtr
+forst_oldest_unflushed_lsn(void)
+{
+	XLogRecPtr	oldest = GetXLogInsertRecPtr();
+	int			i;
+
+	pg_memory_barrier();
+	for (i = 0; i <= MaxBackends; i++)
+	{
+		XLogRecPtr	p = (XLogRecPtr) pg_atomic_read_u64(&forst_shared->inflight[i]);
+
+		if (p != InvalidXLogRecPtr && p < oldest)
+			oldest = p;
+	}
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	for (i = 0; i < forst_shared->nslabs; i++)
+	{
+		ForstSlab  *s = &forst_shared->slabs[i];
+
+		if ((s->state == FORST_SLAB_ACTIVE || s->state == FORST_SLAB_IMMUTABLE) &&
+			!XLogRecPtrIsInvalid(s->first_lsn) && s->first_lsn < oldest)
+			oldest = s->first_lsn;
+	}
+	LWLockRelease(forst_shared->lock);
+	return oldest;
 }

@@ -21,6 +21,7 @@
 #ifndef FORST_SHMEM_H
 #define FORST_SHMEM_H
 
+#include "access/xlogdefs.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
@@ -44,6 +45,7 @@ typedef struct ForstSlab
 	ForstSlabState state;
 	RelFileNode owner;			/* table whose memtable this is */
 	uint32		generation;		/* bumped each time the slab is reused */
+	XLogRecPtr	first_lsn;		/* WAL of its first entry (Invalid: empty) */
 	int			next_free;		/* free-list link, -1 at the end */
 } ForstSlab;
 
@@ -74,6 +76,9 @@ typedef struct ForstShared
 	ConditionVariable slab_cv;	/* signalled when slabs are freed */
 	Latch	   *flush_latch;	/* the flush worker's, NULL if not running */
 	bool	   *waiting;		/* per backend id: waits for memtable memory */
+	pg_atomic_uint64 *inflight; /* per backend id: a lower bound of the LSN
+								 * of a record logged but not yet in a
+								 * memtable, or 0 */
 	ForstSlab	slabs[FLEXIBLE_ARRAY_MEMBER];
 } ForstShared;
 
@@ -93,11 +98,19 @@ extern void forst_table_shared_drop(const RelFileNode *rnode);
 
 /*
  * Inserts an entry into the table's active memtable, switching to a new
- * slab when it is full.  *slab and *ref identify the entry (for TIDs).
+ * slab when it is full.  lsn is where its WAL record starts (the slab
+ * remembers its first one).  *slab and *ref identify the entry (for TIDs).
  * The caller must not hold the table's lock.
  */
 extern void forst_memtable_put(ForstTableShared *ts, FstSlice ikey,
-							   FstSlice value, int *slab, uint32 *ref);
+							   FstSlice value, XLogRecPtr lsn,
+							   int *slab, uint32 *ref);
+
+/*
+ * The oldest WAL position that may hold a forst record whose entry is not
+ * yet in an SST file: the flush advances forst's replication slot to it.
+ */
+extern XLogRecPtr forst_oldest_unflushed_lsn(void);
 
 /* Next global sequence number. */
 static inline uint64

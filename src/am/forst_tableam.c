@@ -33,6 +33,7 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_wal.h"
 #include "forst_cursor.h"
 
 PG_FUNCTION_INFO_V1(forst_tableam_handler);
@@ -362,6 +363,8 @@ forst_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 				 errhint("Create the table without TEMPORARY or UNLOGGED, or use the heap access method.")));
 	*freezeXid = RecentXmin;
 	*minmulti = GetOldestMultiXactId();
+	/* a replay forgets any state of an earlier user of this number */
+	forst_wal_log_rel(XLOG_FORST_CREATE, newrnode);
 
 	/*
 	 * An empty main fork, so that PostgreSQL's own storage bookkeeping
@@ -380,6 +383,7 @@ forst_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 static void
 forst_relation_nontransactional_truncate(Relation rel)
 {
+	forst_wal_log_rel(XLOG_FORST_DROP, &rel->rd_node);
 	forst_table_shared_drop(&rel->rd_node);
 }
 

@@ -36,6 +36,7 @@
 #include "forst.h"
 #include "forst_flush.h"
 #include "forst_shmem.h"
+#include "forst_wal.h"
 
 PGDLLEXPORT void forst_worker_main(Datum arg);
 
@@ -103,6 +104,7 @@ flush_round(void)
 	RelFileNode rnodes[64];
 	int			n = forst_tables_to_flush(rnodes, lengthof(rnodes));
 	int			i;
+	bool		flushed = false;
 
 	for (i = 0; i < n; i++)
 	{
@@ -120,6 +122,7 @@ flush_round(void)
 			while (forst_flush_one(ts, &slab))
 			{
 				retire(slab);
+				flushed = true;
 				CHECK_FOR_INTERRUPTS();
 			}
 			PopActiveSnapshot();
@@ -134,6 +137,10 @@ flush_round(void)
 		}
 		PG_END_TRY();
 	}
+
+	/* WAL older than every unflushed entry is no longer needed by forst */
+	if (flushed)
+		forst_wal_advance_slot(forst_oldest_unflushed_lsn());
 }
 
 void

@@ -1,0 +1,308 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_replay.c
+ *	  Applying forst's WAL records to memtables: the resource manager's
+ *	  redo, desc and identify callbacks, and the catch-up reader that
+ *	  re-reads forst's records from the slot's restart LSN (forst_wal.c
+ *	  decides when).
+ *
+ * Applying a record is idempotent.  A PUT whose internal key (user part
+ * and sequence, globally unique) is already in one of the table's
+ * memtables is skipped; otherwise it is inserted exactly as the primary
+ * inserted it, so applying records in WAL order rebuilds the same memtable
+ * generations (readers look at a table's memtables newest first, so the
+ * order matters across generations).  Replay also moves the global
+ * sequence counter and the table's hidden row-id counter past what it saw.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xlogreader.h"
+#include "access/xlogutils.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "forst_am.h"
+#include "forst_wal.h"
+
+static void
+advance_u64(pg_atomic_uint64 *a, uint64 v)
+{
+	uint64		cur = pg_atomic_read_u64(a);
+
+	while (cur < v && !pg_atomic_compare_exchange_u64(a, &cur, v))
+		;
+}
+
+/* Is the version (user_part, seq) already in one of ts's memtables? */
+static bool
+version_present(ForstTableShared *ts, FstSlice user_part, uint64 seq)
+{
+	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	int			n = forst_table_slabs(ts, slabs);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		FstGetResult res;
+		FstEntryHeader hdr;
+		FstError	err;
+
+		if (fst_memtable_get(forst_slab_memtable(slabs[i]), user_part, seq,
+							 NULL, NULL, &res, &hdr, NULL, NULL, &err) != FST_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: memtable lookup failed during WAL replay: %s",
+							err.msg)));
+		if (res != FST_GET_NONE && hdr.seq == seq)
+			return true;
+	}
+	return false;
+}
+
+static void
+apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
+		  XLogRecPtr lsn)
+{
+	FstEntry	e;
+	ForstTableShared *ts;
+	int			slab;
+	uint32		ref;
+
+	if (!fst_entry_decode(ikey, value, &e))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: malformed PUT record in WAL for relation %u/%u/%u",
+						rnode->spcNode, rnode->dbNode, rnode->relNode)));
+	advance_u64(&forst_shared->next_seq, e.hdr.seq);
+	ts = forst_table_shared(rnode, true);
+
+	/*
+	 * Hidden row ids: the user key of a keyless table is one int8, 8 bytes
+	 * big-endian with the sign bit flipped.  A keyed table with an 8-byte
+	 * key moves its (unused) row-id counter too, which is harmless.
+	 */
+	if (e.user_key.len == 8)
+	{
+		int64		rowid = (int64) (fst_get_be64(e.user_key.data) ^
+									 UINT64CONST(0x8000000000000000));
+
+		if (rowid > 0)
+			advance_u64(&ts->next_rowid, (uint64) rowid);
+	}
+
+	if (version_present(ts, e.user_part, e.hdr.seq))
+		return;
+	forst_memtable_put(ts, ikey, value, lsn, &slab, &ref);
+
+	/* the planner's estimate: updates count as inserts here */
+	if (e.hdr.flags & FST_ENTRY_TOMBSTONE)
+	{
+		uint64		cur = pg_atomic_read_u64(&ts->live_estimate);
+
+		while (cur > 0 &&
+			   !pg_atomic_compare_exchange_u64(&ts->live_estimate, &cur, cur - 1))
+			;
+	}
+	else
+		pg_atomic_fetch_add_u64(&ts->live_estimate, 1);
+}
+
+void
+forst_replay_record(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	char	   *data = XLogRecGetData(record);
+	Size		len = XLogRecGetDataLen(record);
+
+	switch (info)
+	{
+		case XLOG_FORST_PUT:
+			{
+				xl_forst_put xlrec;
+
+				if (len < SizeOfForstPut)
+					goto bad;
+				memcpy(&xlrec, data, SizeOfForstPut);
+				if (len != SizeOfForstPut + (Size) xlrec.klen + xlrec.vlen)
+					goto bad;
+				apply_put(&xlrec.rnode,
+						  fst_slice(data + SizeOfForstPut, xlrec.klen),
+						  fst_slice(data + SizeOfForstPut + xlrec.klen, xlrec.vlen),
+						  record->ReadRecPtr);
+				break;
+			}
+		case XLOG_FORST_CREATE:
+		case XLOG_FORST_DROP:
+			{
+				xl_forst_rel xlrec;
+
+				if (len != sizeof(xl_forst_rel))
+					goto bad;
+				memcpy(&xlrec, data, sizeof(xlrec));
+				forst_table_shared_drop(&xlrec.rnode);
+				break;
+			}
+		default:
+			goto bad;
+	}
+	return;
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("forst: malformed WAL record at %X/%X (info 0x%02X, %zu bytes)",
+					LSN_FORMAT_ARGS(record->ReadRecPtr), info, len)));
+}
+
+/* rm_redo: PostgreSQL's own redo (crash recovery, standby). */
+void
+forst_redo(XLogReaderState *record)
+{
+	/* first, what lies between the slot and here (see forst_wal.c) */
+	forst_wal_catchup_before(record->ReadRecPtr);
+	/* a standby keeps the WAL its memtables need with a slot of its own */
+	forst_wal_redo_ensure_slot();
+	forst_replay_record(record);
+}
+
+const char *
+forst_identify(uint8 info)
+{
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_FORST_PUT:
+			return "PUT";
+		case XLOG_FORST_CREATE:
+			return "CREATE";
+		case XLOG_FORST_DROP:
+			return "DROP";
+	}
+	return NULL;
+}
+
+void
+forst_desc(StringInfo buf, XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	char	   *data = XLogRecGetData(record);
+	Size		len = XLogRecGetDataLen(record);
+
+	if (info == XLOG_FORST_PUT && len >= SizeOfForstPut)
+	{
+		xl_forst_put xlrec;
+		FstEntry	e;
+
+		memcpy(&xlrec, data, SizeOfForstPut);
+		appendStringInfo(buf, "rel %u/%u/%u",
+						 xlrec.rnode.spcNode, xlrec.rnode.dbNode,
+						 xlrec.rnode.relNode);
+		if (len == SizeOfForstPut + (Size) xlrec.klen + xlrec.vlen &&
+			fst_entry_decode(fst_slice(data + SizeOfForstPut, xlrec.klen),
+							 fst_slice(data + SizeOfForstPut + xlrec.klen, xlrec.vlen),
+							 &e))
+			appendStringInfo(buf, "; seq " UINT64_FORMAT "; xid %u; cid %u; %s; key group %u; key %u bytes; row %u bytes",
+							 e.hdr.seq, e.hdr.xid, e.hdr.cid,
+							 (e.hdr.flags & FST_ENTRY_TOMBSTONE) ? "tombstone" : "row",
+							 e.key_group, (unsigned) e.user_key.len,
+							 (unsigned) e.payload.len);
+		else
+			appendStringInfoString(buf, "; malformed");
+	}
+	else if ((info == XLOG_FORST_CREATE || info == XLOG_FORST_DROP) &&
+			 len == sizeof(xl_forst_rel))
+	{
+		xl_forst_rel xlrec;
+
+		memcpy(&xlrec, data, sizeof(xlrec));
+		appendStringInfo(buf, "rel %u/%u/%u", xlrec.rnode.spcNode,
+						 xlrec.rnode.dbNode, xlrec.rnode.relNode);
+	}
+	else
+		appendStringInfo(buf, "malformed (info 0x%02X, %zu bytes)", info, len);
+}
+
+/*
+ * Applies every forst record that starts in [from, upto) (upto invalid:
+ * to the end of the WAL flushed, or replayed on a standby).  Returns how
+ * many forst records it applied; *end is where reading stopped.
+ */
+uint64
+forst_replay_range(XLogRecPtr from, XLogRecPtr upto, XLogRecPtr *end)
+{
+	ReadLocalXLogPageNoWaitPrivate *priv;
+	XLogReaderState *reader;
+	XLogRecPtr	first;
+	uint64		n = 0;
+	MemoryContext cxt;
+	MemoryContext old;
+
+	*end = from;
+	if (from < XLOG_BLCKSZ)
+		from = XLOG_BLCKSZ;
+	if (!XLogRecPtrIsInvalid(upto) && from >= upto)
+		return 0;
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "forst WAL replay",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	priv = palloc0(sizeof(ReadLocalXLogPageNoWaitPrivate));
+	reader = XLogReaderAllocate(wal_segment_size, NULL,
+								XL_ROUTINE(.page_read = &read_local_xlog_page_no_wait,
+										   .segment_open = &wal_segment_open,
+										   .segment_close = &wal_segment_close),
+								priv);
+	if (reader == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Failed while allocating a WAL reading processor.")));
+
+	first = XLogFindNextRecord(reader, from);
+	if (XLogRecPtrIsInvalid(first))
+	{
+		if (!priv->end_of_wal)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: could not find a valid WAL record at or after %X/%X",
+							LSN_FORMAT_ARGS(from)),
+					 errdetail("forst replays its WAL records from the restart LSN of replication slot \"%s\".",
+							   FORST_SLOT_NAME)));
+	}
+	else
+	{
+		for (;;)
+		{
+			char	   *errormsg = NULL;
+			XLogRecord *rec;
+
+			CHECK_FOR_INTERRUPTS();
+			rec = XLogReadRecord(reader, &errormsg);
+			if (rec == NULL)
+			{
+				if (priv->end_of_wal)
+					break;
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("forst: could not read WAL at %X/%X: %s",
+								LSN_FORMAT_ARGS(reader->EndRecPtr),
+								errormsg ? errormsg : "unknown error")));
+			}
+			if (!XLogRecPtrIsInvalid(upto) && reader->ReadRecPtr >= upto)
+				break;
+			*end = reader->EndRecPtr;
+			if (XLogRecGetRmid(reader) == FORST_RMGR_ID)
+			{
+				forst_replay_record(reader);
+				n++;
+			}
+		}
+	}
+	XLogReaderFree(reader);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return n;
+}

@@ -1,0 +1,87 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_wal.h
+ *	  forst's WAL: a custom resource manager whose records rebuild
+ *	  memtables on redo, and the forst-owned replication slot that keeps
+ *	  the WAL of every entry not yet in an SST file.
+ *
+ * Records (all carry the table's RelFileNode; none touches a buffer):
+ *
+ *	PUT		xl_forst_put, then the internal key (klen bytes: key group,
+ *			encoded key, sequence big-endian) and the value (vlen bytes:
+ *			9-byte entry header flags/xid/cid, then the minimal tuple or
+ *			nothing for a tombstone).  One entry version.  Written by
+ *			put_version() before the memtable insert, under the key lock.
+ *	CREATE	xl_forst_rel.  A new relfilenode was created for a forst table
+ *			(CREATE TABLE, TRUNCATE, rewrites): whatever state a replay
+ *			may have built for that number belongs to an earlier, dropped
+ *			relation and is forgotten.
+ *	DROP	xl_forst_rel.  The table's state is gone: written after the
+ *			commit of a DROP TABLE/TRUNCATE (for the old relfilenode) and by
+ *			a non-transactional truncate.  Redo forgets the state.
+ *
+ * Redo is idempotent: every version has a unique global sequence number
+ * in its key, and a version already present is skipped.
+ *
+ * The resource manager ID is defined here and nowhere else; it is listed
+ * in docs/wal.md (the design and its guarantees) and docs/configuration.md.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_WAL_H
+#define FORST_WAL_H
+
+#include "access/xlogdefs.h"
+#include "access/xlogreader.h"
+#include "lib/stringinfo.h"
+#include "storage/relfilenode.h"
+
+#include "forst_shmem.h"
+
+/* The custom resource manager ID of forst (128 is RM_EXPERIMENTAL_ID). */
+#define FORST_RMGR_ID			163
+#define FORST_RMGR_NAME			"forst"
+
+/* Name of the physical replication slot forst owns. */
+#define FORST_SLOT_NAME			"forst"
+
+/* Record types (high bits of xl_info) */
+#define XLOG_FORST_PUT			0x00
+#define XLOG_FORST_CREATE		0x10
+#define XLOG_FORST_DROP			0x20
+
+typedef struct xl_forst_put
+{
+	RelFileNode rnode;
+	uint32		klen;			/* internal key length */
+	uint32		vlen;			/* value length (entry header + row) */
+	/* internal key, then value, follow */
+} xl_forst_put;
+
+#define SizeOfForstPut	(offsetof(xl_forst_put, vlen) + sizeof(uint32))
+
+typedef struct xl_forst_rel
+{
+	RelFileNode rnode;
+} xl_forst_rel;
+
+/* forst_wal.c: set-up, logging, slot, readiness */
+extern void forst_wal_init(void);
+extern XLogRecPtr forst_wal_log_put(ForstTableShared *ts, FstSlice ikey,
+								   FstSlice value);
+extern void forst_wal_log_rel(uint8 info, const RelFileNode *rnode);
+extern void forst_wal_check_writable(void);
+extern void forst_wal_ensure_ready(void);
+extern void forst_wal_advance_slot(XLogRecPtr flushed_upto);
+extern void forst_wal_catchup_before(XLogRecPtr upto);
+extern void forst_wal_redo_ensure_slot(void);
+
+/* forst_replay.c: applying records (redo and catch-up) */
+extern void forst_redo(XLogReaderState *record);
+extern void forst_desc(StringInfo buf, XLogReaderState *record);
+extern const char *forst_identify(uint8 info);
+extern void forst_replay_record(XLogReaderState *record);
+extern uint64 forst_replay_range(XLogRecPtr from, XLogRecPtr upto,
+								 XLogRecPtr *end);
+
+#endif							/* FORST_WAL_H */
