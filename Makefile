@@ -29,6 +29,11 @@ SHLIB_LINK = -llz4 -lcurl -lssl -lcrypto
 # against an already running server that preloads forst.
 REGRESS = forst_load forst_keycodec forst_table forst_differential
 REGRESS_OPTS = --temp-config=test/forst.conf
+# Isolation tests (specs/*.spec, expected/*.out): concurrent sessions.
+# scripts/test.sh runs them on their own temporary instance (make
+# print-isolation); "make installcheck" runs them too.
+ISOLATION = forst_update_conflict forst_unique forst_serializable forst_row_locks
+ISOLATION_OPTS = --temp-config=test/forst.conf
 TAP_TESTS = 1
 
 PG_CONFIG ?= pg_config
@@ -96,8 +101,15 @@ print-regress-opts:
 print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)
 
-.PHONY: unit fuzz bench-engine print-regress print-regress-opts print-fuzz-targets
-EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out
+print-isolation:
+	@echo $(ISOLATION)
+
+print-isolation-opts:
+	@echo $(ISOLATION_OPTS)
+
+.PHONY: unit fuzz bench-engine print-regress print-regress-opts print-fuzz-targets \
+	print-isolation print-isolation-opts
+EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out output_iso
 
 # Regenerates the checked-in seed corpus of fuzz_sst.
 fuzz-corpus: test/fuzz/gen_corpus.c $(ENGINE_SRCS)

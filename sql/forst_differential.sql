@@ -335,4 +335,19 @@ RESET enable_indexscan;
 DO $$ BEGIN FOR i IN 1..300 LOOP PERFORM diff_scan(-i); END LOOP; END $$;
 
 DROP TABLE df, dh, nf, nh, diff_stats;
+
+-- a dropped table gives its memtable memory back: 40 tables of one row
+-- each, created and dropped one after the other, fit in the default 128 MB
+-- of 8 MB memtables (DROP TABLE used to keep them until a restart)
+CREATE PROCEDURE churn(n int) LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 1..n LOOP
+		CREATE TABLE churn (k int PRIMARY KEY, v text) USING forst;
+		INSERT INTO churn VALUES (i, 'x');
+		DROP TABLE churn;
+		COMMIT;
+	END LOOP;
+END $$;
+CALL churn(40);
+DROP PROCEDURE churn;
 DROP EXTENSION forst;
