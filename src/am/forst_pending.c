@@ -15,7 +15,11 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 
 #include "forst_am.h"
 
@@ -28,6 +32,7 @@ typedef struct PendingDrop
 } PendingDrop;
 
 static PendingDrop *pending = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
 
 void
 forst_drop_storage_at(const RelFileNode *rnode, bool at_commit)
@@ -99,9 +104,32 @@ forst_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
+/* DROP TABLE of a forst table: its state goes when the drop commits. */
+static void
+forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0)
+	{
+		Relation	rel = RelationIdGetRelation(objectId);
+
+		if (RelationIsValid(rel))
+		{
+			if (rel->rd_rel->relkind == RELKIND_RELATION &&
+				forst_is_forst_relation(rel))
+				forst_drop_storage_at(&rel->rd_node, true);
+			RelationClose(rel);
+		}
+	}
+}
+
 void
 forst_pending_init(void)
 {
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = forst_object_access;
 	RegisterXactCallback(forst_xact_callback, NULL);
 	RegisterSubXactCallback(forst_subxact_callback, NULL);
 }
