@@ -18,6 +18,7 @@
 #include "access/detoast.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/transam.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "executor/tuptable.h"
@@ -25,6 +26,7 @@
 #include "pgstat.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 
 #include "forst.h"
@@ -364,6 +366,86 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	return TM_Ok;
 }
 
+/*
+ * FOR KEY SHARE and an update that keeps the key do not conflict (heap:
+ * "even if there is an update, we can still continue if the key hasn't
+ * been modified"), so a KEY SHARE locker need not wait for such an
+ * updater; it locks the version it has, v.  True if every version of the
+ * key newer than v is a row (no tombstone: no DELETE, no key-changing
+ * UPDATE) of a transaction still in progress or aborted.
+ */
+typedef struct KeyKeptCtx
+{
+	const ForstVersion *v;
+	FstMemtable *vmt;
+	bool		reached;		/* walked down to v */
+	bool		kept;			/* so far only in-progress or aborted rows */
+} KeyKeptCtx;
+
+static bool
+key_kept_cb(void *arg, FstMemtable *mt, const FstEntryHeader *hdr, uint32 ref,
+			uint8 hint)
+{
+	KeyKeptCtx *ctx = arg;
+
+	if (mt == ctx->vmt && ref == ctx->v->ref)
+	{
+		ctx->reached = true;
+		return true;			/* stop */
+	}
+	if (hint & FST_MT_HINT_ABORTED)
+		return false;			/* aborted: look at the next older version */
+	if ((hdr->flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)) ||
+		(hint & FST_MT_HINT_COMMITTED) ||
+		TransactionIdIsCurrentTransactionId(hdr->xid))
+	{
+		ctx->kept = false;		/* not a concurrent writer's version */
+		return true;
+	}
+	if (TransactionIdIsInProgress(hdr->xid))
+	{
+		if (hdr->flags & FST_ENTRY_TOMBSTONE)
+		{
+			ctx->kept = false;	/* deleted or moved to another key */
+			return true;
+		}
+		return false;
+	}
+	if (TransactionIdDidCommit(hdr->xid))
+	{
+		ctx->kept = false;
+		return true;
+	}
+	return false;				/* aborted */
+}
+
+static bool
+key_kept_since(ForstTableShared *ts, FstSlice user_part, const ForstVersion *v)
+{
+	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	int			n = forst_table_slabs(ts, slabs);
+	KeyKeptCtx	ctx;
+	int			i;
+
+	ctx.v = v;
+	ctx.vmt = forst_slab_memtable(v->slab);
+	ctx.reached = false;
+	ctx.kept = true;
+	for (i = 0; i < n && ctx.kept && !ctx.reached; i++)
+	{
+		FstGetResult res;
+		FstError	err;
+
+		if (fst_memtable_get(forst_slab_memtable(slabs[i]), user_part,
+							 FST_MAX_SEQ, key_kept_cb, &ctx, &res,
+							 NULL, NULL, NULL, &err) != FST_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: memtable lookup failed: %s", err.msg)));
+	}
+	return ctx.kept && ctx.reached;
+}
+
 TM_Result
 forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
@@ -398,6 +480,13 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		forst_find_newest(ts, s, &newest);
 		if (!newest.found || !newest.in_progress)
 			break;
+		if (mode == LockTupleKeyShare && key_kept_since(ts, s, &v))
+		{
+			/* the key lock stays held until the end of the transaction */
+			forst_store_version(slot, &v, RelationGetRelid(rel));
+			pfree(up.data);
+			return TM_Ok;
+		}
 		forst_unlock_key(rel, s, lmode);
 		if (wait_policy == LockWaitSkip)
 			return TM_WouldBlock;
