@@ -186,6 +186,71 @@ forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 }
 
 /*
+ * Whether the row at v was deleted since: a DELETE (or a key-changing
+ * UPDATE) writes a tombstone, and a later INSERT of the same key a new
+ * row on top of it.  That new row is not an update of v (heap: not on v's
+ * update chain), so a writer or locker that read v must see v as deleted,
+ * not follow it to the new row.  Walks the versions newer than v for a
+ * tombstone of a transaction that did not abort.
+ */
+typedef struct DeletedSinceCtx
+{
+	FstMemtable *vmt;
+	uint32		vref;
+	bool		deleted;
+} DeletedSinceCtx;
+
+static bool
+deleted_since_cb(void *arg, FstMemtable *mt, const FstEntryHeader *hdr,
+				 uint32 ref, uint8 hint)
+{
+	DeletedSinceCtx *ctx = arg;
+
+	if (mt == ctx->vmt && ref == ctx->vref)
+		return true;			/* reached v: stop */
+	if (!(hdr->flags & FST_ENTRY_TOMBSTONE) || (hint & FST_MT_HINT_ABORTED))
+		return false;
+	if ((hdr->flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)) ||
+		(hint & FST_MT_HINT_COMMITTED) ||
+		TransactionIdIsCurrentTransactionId(hdr->xid) ||
+		TransactionIdIsInProgress(hdr->xid) ||
+		TransactionIdDidCommit(hdr->xid))
+	{
+		ctx->deleted = true;
+		return true;
+	}
+	return false;				/* an aborted tombstone */
+}
+
+static bool
+deleted_since(ForstTableShared *ts, FstSlice user_part, const ForstVersion *v)
+{
+	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	int			n = forst_table_slabs(ts, slabs);
+	DeletedSinceCtx ctx;
+	int			i;
+
+	ctx.vmt = forst_slab_memtable(v->slab);
+	ctx.vref = v->ref;
+	ctx.deleted = false;
+	for (i = 0; i < n; i++)
+	{
+		FstGetResult res;
+		FstError	err;
+
+		if (fst_memtable_get(forst_slab_memtable(slabs[i]), user_part,
+							 FST_MAX_SEQ, deleted_since_cb, &ctx, &res,
+							 NULL, NULL, NULL, &err) != FST_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: memtable lookup failed: %s", err.msg)));
+		if (res != FST_GET_NONE)
+			break;				/* stopped at v or at a tombstone */
+	}
+	return ctx.deleted;
+}
+
+/*
  * Decides what a writer may do with the version at tid, given the key's
  * newest version.  TM_Ok means the version at tid is the newest.
  */
@@ -211,7 +276,11 @@ check_target(Relation rel, const ForstVersion *v, const ForstNewest *newest,
 			return TM_SelfModified;
 		}
 		tmfd->cmax = InvalidCommandId;
-		return (newest->hdr.flags & FST_ENTRY_TOMBSTONE) ? TM_Deleted : TM_Updated;
+		if ((newest->hdr.flags & FST_ENTRY_TOMBSTONE) ||
+			deleted_since(forst_table_shared(&rel->rd_node, true),
+						  v->entry.user_part, v))
+			return TM_Deleted;	/* deleted, maybe inserted again */
+		return TM_Updated;
 	}
 	if (newest->hdr.flags & FST_ENTRY_TOMBSTONE)
 	{
@@ -502,6 +571,15 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 	{
 		forst_unlock_key(rel, s, lmode);
 		tmfd->xmax = newest.found ? newest.hdr.xid : InvalidTransactionId;
+		tmfd->cmax = InvalidCommandId;
+		return TM_Deleted;
+	}
+	if ((newest.slab != v.slab || newest.ref != v.ref) && !newest.mine &&
+		deleted_since(ts, s, &v))
+	{
+		/* deleted and inserted again: a new row, not v's newest version */
+		forst_unlock_key(rel, s, lmode);
+		tmfd->xmax = newest.hdr.xid;
 		tmfd->cmax = InvalidCommandId;
 		return TM_Deleted;
 	}
