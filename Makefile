@@ -32,7 +32,7 @@ REGRESS_OPTS = --temp-config=test/forst.conf
 # Isolation tests (specs/*.spec, expected/*.out): concurrent sessions.
 # scripts/test.sh runs them on their own temporary instance (make
 # print-isolation); "make installcheck" runs them too.
-ISOLATION = forst_update_conflict forst_unique forst_serializable forst_row_locks forst_epq
+ISOLATION = forst_update_conflict forst_unique forst_serializable forst_row_locks forst_epq forst_misc
 ISOLATION_OPTS = --temp-config=test/forst.conf
 TAP_TESTS = 1
 
