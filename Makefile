@@ -34,6 +34,8 @@ REGRESS_OPTS = --temp-config=test/forst.conf
 # print-isolation); "make installcheck" runs them too.
 ISOLATION = forst_update_conflict forst_unique forst_serializable forst_row_locks forst_epq forst_misc
 ISOLATION_OPTS = --temp-config=test/forst.conf
+# Known to fail, so not listed until fixed: forst_epq_moved (a concurrent
+# key-changing UPDATE is seen as a DELETE; heap follows the moved row).
 TAP_TESTS = 1
 
 PG_CONFIG ?= pg_config
