@@ -221,7 +221,10 @@ BEGIN
 			format('UPDATE @T@ SET a = (SELECT count(*) FROM @T@ WHERE k1 = %s) WHERE k1 = %s', rk1(), rk1()),
 			format('DELETE FROM @T@ WHERE (k1, k2) IN (SELECT k1, k2 FROM @T@ WHERE a > %s)', 900 + r(100)),
 			format('INSERT INTO @T@ SELECT k1 + 200, k2, a, b, c FROM @T@ WHERE k1 = %s', rk1()),
-			'DELETE FROM @T@ WHERE k1 >= 200'])[1 + r(4)];
+			'DELETE FROM @T@ WHERE k1 >= 200',
+			-- a row met twice by one statement is changed once
+			format('UPDATE @T@ SET a = coalesce(a, 0) + 1 FROM (VALUES (%s), (%s), (%s)) v(x) WHERE k1 = v.x', rk1(), rk1(), rk1()),
+			format('DELETE FROM @T@ USING (VALUES (%s), (%s)) v(x) WHERE k1 = v.x', rk1(), rk1())])[1 + r(6)];
 	END IF;
 END $$;
 
