@@ -224,7 +224,11 @@ BEGIN
 			'DELETE FROM @T@ WHERE k1 >= 200',
 			-- a row met twice by one statement is changed once
 			format('UPDATE @T@ SET a = coalesce(a, 0) + 1 FROM (VALUES (%s), (%s), (%s)) v(x) WHERE k1 = v.x', rk1(), rk1(), rk1()),
-			format('DELETE FROM @T@ USING (VALUES (%s), (%s)) v(x) WHERE k1 = v.x', rk1(), rk1())])[1 + r(6)];
+			format('DELETE FROM @T@ USING (VALUES (%s), (%s)) v(x) WHERE k1 = v.x', rk1(), rk1()),
+			-- rows a statement writes are not visible to its own scan (the
+			-- Halloween problem): moved or copied rows still match the WHERE
+			format('UPDATE @T@ SET k1 = k1 + 1000, a = coalesce(a, 0) + 1 WHERE k2 = %L; UPDATE @T@ SET k1 = k1 - 1000 WHERE k1 >= 1000', rk2()),
+			format('INSERT INTO @T@ SELECT k1 + 1000, k2, a, b, c FROM @T@ WHERE k2 = %L; DELETE FROM @T@ WHERE k1 >= 1000', rk2())])[1 + r(8)];
 	END IF;
 END $$;
 
