@@ -2,11 +2,12 @@
 # scripts/test.sh -- every test of forst, as CI runs it (the README's test
 # command).  Works on a fresh Debian 12 machine, as root or with sudo.
 #
-#   bash scripts/test.sh [--quick] [--only unit|fuzz|regress|tap|s3]
+#   bash scripts/test.sh [--quick] [--only unit|fuzz|regress|isolation|tap|s3]
 #
 #   unit     engine unit tests, no server (make unit; FST_TEST_SEED=n to vary)
 #   fuzz     each libFuzzer target for FUZZ_SECONDS (default 20; --quick: 5)
 #   regress  pg_regress (sql/, expected/) on a private temporary instance
+#   isolation  pg_isolation_regress (specs/, expected/), own temporary instance
 #   tap      TAP tests (t/*.pl) with PostgreSQL::Test::Cluster
 #   s3       the s3:// store against a local S3 server (the s3it_* unit
 #            tests, then scripts/s3-cli-check.sh with the aws CLI): Ceph
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) quick=1 ;;
 		--only)
-			[ $# -ge 2 ] || die "--only needs unit, fuzz, regress, tap or s3"
+			[ $# -ge 2 ] || die "--only needs unit, fuzz, regress, isolation, tap or s3"
 			only=$2
 			shift
 			;;
@@ -41,8 +42,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$only" in
-	"" | unit | fuzz | regress | tap | s3) ;;
-	*) die "--only takes unit, fuzz, regress, tap or s3, not '$only'" ;;
+	"" | unit | fuzz | regress | isolation | tap | s3) ;;
+	*) die "--only takes unit, fuzz, regress, isolation, tap or s3, not '$only'" ;;
 esac
 if [ -z "${FUZZ_SECONDS:-}" ]; then
 	if [ "$quick" -eq 1 ]; then FUZZ_SECONDS=5; else FUZZ_SECONDS=20; fi
@@ -141,6 +142,40 @@ step_regress()
 			tail -n 50 "$work/tmp_check/log/postmaster.log"
 	fi
 	record regress "$p" "$f"
+}
+
+# Isolation tests: concurrent sessions scripted by specs/*.spec, on a
+# temporary instance of their own (output in output_iso/, so that the
+# regress step's results stay apart).  The list is the Makefile's ISOLATION.
+step_isolation()
+{
+	local tests opts p f pg_isolation_regress
+
+	tests=$(forst_make -s print-isolation)
+	if [ -z "$tests" ]; then
+		log "isolation: no isolation tests (ISOLATION in the Makefile); nothing to run"
+		record isolation 0 0
+		return
+	fi
+	opts=$(forst_make -s print-isolation-opts)
+	pg_isolation_regress="$pgxs_dir/src/test/isolation/pg_isolation_regress"
+	(cd "$FORST_ROOT" && cp -r --parents specs expected test/forst.conf "$work/")
+	mkdir -p "$work/output_iso"
+	! is_root || chown -R "$FORST_TEST_USER:" "$work"
+	log "isolation: pg_isolation_regress $tests"
+	# shellcheck disable=SC2086  # word lists from the Makefile
+	run_logged "$logs/isolation.log" in_work env HOME="$work" PATH="$user_path" \
+		"$pg_isolation_regress" --temp-instance="$work/tmp_check_iso" \
+		--bindir="$bindir" --inputdir=. --outputdir=output_iso $opts $tests
+	p=$(count '\.\.\. +ok' "$logs/isolation.log")
+	f=$(count '\.\.\. +FAILED' "$logs/isolation.log")
+	if [ "$rc" -ne 0 ]; then
+		[ "$f" -gt 0 ] || f=1
+		[ ! -f "$work/output_iso/regression.diffs" ] || cat "$work/output_iso/regression.diffs"
+		[ ! -f "$work/tmp_check_iso/log/postmaster.log" ] ||
+			tail -n 50 "$work/tmp_check_iso/log/postmaster.log"
+	fi
+	record isolation "$p" "$f"
 }
 
 step_tap()
@@ -258,7 +293,7 @@ if wants s3; then
 	fi
 fi
 forst_ensure_pg_user
-if wants regress || wants tap; then
+if wants regress || wants isolation || wants tap; then
 	forst_build_install
 fi
 
@@ -281,6 +316,7 @@ fi
 ! wants unit || step_unit
 ! wants fuzz || step_fuzz
 ! wants regress || step_regress
+! wants isolation || step_isolation
 ! wants tap || step_tap
 ! wants s3 || step_s3
 

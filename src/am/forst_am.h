@@ -96,6 +96,20 @@ typedef struct ForstNewest
 extern void forst_find_newest(ForstTableShared *ts, FstSlice user_part,
 							  ForstNewest *out);
 
+/* A version of a key as writers' conflict checks see it. */
+typedef struct ForstKeyVersion
+{
+	FstEntryHeader hdr;
+	uint8		hint;			/* memtable hint bits (0 from SST files) */
+} ForstKeyVersion;
+
+/*
+ * The versions of user_part newer than above_seq, newest first, from the
+ * table's memtables and SST files (palloc'd array; returns the count).
+ */
+extern int	forst_newer_versions(ForstTableShared *ts, FstSlice user_part,
+								 uint64 above_seq, ForstKeyVersion **out);
+
 /* A row version fetched by TID. */
 typedef struct ForstVersion
 {

@@ -18,6 +18,7 @@
 #include "access/detoast.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/transam.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -26,6 +27,7 @@
 #include "pgstat.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 
 #include "forst.h"
@@ -199,6 +201,40 @@ forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 }
 
 /*
+ * Whether the row at v was deleted since: a DELETE (or a key-changing
+ * UPDATE) writes a tombstone, and a later INSERT of the same key a new
+ * row on top of it.  That new row is not an update of v (heap: not on v's
+ * update chain), so a writer or locker that read v must see v as deleted,
+ * not follow it to the new row.  Looks among the versions newer than v for
+ * a tombstone of a transaction that did not abort.
+ */
+static bool
+xid_not_aborted(const ForstKeyVersion *kv)
+{
+	if (kv->hint & FST_MT_HINT_ABORTED)
+		return false;
+	return (kv->hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)) ||
+		(kv->hint & FST_MT_HINT_COMMITTED) ||
+		TransactionIdIsCurrentTransactionId(kv->hdr.xid) ||
+		TransactionIdIsInProgress(kv->hdr.xid) ||
+		TransactionIdDidCommit(kv->hdr.xid);
+}
+
+static bool
+deleted_since(ForstTableShared *ts, FstSlice user_part, const ForstVersion *v)
+{
+	ForstKeyVersion *kv;
+	int			n = forst_newer_versions(ts, user_part, v->entry.hdr.seq, &kv);
+	bool		deleted = false;
+	int			i;
+
+	for (i = 0; i < n && !deleted; i++)
+		deleted = (kv[i].hdr.flags & FST_ENTRY_TOMBSTONE) && xid_not_aborted(&kv[i]);
+	pfree(kv);
+	return deleted;
+}
+
+/*
  * Decides what a writer may do with the version at tid, given the key's
  * newest version.  TM_Ok means the version at tid is the newest.
  */
@@ -224,7 +260,11 @@ check_target(Relation rel, const ForstVersion *v, const ForstNewest *newest,
 			return TM_SelfModified;
 		}
 		tmfd->cmax = InvalidCommandId;
-		return (newest->hdr.flags & FST_ENTRY_TOMBSTONE) ? TM_Deleted : TM_Updated;
+		if ((newest->hdr.flags & FST_ENTRY_TOMBSTONE) ||
+			deleted_since(forst_table_shared(&rel->rd_node, true),
+						  v->entry.user_part, v))
+			return TM_Deleted;	/* deleted, maybe inserted again */
+		return TM_Updated;
 	}
 	if (newest->hdr.flags & FST_ENTRY_TOMBSTONE)
 	{
@@ -376,6 +416,45 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	return TM_Ok;
 }
 
+/*
+ * FOR KEY SHARE and an update that keeps the key do not conflict (heap:
+ * "even if there is an update, we can still continue if the key hasn't
+ * been modified"), so a KEY SHARE locker need not wait for such an
+ * updater; it locks the version it has, v.  True if every version of the
+ * key newer than v is a row (no tombstone: no DELETE, no key-changing
+ * UPDATE) of a transaction still in progress or aborted.
+ */
+static bool
+key_kept_since(ForstTableShared *ts, FstSlice user_part, const ForstVersion *v)
+{
+	ForstKeyVersion *kv;
+	int			n = forst_newer_versions(ts, user_part, v->entry.hdr.seq, &kv);
+	bool		kept = true;
+	int			i;
+
+	for (i = 0; i < n && kept; i++)
+	{
+		const FstEntryHeader *hdr = &kv[i].hdr;
+
+		if (kv[i].hint & FST_MT_HINT_ABORTED)
+			continue;
+		if ((hdr->flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)) ||
+			(kv[i].hint & FST_MT_HINT_COMMITTED) ||
+			TransactionIdIsCurrentTransactionId(hdr->xid))
+			kept = false;		/* not a concurrent writer's version */
+		else if (TransactionIdIsInProgress(hdr->xid))
+		{
+			if (hdr->flags & FST_ENTRY_TOMBSTONE)
+				kept = false;	/* deleted or moved to another key */
+		}
+		else if (TransactionIdDidCommit(hdr->xid))
+			kept = false;
+		/* else aborted: look at the next older version */
+	}
+	pfree(kv);
+	return kept;
+}
+
 TM_Result
 forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
@@ -410,6 +489,13 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		forst_find_newest(ts, s, &newest);
 		if (!newest.found || !newest.in_progress)
 			break;
+		if (mode == LockTupleKeyShare && key_kept_since(ts, s, &v))
+		{
+			/* the key lock stays held until the end of the transaction */
+			forst_store_version(slot, &v, RelationGetRelid(rel));
+			pfree(up.data);
+			return TM_Ok;
+		}
 		forst_unlock_key(rel, s, lmode);
 		if (wait_policy == LockWaitSkip)
 			return TM_WouldBlock;
@@ -425,6 +511,15 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 	{
 		forst_unlock_key(rel, s, lmode);
 		tmfd->xmax = newest.found ? newest.hdr.xid : InvalidTransactionId;
+		tmfd->cmax = InvalidCommandId;
+		return TM_Deleted;
+	}
+	if (newest.hdr.seq != v.entry.hdr.seq && !newest.mine &&
+		deleted_since(ts, s, &v))
+	{
+		/* deleted and inserted again: a new row, not v's newest version */
+		forst_unlock_key(rel, s, lmode);
+		tmfd->xmax = newest.hdr.xid;
 		tmfd->cmax = InvalidCommandId;
 		return TM_Deleted;
 	}

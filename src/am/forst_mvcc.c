@@ -355,3 +355,108 @@ forst_store_version(TupleTableSlot *slot, const ForstVersion *v, Oid relid)
 	forst_tid_set(&slot->tts_tid, &v->loc);
 	slot->tts_tableOid = relid;
 }
+
+static int
+cmp_seq_desc(const void *a, const void *b)
+{
+	uint64		x = ((const ForstKeyVersion *) a)->hdr.seq;
+	uint64		y = ((const ForstKeyVersion *) b)->hdr.seq;
+
+	return (x > y) ? -1 : (x < y) ? 1 : 0;
+}
+
+/* Appends the versions of user_part in it with seq > above_seq. */
+static void
+collect_versions(FstIter *it, FstSlice user_part, uint64 above_seq, bool memtable,
+				 ForstKeyVersion **out, int *n, int *cap)
+{
+	StringInfoData target;
+	char		seq[FST_SEQ_BYTES];
+
+	initStringInfo(&target);
+	appendBinaryStringInfo(&target, user_part.data, user_part.len);
+	fst_put_be64(seq, FST_MAX_SEQ);
+	appendBinaryStringInfo(&target, seq, FST_SEQ_BYTES);
+	for (fst_iter_seek(it, fst_slice(target.data, target.len)); fst_iter_valid(it);
+		 fst_iter_next(it))
+	{
+		FstEntry	e;
+
+		if (!fst_entry_decode(fst_iter_key(it), fst_iter_value(it), &e))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: malformed entry")));
+		if (fst_slice_cmp(e.user_part, user_part) != 0 || e.hdr.seq <= above_seq)
+			break;
+		if (*n == *cap)
+		{
+			*cap *= 2;
+			*out = repalloc(*out, sizeof(ForstKeyVersion) * *cap);
+		}
+		(*out)[*n].hdr = e.hdr;
+		(*out)[*n].hint = memtable ? fst_memtable_iter_hint(it) : 0;
+		(*n)++;
+	}
+	pfree(target.data);
+}
+
+/* collect_versions, destroying the iterator also on error */
+static void
+collect_and_destroy(FstIter *it, FstSlice user_part, uint64 above_seq,
+					bool memtable, ForstKeyVersion **out, int *n, int *cap)
+{
+	if (it == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	PG_TRY();
+	{
+		collect_versions(it, user_part, above_seq, memtable, out, n, cap);
+	}
+	PG_FINALLY();
+	{
+		fst_iter_destroy(it);
+	}
+	PG_END_TRY();
+}
+
+int
+forst_newer_versions(ForstTableShared *ts, FstSlice user_part, uint64 above_seq,
+					 ForstKeyVersion **out)
+{
+	ForstTableView view;
+	int			n = 0;
+	int			cap = 8;
+	int			i;
+
+	*out = palloc(sizeof(ForstKeyVersion) * cap);
+	forst_table_view(ts, &ts->rnode, &view);
+	for (i = 0; i < view.nslabs; i++)
+	{
+		collect_and_destroy(fst_memtable_iter_create(forst_slab_memtable(view.slabs[i])),
+							user_part, above_seq, true, out, &n, &cap);
+	}
+	if (view.manifest)
+	{
+		int			level;
+
+		for (level = 0; level < FST_NUM_LEVELS; level++)
+		{
+			for (i = 0; i < view.manifest->levels[level].nfiles; i++)
+			{
+				const FstFileMeta *f = &view.manifest->levels[level].files[i].meta;
+				FstSstReader *r;
+
+				if (f->seq_max <= above_seq ||
+					fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_smallest(f))) < 0 ||
+					fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(f))) > 0)
+					continue;
+				r = forst_sst_reader(&view.rnode, f);
+				if (!fst_sst_may_contain(r, user_part))
+					continue;
+				collect_and_destroy(fst_sst_iter_create(r), user_part, above_seq,
+									false, out, &n, &cap);
+			}
+		}
+	}
+	qsort(*out, n, sizeof(ForstKeyVersion), cmp_seq_desc);
+	return n;
+}
