@@ -27,7 +27,7 @@ SHLIB_LINK = -llz4 -lcurl -lssl -lcrypto
 # runs both on a private temporary instance as an unprivileged user, taking
 # the list from here (make print-regress).  "make installcheck" runs them
 # against an already running server that preloads forst.
-REGRESS = forst_load forst_keycodec forst_table
+REGRESS = forst_load forst_keycodec forst_table forst_onconflict
 REGRESS_OPTS = --temp-config=test/forst.conf
 TAP_TESTS = 1
 

@@ -19,6 +19,7 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_onconflict.h"
 #include "forst_shmem.h"
 
 PG_MODULE_MAGIC;
@@ -37,6 +38,7 @@ _PG_init(void)
 	forst_define_gucs();
 	forst_shmem_init();
 	forst_utility_init();
+	forst_onconflict_init();
 	forst_relinfo_init();
 	forst_pending_init();
 	forst_preloaded = true;

@@ -34,6 +34,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_cursor.h"
+#include "forst_onconflict.h"
 
 PG_FUNCTION_INFO_V1(forst_tableam_handler);
 
@@ -267,8 +268,10 @@ forst_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 
 	if (!forst_fetch_version(rel, &slot->tts_tid, &v))
 		return false;
-	return forst_version_visible(snapshot, rel, &v.entry.hdr,
-								 forst_slab_memtable(v.slab), v.ref, v.hint);
+	return forst_onconflict_satisfies_snapshot(snapshot, v.entry.hdr.xid,
+											   forst_version_visible(snapshot, rel, &v.entry.hdr,
+																	 forst_slab_memtable(v.slab),
+																	 v.ref, v.hint));
 }
 
 static TransactionId
@@ -288,19 +291,26 @@ forst_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 	forst_insert_row(rel, slot, cid);
 }
 
+/*
+ * ON CONFLICT (see forst_onconflict.c): the row is written only if its key
+ * is free, and then for good; fkey_insert reports a conflict to the
+ * executor, and there is never a row to take back.
+ */
 static void
 forst_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
 							   CommandId cid, int options,
 							   BulkInsertState bistate, uint32 specToken)
 {
-	not_supported("INSERT ... ON CONFLICT");
+	bool		inserted = forst_insert_row_speculative(rel, slot, cid);
+
+	forst_spec_begin(rel, &slot->tts_tid, !inserted);
 }
 
 static void
 forst_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 								 uint32 specToken, bool succeeded)
 {
-	not_supported("INSERT ... ON CONFLICT");
+	forst_spec_end(rel);
 }
 
 static void
@@ -338,6 +348,7 @@ forst_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 				 LockWaitPolicy wait_policy, uint8 flags,
 				 TM_FailureData *tmfd)
 {
+	forst_onconflict_check_lock(rel, tid, cid);
 	return forst_lock_row(rel, tid, snapshot, slot, cid, mode, wait_policy,
 						  flags, tmfd);
 }
