@@ -30,6 +30,11 @@ SHLIB_LINK = -llz4 -lcurl -lssl -lcrypto
 REGRESS = forst_load forst_keycodec forst_table forst_onconflict
 REGRESS_OPTS = --temp-config=test/forst.conf
 TAP_TESTS = 1
+# Isolation tests (specs/*.spec, expected/*.out; names distinct from the
+# pg_regress ones, which share expected/).  scripts/test.sh runs them like
+# the pg_regress tests (make print-isolation).
+ISOLATION = forst_onconflict_iso
+ISOLATION_OPTS = --temp-config=test/forst.conf
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -93,10 +98,17 @@ print-regress:
 print-regress-opts:
 	@echo $(REGRESS_OPTS)
 
+print-isolation:
+	@echo $(ISOLATION)
+
+print-isolation-opts:
+	@echo $(ISOLATION_OPTS)
+
 print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)
 
-.PHONY: unit fuzz bench-engine print-regress print-regress-opts print-fuzz-targets
+.PHONY: unit fuzz bench-engine print-regress print-regress-opts print-isolation \
+	print-isolation-opts print-fuzz-targets
 EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out
 
 # Regenerates the checked-in seed corpus of fuzz_sst.

@@ -2,11 +2,12 @@
 # scripts/test.sh -- every test of forst, as CI runs it (the README's test
 # command).  Works on a fresh Debian 12 machine, as root or with sudo.
 #
-#   bash scripts/test.sh [--quick] [--only unit|fuzz|regress|tap]
+#   bash scripts/test.sh [--quick] [--only unit|fuzz|regress|isolation|tap]
 #
 #   unit     engine unit tests, no server (make unit; FST_TEST_SEED=n to vary)
 #   fuzz     each libFuzzer target for FUZZ_SECONDS (default 20; --quick: 5)
 #   regress  pg_regress (sql/, expected/) on a private temporary instance
+#   isolation  pg_isolation_regress (specs/, expected/), likewise
 #   tap      TAP tests (t/*.pl) with PostgreSQL::Test::Cluster
 #
 # The PostgreSQL tests run as an unprivileged user from a copy of the test
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) quick=1 ;;
 		--only)
-			[ $# -ge 2 ] || die "--only needs unit, fuzz, regress or tap"
+			[ $# -ge 2 ] || die "--only needs unit, fuzz, regress, isolation or tap"
 			only=$2
 			shift
 			;;
@@ -37,8 +38,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$only" in
-	"" | unit | fuzz | regress | tap) ;;
-	*) die "--only takes unit, fuzz, regress or tap, not '$only'" ;;
+	"" | unit | fuzz | regress | isolation | tap) ;;
+	*) die "--only takes unit, fuzz, regress, isolation or tap, not '$only'" ;;
 esac
 if [ -z "${FUZZ_SECONDS:-}" ]; then
 	if [ "$quick" -eq 1 ]; then FUZZ_SECONDS=5; else FUZZ_SECONDS=20; fi
@@ -55,7 +56,7 @@ record()
 {
 	total_passed=$((total_passed + $2))
 	total_failed=$((total_failed + $3))
-	summary+=("$(printf '%-8s %4d passed, %d failed' "$1" "$2" "$3")")
+	summary+=("$(printf '%-9s %4d passed, %d failed' "$1" "$2" "$3")")
 }
 
 # run_logged LOG CMD...: runs CMD, shows and saves its output, and sets rc.
@@ -139,6 +140,35 @@ step_regress()
 	record regress "$p" "$f"
 }
 
+# Isolation tests: the list comes from the Makefile (ISOLATION), and they
+# run like the pg_regress tests, on their own temporary instance.
+run_isolation()
+{
+	local tests opts p f
+
+	tests=$(forst_make -s print-isolation)
+	if [ -z "$tests" ]; then
+		log "isolation: no isolation tests (ISOLATION in the Makefile); nothing to run"
+		record isolation 0 0
+		return
+	fi
+	opts=$(forst_make -s print-isolation-opts)
+	log "isolation: pg_isolation_regress $tests"
+	# shellcheck disable=SC2086  # word lists from the Makefile
+	run_logged "$logs/isolation.log" in_work env HOME="$work" PATH="$user_path" \
+		"$pg_isolation_regress" --temp-instance="$work/tmp_check_iso" \
+		--bindir="$bindir" --inputdir=. --outputdir=output_iso $opts $tests
+	p=$(count '\.\.\. +ok' "$logs/isolation.log")
+	f=$(count '\.\.\. +FAILED' "$logs/isolation.log")
+	if [ "$rc" -ne 0 ]; then
+		[ "$f" -gt 0 ] || f=1
+		[ ! -f "$work/output_iso/regression.diffs" ] || cat "$work/output_iso/regression.diffs"
+		[ ! -f "$work/tmp_check_iso/log/postmaster.log" ] ||
+			tail -n 50 "$work/tmp_check_iso/log/postmaster.log"
+	fi
+	record isolation "$p" "$f"
+}
+
 step_tap()
 {
 	local tests p f l
@@ -174,7 +204,7 @@ step_tap()
 started=$SECONDS
 forst_install_deps
 forst_ensure_pg_user
-if wants regress || wants tap; then
+if wants regress || wants isolation || wants tap; then
 	forst_build_install
 fi
 
@@ -185,18 +215,20 @@ log "work directory: $work"
 
 pgxs_dir=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
 pg_regress="$pgxs_dir/src/test/regress/pg_regress"
+pg_isolation_regress="$pgxs_dir/src/test/isolation/pg_isolation_regress"
 bindir=$("$PG_CONFIG" --bindir)
 user_path="$bindir:/usr/local/bin:/usr/bin:/bin"
 
-if wants regress || wants tap; then
+if wants regress || wants isolation || wants tap; then
 	# What the PostgreSQL tests need, readable by the server user.
-	(cd "$FORST_ROOT" && cp -r --parents sql expected t test/forst.conf "$work/")
+	(cd "$FORST_ROOT" && cp -r --parents sql expected specs t test/forst.conf "$work/")
 	! is_root || chown -R "$FORST_TEST_USER:" "$work"
 fi
 
 ! wants unit || step_unit
 ! wants fuzz || step_fuzz
 ! wants regress || step_regress
+! wants isolation || run_isolation
 ! wants tap || step_tap
 
 echo
