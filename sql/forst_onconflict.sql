@@ -128,6 +128,24 @@ SELECT * FROM up ORDER BY k;
 SELECT * FROM kv_f WHERE k >= 20 ORDER BY k;
 SELECT * FROM twin_diff('kv_f', 'kv_h');
 EXPLAIN (COSTS OFF) INSERT INTO kv_f VALUES (1, 'x') ON CONFLICT (k) DO UPDATE SET v = excluded.v;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  INSERT INTO kv_f VALUES (2, 'x'), (3, 'x'), (70, 'x') ON CONFLICT (k)
+  DO UPDATE SET v = excluded.v WHERE kv_f.k = 2;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  INSERT INTO kv_h VALUES (2, 'x'), (3, 'x'), (70, 'x') ON CONFLICT (k)
+  DO UPDATE SET v = excluded.v WHERE kv_h.k = 2;
+SELECT * FROM twin_diff('kv_f', 'kv_h');
+
+-- BEFORE ROW triggers fire for the insert attempt and for the update
+CREATE FUNCTION bang() RETURNS trigger LANGUAGE plpgsql AS
+  $$ BEGIN NEW.v := NEW.v || '!'; RETURN NEW; END $$;
+CREATE TRIGGER bang_f BEFORE INSERT OR UPDATE ON kv_f FOR EACH ROW EXECUTE FUNCTION bang();
+CREATE TRIGGER bang_h BEFORE INSERT OR UPDATE ON kv_h FOR EACH ROW EXECUTE FUNCTION bang();
+INSERT INTO kv_f VALUES (71, 'a'), (2, 'b') ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING *;
+INSERT INTO kv_h VALUES (71, 'a'), (2, 'b') ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING *;
+DROP TRIGGER bang_f ON kv_f;
+DROP TRIGGER bang_h ON kv_h;
+SELECT * FROM twin_diff('kv_f', 'kv_h');
 
 -- composite and text keys
 CREATE TABLE tags_f (name text, lang text, n int NOT NULL, PRIMARY KEY (name, lang)) USING forst;
@@ -214,4 +232,4 @@ SELECT * FROM kv_f WHERE k >= 5 ORDER BY k;
 SELECT * FROM twin_diff('kv_f', 'kv_h');
 
 DROP TABLE kv_f, kv_h, tags_f, tags_h, events, win_f, win_h, nokey_f;
-DROP FUNCTION twin_diff;
+DROP FUNCTION twin_diff, bang;
