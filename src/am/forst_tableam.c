@@ -265,13 +265,14 @@ forst_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 							   Snapshot snapshot)
 {
 	ForstVersion v;
+	bool		visible;
 
 	if (!forst_fetch_version(rel, &slot->tts_tid, &v))
 		return false;
-	return forst_onconflict_satisfies_snapshot(snapshot, v.entry.hdr.xid,
-											   forst_version_visible(snapshot, rel, &v.entry.hdr,
-																	 forst_slab_memtable(v.slab),
-																	 v.ref, v.hint));
+	visible = forst_version_visible(snapshot, rel, &v.entry.hdr,
+									forst_slab_memtable(v.slab), v.ref, v.hint);
+	/* ON CONFLICT at REPEATABLE READ (see forst_onconflict.c) */
+	return forst_onconflict_satisfies_snapshot(snapshot, v.entry.hdr.xid, visible);
 }
 
 static TransactionId
@@ -348,6 +349,7 @@ forst_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 				 LockWaitPolicy wait_policy, uint8 flags,
 				 TM_FailureData *tmfd)
 {
+	/* a row this command wrote: ON CONFLICT's "second time" error */
 	forst_onconflict_check_lock(rel, tid, cid);
 	return forst_lock_row(rel, tid, snapshot, slot, cid, mode, wait_policy,
 						  flags, tmfd);
