@@ -60,7 +60,7 @@ record()
 {
 	total_passed=$((total_passed + $2))
 	total_failed=$((total_failed + $3))
-	summary+=("$(printf '%-8s %4d passed, %d failed' "$1" "$2" "$3")")
+	summary+=("$(printf '%-9s %4d passed, %d failed' "$1" "$2" "$3")")
 }
 
 # run_logged LOG CMD...: runs CMD, shows and saves its output, and sets rc.
@@ -304,12 +304,13 @@ log "work directory: $work"
 
 pgxs_dir=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
 pg_regress="$pgxs_dir/src/test/regress/pg_regress"
+pg_isolation_regress="$pgxs_dir/src/test/isolation/pg_isolation_regress"
 bindir=$("$PG_CONFIG" --bindir)
 user_path="$bindir:/usr/local/bin:/usr/bin:/bin"
 
-if wants regress || wants tap; then
+if wants regress || wants isolation || wants tap; then
 	# What the PostgreSQL tests need, readable by the server user.
-	(cd "$FORST_ROOT" && cp -r --parents sql expected t test/forst.conf "$work/")
+	(cd "$FORST_ROOT" && cp -r --parents sql expected specs t test/forst.conf "$work/")
 	! is_root || chown -R "$FORST_TEST_USER:" "$work"
 fi
 

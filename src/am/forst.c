@@ -20,6 +20,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_flush.h"
+#include "forst_onconflict.h"
 #include "forst_shmem.h"
 #include "forst_wal.h"
 
@@ -39,6 +40,7 @@ _PG_init(void)
 	forst_define_gucs();
 	forst_shmem_init();
 	forst_utility_init();
+	forst_onconflict_init();
 	forst_relinfo_init();
 	forst_pending_init();
 	forst_worker_register();

@@ -136,6 +136,8 @@ extern void forst_drop_storage_at(const RelFileNode *rnode, bool at_commit);
 
 /* forst_dml.c */
 extern void forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);
+extern bool forst_insert_row_speculative(Relation rel, TupleTableSlot *slot,
+										 CommandId cid);
 extern TM_Result forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 								  Snapshot crosscheck, bool wait,
 								  TM_FailureData *tmfd);

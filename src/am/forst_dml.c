@@ -164,8 +164,13 @@ lock_key_settled(Relation rel, ForstTableShared *ts, StringInfo up,
 	}
 }
 
-void
-forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+/*
+ * Inserts a row.  If the key has a live row, a plain insert raises a unique
+ * violation; a speculative one (ON CONFLICT) writes nothing, points the
+ * slot's TID at the live row and returns false.
+ */
+static bool
+insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 {
 	ForstRelInfo *info = forst_relinfo(rel);
 	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
@@ -185,7 +190,13 @@ forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 		if (newest.found && !(newest.hdr.flags & FST_ENTRY_TOMBSTONE))
 		{
 			forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
-			report_unique_violation(rel, info, &up);
+			if (!speculative)
+				report_unique_violation(rel, info, &up);
+			forst_tid_set(&slot->tts_tid, &newest.loc);
+			slot->tts_tableOid = RelationGetRelid(rel);
+			pfree(row);
+			pfree(up.data);
+			return false;
 		}
 	}
 	put_version(ts, &up, 0, cid, row, &loc);
@@ -198,6 +209,19 @@ forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	pgstat_count_heap_insert(rel, 1);
 	pfree(row);
 	pfree(up.data);
+	return true;
+}
+
+void
+forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	(void) insert_row(rel, slot, cid, false);
+}
+
+bool
+forst_insert_row_speculative(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	return insert_row(rel, slot, cid, true);
 }
 
 /*

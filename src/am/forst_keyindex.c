@@ -36,6 +36,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_cursor.h"
+#include "forst_onconflict.h"
 
 PG_FUNCTION_INFO_V1(forst_key_handler);
 
@@ -89,7 +90,13 @@ fkey_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
 			Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 			IndexInfo *indexInfo)
 {
-	/* the table AM wrote the row at its key and checked uniqueness */
+	/*
+	 * The table AM wrote the row at its key and checked uniqueness.  For a
+	 * speculative insertion (ON CONFLICT) it wrote nothing if the key was
+	 * taken, and the executor learns that here.
+	 */
+	if (checkUnique == UNIQUE_CHECK_PARTIAL)
+		return forst_spec_index_ok(heap, tid);
 	return true;
 }
 

@@ -35,6 +35,7 @@
 #include "forst_am.h"
 #include "forst_wal.h"
 #include "forst_cursor.h"
+#include "forst_onconflict.h"
 
 PG_FUNCTION_INFO_V1(forst_tableam_handler);
 
@@ -264,10 +265,13 @@ forst_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 							   Snapshot snapshot)
 {
 	ForstVersion v;
+	bool		visible;
 
 	if (!forst_fetch_version(rel, &slot->tts_tid, &v))
 		return false;
-	return forst_version_visible_v(snapshot, rel, &v);
+	visible = forst_version_visible_v(snapshot, rel, &v);
+	/* ON CONFLICT at REPEATABLE READ (see forst_onconflict.c) */
+	return forst_onconflict_satisfies_snapshot(snapshot, v.entry.hdr.xid, visible);
 }
 
 static TransactionId
@@ -287,19 +291,26 @@ forst_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 	forst_insert_row(rel, slot, cid);
 }
 
+/*
+ * ON CONFLICT (see forst_onconflict.c): the row is written only if its key
+ * is free, and then for good; fkey_insert reports a conflict to the
+ * executor, and there is never a row to take back.
+ */
 static void
 forst_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
 							   CommandId cid, int options,
 							   BulkInsertState bistate, uint32 specToken)
 {
-	not_supported("INSERT ... ON CONFLICT");
+	bool		inserted = forst_insert_row_speculative(rel, slot, cid);
+
+	forst_spec_begin(rel, &slot->tts_tid, !inserted);
 }
 
 static void
 forst_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 								 uint32 specToken, bool succeeded)
 {
-	not_supported("INSERT ... ON CONFLICT");
+	forst_spec_end(rel);
 }
 
 static void
@@ -337,6 +348,8 @@ forst_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 				 LockWaitPolicy wait_policy, uint8 flags,
 				 TM_FailureData *tmfd)
 {
+	/* a row this command wrote: ON CONFLICT's "second time" error */
+	forst_onconflict_check_lock(rel, tid, cid);
 	return forst_lock_row(rel, tid, snapshot, slot, cid, mode, wait_policy,
 						  flags, tmfd);
 }
