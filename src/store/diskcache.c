@@ -65,6 +65,7 @@ typedef struct CachedSource
 	uint64		hash;
 	uint64		chunk_size;		/* effective: object size for whole files */
 	uint64		nchunks;
+	bool		bypass;			/* one unit is larger than the cache */
 	char	   *scratch;		/* one entry file */
 	size_t		scratch_cap;
 	char	   *fetch;			/* a run of fetched chunks */
@@ -584,6 +585,17 @@ cached_read(FstRangeSource *src, uint64 offset, size_t len, char *buf,
 
 	if (len == 0)
 		return FST_OK;
+	if (s->bypass)
+	{
+		/* not cacheable: fetch just what was asked */
+		rc = fst_range_read(s->origin, offset, len, buf, err);
+		if (rc != FST_OK)
+			return rc;
+		c->stats.misses++;
+		c->stats.origin_reads++;
+		c->stats.bytes_fetched += len;
+		return FST_OK;
+	}
 	first = offset / s->chunk_size;
 	last = (offset + len - 1) / s->chunk_size;
 	for (ch = first; ch <= last + 1; ch++)
@@ -705,6 +717,7 @@ fst_range_source_cached(FstDiskCache *cache, FstRangeSource *origin,
 	s->chunk_size = cache->opt.chunk_size ? cache->opt.chunk_size
 		: Max(object_size, 1);
 	s->nchunks = (object_size + s->chunk_size - 1) / s->chunk_size;
+	s->bypass = DC_HDR + keylen + Min(s->chunk_size, object_size) > cache->capacity;
 	*out = &s->base;
 	return FST_OK;
 }
@@ -940,9 +953,13 @@ prepare_dir(const char *dir, FstError *err)
 		return fst_error(err, FST_IO_ERROR, "could not open cache directory \"%s\": %s",
 						 dir, strerror(errno));
 	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+			strcmp(de->d_name, FST_DISKCACHE_MARKER) != 0)
 			empty = false;
 	closedir(d);
+	/* a concurrent first opener may have created the marker meanwhile */
+	if (!empty && stat(marker, &st) == 0)
+		return FST_OK;
 	if (!empty)
 		return fst_error(err, FST_INVALID_ARGUMENT,
 						 "\"%s\" is not empty and not a forst cache directory (no %s)",
