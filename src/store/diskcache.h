@@ -87,7 +87,12 @@
  *	  of dead processes and files that are not entries of this format and
  *	  chunk size, and evicts down to the capacity (which may have shrunk).
  *	  The in-memory index is a hash table + LRU list of 48-byte nodes, one
- *	  per entry: O(entries), never O(bytes).
+ *	  per entry: O(entries), never O(bytes).  Usage counts file sizes
+ *	  (st_size), not allocated blocks: a file system with 4 KiB blocks
+ *	  rounds each entry up, +1 block per 32 KiB entry (the header and key
+ *	  spill past the payload's blocks), ~12% at most.  Objects one unit of
+ *	  which exceeds the capacity bypass the cache (only the asked bytes
+ *	  are fetched).
  *
  * Concurrency
  *	  Several processes may open the same directory.  The format is safe for

@@ -712,3 +712,48 @@ FST_TEST(diskcache_two_processes)
 	fst_diskcache_close(c);
 	fst_free(data);
 }
+
+/* Two handles on one directory (as two backends): one fills, the other hits. */
+FST_TEST(diskcache_adopts_other_handles_entries)
+{
+	char		dir[600];
+	FstError	err;
+	uint32		chunk = 16 * KiB;
+	size_t		len = 10 * chunk;
+	char	   *data = dc_data(len, 10);
+	FstDiskCache *c1,
+			   *c2;
+	FstRangeSource *s1,
+			   *s2,
+			   *o1,
+			   *o2;
+	FstDiskCacheStats st;
+
+	dc_dir("adopt", dir, sizeof(dir));
+	c1 = dc_open(dir, 1024 * KiB, chunk, &err);
+	CHECK_MSG(c1 != NULL, "open: %s", err.msg);
+	c2 = dc_open(dir, 1024 * KiB, chunk, &err);
+	CHECK_MSG(c2 != NULL, "open: %s", err.msg);
+	s1 = dc_source(c1, "t/adopt.sst", data, len, &o1, &err);
+	s2 = dc_source(c2, "t/adopt.sst", data, len, &o2, &err);
+	CHECK(s1 != NULL && s2 != NULL);
+	CHECK(read_check(s1, data, 0, len, &err));
+	CHECK_EQ_INT(o1->reads, 1);
+	CHECK(read_check(s2, data, 0, len, &err));
+	CHECK_EQ_INT(o2->reads, 0);
+	fst_diskcache_stats(c2, &st);
+	CHECK_EQ_INT(st.adoptions, 10);
+	CHECK_EQ_INT(st.entries, 10);
+	CHECK(st.bytes_used == dir_bytes(dir));
+	/* c1 evicts the object: c2's entries vanish under it, reads still work */
+	fst_diskcache_evict_key(c1, "t/adopt.sst");
+	CHECK(read_check(s2, data, 3 * chunk + 1, 2 * chunk, &err));
+	CHECK_EQ_INT(o2->reads, 1);
+	fst_diskcache_stats(c2, &st);
+	CHECK_EQ_INT(st.corrupt_entries, 0);
+	fst_range_close(s1);
+	fst_range_close(s2);
+	fst_diskcache_close(c1);
+	fst_diskcache_close(c2);
+	fst_free(data);
+}
