@@ -6,6 +6,7 @@
 #   make unit            engine unit tests, no server (ASan + UBSan build)
 #   make fuzz            libFuzzer targets, a short bounded run each
 #   make bench-engine    the stand-alone engine benchmark (bench/engine)
+#   make bench-cache     the disk cache benchmark (bench/cache)
 #   make installcheck    pg_regress + TAP tests against a running server
 #   scripts/test.sh      everything, as CI runs it (README's test command)
 
@@ -97,6 +98,12 @@ $(BUILD)/bench_engine: bench/engine.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/
 
 bench-engine: $(BUILD)/bench_engine
 
+$(BUILD)/bench_cache: bench/cache.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
+	@mkdir -p $(BUILD)
+	$(CC) -std=gnu99 -O2 -g $(WARN_FLAGS) $(SA_CPPFLAGS) -o $@ bench/cache.c $(ENGINE_SRCS) $(SA_LIBS)
+
+bench-cache: $(BUILD)/bench_cache
+
 # Lists for scripts/test.sh, so that the Makefile stays the one place that
 # names the tests.
 print-regress:
@@ -114,7 +121,7 @@ print-isolation-opts:
 print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)
 
-.PHONY: unit fuzz bench-engine print-regress print-regress-opts print-fuzz-targets \
+.PHONY: unit fuzz bench-engine bench-cache print-regress print-regress-opts print-fuzz-targets \
 	print-isolation print-isolation-opts
 EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out output_iso
 

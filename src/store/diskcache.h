@@ -1,0 +1,212 @@
+/*-------------------------------------------------------------------------
+ *
+ * diskcache.h
+ *	  The local disk cache of SST bytes (forst.cache_dir, bounded by
+ *	  forst.cache_size): a byte-range source wrapper that serves reads from
+ *	  local files and fills misses from the origin (an object), plus
+ *	  write-through admission of fresh flush/compaction output.
+ *
+ * Unit of caching: aligned chunks of an object
+ *	  An object is cut into aligned chunks of chunk_size bytes (the last one
+ *	  shorter); a chunk is the unit of caching, eviction and accounting.  A
+ *	  read that spans chunks is served chunk by chunk; consecutive missing
+ *	  chunks are fetched from the origin in one ranged request.
+ *	  chunk_size = 0 caches whole objects instead (one entry per object).
+ *
+ *	  Decision: 32 KiB chunks (FST_DISKCACHE_DEFAULT_CHUNK), measured with
+ *	  bench/cache.c: random point reads, Zipf s=1.0 over the blocks of 32
+ *	  objects x 4 MiB, hot blocks scattered over all objects, cache = 10% of
+ *	  the data, cold start + warm-up, origin = latency per request +
+ *	  100 MB/s; "all-cached" = the same unit with everything admitted.
+ *	  ops/s (chunk hit ratio); full tables in bench/results/cache-20261130.md:
+ *
+ *		unit		4K reads,1ms	32K reads,1ms	32K unaligned,1ms	32K reads,10ms
+ *		no cache	  849			  660			  668				   94
+ *		4 KiB		 2003 (67%)		   -			   -				   -
+ *		16 KiB		 1431 (59%)		   -			 1312 (61%)			   -
+ *		32 KiB		 1229 (52%)		 1472 (64%)		 1093 (57%)			  260 (66%)
+ *		64 KiB		  725 (46%)		 1063 (57%)		  839 (51%)			  212 (60%)
+ *		256 KiB		  328 (34%)		  393 (43%)		  330 (42%)			  127 (43%)
+ *		1 MiB		   82 (23%)		  100 (26%)		   98 (26%)			   60 (26%)
+ *		whole file	   21 (13%)		   25 (16%)		   -				   20 (17%)
+ *		all-cached	147k (4K) 80k (32K) 54k (64K) 3.4k (1M) 0.7k (whole file)
+ *
+ *	  Whole files lose by one to two orders of magnitude: a 10% cache holds
+ *	  three 4 MiB files, a miss fetches 4 MiB for one block and a hit
+ *	  reads and verifies 4 MiB (0.4-0.9k ops/s even when everything is
+ *	  cached).  Among chunks, smaller units keep more distinct hot blocks
+ *	  per cached byte (hot blocks are scattered, their neighbours are cold)
+ *	  and move fewer bytes per miss and per hit, so throughput falls
+ *	  monotonically with the unit.  Units below the SST block (32 KiB
+ *	  uncompressed, less after lz4) gain a little more on scattered reads
+ *	  but make one block read touch two or three entries and double the
+ *	  files and index nodes again (index: 64 bytes of RAM per entry, 0.2%
+ *	  of the capacity at 32 KiB).  So: 32 KiB, the SST block size, the best
+ *	  measured unit at or above it (+40% over 64 KiB at 1 ms, +23% at
+ *	  10 ms).  A larger unit only pays for sequential scans (fewer
+ *	  requests per byte), which should get readahead in the scan path
+ *	  rather than a coarser cache.  When a hit costs 10-20 us and a miss
+ *	  1-10 ms, a cold 10% cache runs at 0.3-3% of an all-cached one: the
+ *	  miss ratio is everything, which is why the unit is small.
+ *
+ * On-disk format (one file per cached chunk)
+ *	  <dir>/FORST_DISKCACHE				marker: refuses to adopt a directory
+ *										 that holds anything else
+ *	  <dir>/<hh>/<h16>.<chunk hex>		an entry; h16 = 16 hex digits of
+ *										 hash_bytes_extended(object key),
+ *										 hh = its first two
+ *	  <dir>/<hh>/.tmp.<pid>.<n>			an entry being written
+ *
+ *	  entry = 48-byte header, object key bytes, payload:
+ *		 0	magic "FSTDCE01"
+ *		 8	u32 format version (1)
+ *		12	u32 key length
+ *		16	u64 object size
+ *		24	u64 chunk index
+ *		32	u32 chunk size (0 = whole object)
+ *		36	u32 payload length
+ *		40	u32 CRC-32C of the payload
+ *		44	u32 CRC-32C of bytes 0..43 and the key
+ *	  (little endian).  The key inside the entry detects hash collisions (a
+ *	  colliding entry is a miss and is replaced).  Every read of an entry
+ *	  verifies both CRCs, the key, the sizes and the file length: a corrupt
+ *	  entry (bit flip, truncation) is deleted, counted in corrupt_entries
+ *	  and re-fetched from the origin, never returned.  Entries are written
+ *	  to a temp file and renamed into place, so a crash never leaves a
+ *	  partial entry under a valid name; they are not fsync'ed (a cache loses
+ *	  nothing by losing an entry, and a torn file fails its checks).
+ *
+ * Eviction and the bound
+ *	  LRU by bytes (a file's whole size counts: header + key + payload).
+ *	  Before an entry is written, least recently used entries are deleted
+ *	  until usage + the new entry fit the capacity, so the directory (temp
+ *	  files included) never exceeds the capacity, within one process, and
+ *	  never exceeds it by more than one entry.  Entries larger than the
+ *	  capacity are not cached.  open() rebuilds index and usage by scanning
+ *	  the directory (LRU order from modification times), deletes temp files
+ *	  of dead processes and files that are not entries of this format and
+ *	  chunk size, and evicts down to the capacity (which may have shrunk).
+ *	  The in-memory index is a hash table + LRU list of 48-byte nodes, one
+ *	  per entry: O(entries), never O(bytes).  Usage counts file sizes
+ *	  (st_size), not allocated blocks: a file system with 4 KiB blocks
+ *	  rounds each entry up, +1 block per 32 KiB entry (the header and key
+ *	  spill past the payload's blocks), ~12% at most.  Objects one unit of
+ *	  which exceeds the capacity bypass the cache (only the asked bytes
+ *	  are fetched).
+ *
+ * Concurrency
+ *	  Several processes may open the same directory.  The format is safe for
+ *	  that: entries are published by atomic rename (a reader that opened the
+ *	  old file keeps reading it), every read verifies the CRCs, an entry that
+ *	  vanishes under a reader is a miss, an entry another process wrote is
+ *	  found on disk and adopted into this process's index.  The index and
+ *	  the accounting are per process in this slice: each process bounds what
+ *	  it sees, so N processes may together hold up to N x capacity in the
+ *	  worst case.  The server keeps the total in shared memory: usage_hook is
+ *	  called with +bytes for every entry this process publishes or adopts and
+ *	  -bytes for every entry it deletes, and over_budget (when set) is asked,
+ *	  before every write, whether the shared total is over the capacity, in
+ *	  which case this process evicts from its own LRU until it is not (or it
+ *	  has nothing left to evict).  See the report for the sketch.
+ *
+ * A handle is used by one thread at a time (backends are processes).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FST_DISKCACHE_H
+#define FST_DISKCACHE_H
+
+#include "fst_common.h"
+#include "rangesrc.h"
+
+#define FST_DISKCACHE_DEFAULT_CHUNK		(32 * 1024)
+#define FST_DISKCACHE_MAX_CHUNK			(64 * 1024 * 1024)
+#define FST_DISKCACHE_ENTRY_HEADER		48
+#define FST_DISKCACHE_MARKER			"FORST_DISKCACHE"
+
+typedef struct FstDiskCache FstDiskCache;
+
+/* Shared accounting hooks (see Concurrency above); all may be NULL. */
+typedef void (*FstDiskCacheUsageFn) (void *arg, int64 delta_bytes);
+typedef bool (*FstDiskCacheOverBudgetFn) (void *arg, uint64 incoming_bytes);
+
+typedef struct FstDiskCacheOptions
+{
+	uint32		chunk_size;		/* bytes, 0 = whole objects */
+	bool		cleanup;		/* on open: delete garbage and dead temp
+								 * files (default true) */
+	FstDiskCacheUsageFn usage_hook;
+	FstDiskCacheOverBudgetFn over_budget;
+	void	   *hook_arg;
+} FstDiskCacheOptions;
+
+typedef struct FstDiskCacheStats
+{
+	uint64		hits;			/* chunk lookups served from the cache */
+	uint64		misses;			/* chunk lookups that went to the origin */
+	uint64		bytes_read_from_cache;	/* bytes returned from hits */
+	uint64		bytes_fetched;	/* bytes read from origins */
+	uint64		origin_reads;	/* requests to origins */
+	uint64		admissions;		/* entries written (fills + admit) */
+	uint64		adoptions;		/* entries found on disk, written by another
+								 * process, taken into the index */
+	uint64		evictions;		/* entries deleted to make room */
+	uint64		corrupt_entries;	/* entries that failed verification */
+	uint64		write_errors;	/* entries that could not be written */
+	uint64		entries;		/* in the index now */
+	uint64		bytes_used;		/* bytes of the entries in the index */
+	uint64		capacity;
+} FstDiskCacheStats;
+
+extern void fst_diskcache_options_default(FstDiskCacheOptions *opt);
+
+/*
+ * Open (creating if needed) the cache under dir, bounded by capacity_bytes.
+ * dir must be empty, absent or an existing cache (it has the marker);
+ * anything else is FST_INVALID_ARGUMENT.  opt may be NULL (defaults).
+ */
+extern FstCode fst_diskcache_open(const char *dir, uint64 capacity_bytes,
+								  const FstDiskCacheOptions *opt,
+								  FstDiskCache **out, FstError *err);
+
+/* Keeps the entries on disk.  Every cached source must be closed first. */
+extern void fst_diskcache_close(FstDiskCache *cache);
+
+/*
+ * A range source over object_key (object_size bytes; 0 = origin->size)
+ * that reads through the cache.  On success the new source owns origin
+ * (closing it closes origin); on failure the caller still does.  The
+ * origin is read only for misses.  The cache must outlive the source.
+ */
+extern FstCode fst_range_source_cached(FstDiskCache *cache,
+									   FstRangeSource *origin,
+									   const char *object_key,
+									   uint64 object_size,
+									   FstRangeSource **out, FstError *err);
+
+/*
+ * Write-through: admit an object just written (flush or compaction output)
+ * so that its first reads hit.  Chunks are admitted in order, the tail
+ * (footer, index: what an open reads) last, so that it is the most recent.
+ * Failing to write an entry is not an error (the cache is an optimisation:
+ * write_errors counts it); FST_OK unless the arguments are bad.
+ */
+extern FstCode fst_diskcache_admit(FstDiskCache *cache, const char *key,
+								   const void *data, size_t len,
+								   FstError *err);
+
+/*
+ * Delete every cached chunk of key (the object was deleted), including
+ * those other processes wrote.
+ */
+extern void fst_diskcache_evict_key(FstDiskCache *cache, const char *key);
+
+extern void fst_diskcache_stats(const FstDiskCache *cache,
+								FstDiskCacheStats *out);
+
+/* The path of the entry file of (key, chunk) (for tests and tools). */
+extern void fst_diskcache_entry_path(const FstDiskCache *cache,
+									 const char *key, uint64 chunk,
+									 char *path, size_t pathlen);
+
+#endif							/* FST_DISKCACHE_H */
