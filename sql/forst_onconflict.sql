@@ -233,3 +233,4 @@ SELECT * FROM twin_diff('kv_f', 'kv_h');
 
 DROP TABLE kv_f, kv_h, tags_f, tags_h, events, win_f, win_h, nokey_f;
 DROP FUNCTION twin_diff, bang;
+DROP EXTENSION forst;

@@ -123,7 +123,7 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	*retired_slab = -1;
 	forst_table_load(ts);
 	LWLockAcquire(&ts->lock, LW_SHARED);
-	if (ts->nimmutable == 0)
+	if (ts->nimmutable == 0 || ts->drop_pending)
 	{
 		LWLockRelease(&ts->lock);
 		return false;
@@ -223,6 +223,12 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 
 	/* switch readers to the new manifest and forget the memtable */
 	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	if (ts->drop_pending)
+	{
+		/* dropped meanwhile: forst_flush_end frees everything */
+		LWLockRelease(&ts->lock);
+		return false;
+	}
 	ts->manifest_version = base_version + 1;
 	Assert(ts->nimmutable > 0 && ts->immutable[ts->nimmutable - 1] == slab);
 	ts->nimmutable--;

@@ -162,6 +162,7 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 		ts->loaded = false;
 		ts->manifest_version = 0;
 		ts->flushing = false;
+		ts->drop_pending = false;
 		pg_atomic_init_u64(&ts->next_rowid, 0);
 		pg_atomic_init_u64(&ts->live_estimate, 0);
 	}
@@ -183,22 +184,60 @@ slab_free_locked(int slab)
 	forst_shared->nfree++;
 }
 
+/* Frees a table's memtables and forgets it; forst_shared->lock held. */
+static void
+table_drop_locked(ForstTableShared *ts)
+{
+	int			i;
+
+	if (ts->active >= 0)
+		slab_free_locked(ts->active);
+	for (i = 0; i < ts->nimmutable; i++)
+		slab_free_locked(ts->immutable[i]);
+	hash_search(forst_tables, &ts->rnode, HASH_REMOVE, NULL);
+}
+
 void
 forst_table_shared_drop(const RelFileNode *rnode)
 {
 	ForstTableShared *ts;
-	int			i;
 
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
 	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
 	if (ts)
 	{
-		if (ts->active >= 0)
-			slab_free_locked(ts->active);
-		for (i = 0; i < ts->nimmutable; i++)
-			slab_free_locked(ts->immutable[i]);
-		hash_search(forst_tables, rnode, HASH_REMOVE, NULL);
+		/* the flush worker drops it when its flush ends */
+		if (ts->flushing)
+			ts->drop_pending = true;
+		else
+			table_drop_locked(ts);
 	}
+	LWLockRelease(forst_shared->lock);
+	ConditionVariableBroadcast(&forst_shared->slab_cv);
+}
+
+ForstTableShared *
+forst_flush_begin(const RelFileNode *rnode)
+{
+	ForstTableShared *ts;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
+	if (ts && !ts->drop_pending)
+		ts->flushing = true;
+	else
+		ts = NULL;
+	LWLockRelease(forst_shared->lock);
+	return ts;
+}
+
+void
+forst_flush_end(ForstTableShared *ts)
+{
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts->flushing = false;
+	if (ts->drop_pending)
+		table_drop_locked(ts);
 	LWLockRelease(forst_shared->lock);
 	ConditionVariableBroadcast(&forst_shared->slab_cv);
 }

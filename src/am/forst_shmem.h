@@ -59,7 +59,8 @@ typedef struct ForstTableShared
 	int			immutable[FORST_MAX_IMMUTABLE]; /* newest first */
 	bool		loaded;			/* manifest_version read from the store */
 	uint64		manifest_version;	/* 0: nothing flushed yet */
-	bool		flushing;		/* the flush worker works on it */
+	bool		flushing;		/* the flush worker works on it (forst_shared->lock) */
+	bool		drop_pending;	/* dropped meanwhile: the flush drops it */
 	pg_atomic_uint64 next_rowid;	/* hidden row ids of keyless tables */
 	pg_atomic_uint64 live_estimate; /* inserts - deletes, for the planner */
 } ForstTableShared;
@@ -93,8 +94,19 @@ extern FstMemtable *forst_slab_memtable(int slab);
 extern ForstTableShared *forst_table_shared(const RelFileNode *rnode,
 											bool create);
 
-/* Forgets a table (after its storage is dropped); frees its slabs. */
+/*
+ * Forgets a table (after its storage is dropped) and frees its slabs; if
+ * the flush worker is working on it, that happens when the flush ends.
+ */
 extern void forst_table_shared_drop(const RelFileNode *rnode);
+
+/*
+ * The flush worker's hold on a table: between begin and end the table's
+ * shared state is not removed (a drop is deferred to end).  begin returns
+ * NULL if the table is gone or being dropped.
+ */
+extern ForstTableShared *forst_flush_begin(const RelFileNode *rnode);
+extern void forst_flush_end(ForstTableShared *ts);
 
 /*
  * Inserts an entry into the table's active memtable, switching to a new

@@ -108,7 +108,7 @@ flush_round(void)
 
 	for (i = 0; i < n; i++)
 	{
-		ForstTableShared *ts = forst_table_shared(&rnodes[i], false);
+		ForstTableShared *ts = forst_flush_begin(&rnodes[i]);
 		MemoryContext oldcxt = CurrentMemoryContext;
 
 		if (ts == NULL)
@@ -136,6 +136,7 @@ flush_round(void)
 			AbortCurrentTransaction();
 		}
 		PG_END_TRY();
+		forst_flush_end(ts);
 	}
 
 	/* WAL older than every unflushed entry is no longer needed by forst */
