@@ -19,6 +19,12 @@
  */
 extern bool forst_flush_one(ForstTableShared *ts, int *retired_slab);
 
+/*
+ * Runs one leveled compaction of the table's SST files if one is due;
+ * false if none was.  Same context as forst_flush_one.
+ */
+extern bool forst_compact_one(ForstTableShared *ts);
+
 extern void forst_worker_register(void);
 
 #endif							/* FORST_FLUSH_H */

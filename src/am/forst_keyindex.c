@@ -340,7 +340,7 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 {
 	Relation	heap = scan->heapRelation;
 	ForstRelInfo *info = forst_relinfo(heap);
-	ForstTableShared *ts = forst_table_shared(&heap->rd_node, false);
+	ForstTableShared *ts = forst_table_shared(&heap->rd_node, true);
 	int			first,
 				last,
 				kg;

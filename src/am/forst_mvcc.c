@@ -272,6 +272,7 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 		ForstTableShared *ts;
 		ForstTableView view;
 		const FstManifestFile *mf;
+		FstSstReader *reader;
 		FstBuf		k,
 					val;
 		FstError	err;
@@ -284,15 +285,19 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 		if (!forst_file_slot_get(v->loc.file_slot, &rnode, &file_id) ||
 			!RelFileNodeEquals(rnode, rel->rd_node))
 			return false;
-		ts = forst_table_shared(&rel->rd_node, false);
-		forst_table_view(ts, &rel->rd_node, &view);
-		if (view.manifest == NULL ||
-			(mf = fst_manifest_find_file(view.manifest, file_id, NULL, NULL)) == NULL)
-			return false;
+		reader = forst_sst_reader_lookup(&rel->rd_node, file_id);
+		if (reader == NULL)
+		{
+			ts = forst_table_shared(&rel->rd_node, true);
+			forst_table_view(ts, &rel->rd_node, &view);
+			if (view.manifest == NULL ||
+				(mf = fst_manifest_find_file(view.manifest, file_id, NULL, NULL)) == NULL)
+				return false;
+			reader = forst_sst_reader(&rel->rd_node, &mf->meta);
+		}
 		fst_buf_init(&k);
 		fst_buf_init(&val);
-		rc = fst_sst_read_at(forst_sst_reader(&rel->rd_node, &mf->meta),
-							 v->loc.block, v->loc.entry, &k, &val, &err);
+		rc = fst_sst_read_at(reader, v->loc.block, v->loc.entry, &k, &val, &err);
 		if (rc == FST_NOT_FOUND)
 		{
 			fst_buf_free(&k);

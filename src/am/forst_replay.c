@@ -18,7 +18,9 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "access/xlog.h"
+#include "storage/procarray.h"
 #include "access/xlog_internal.h"
 #include "access/xlogreader.h"
 #include "access/xlogutils.h"
@@ -26,6 +28,7 @@
 #include "utils/memutils.h"
 
 #include "forst_am.h"
+#include "forst_store.h"
 #include "forst_wal.h"
 
 static void
@@ -63,6 +66,64 @@ version_present(ForstTableShared *ts, FstSlice user_part, uint64 seq)
 	return false;
 }
 
+/*
+ * Is the version (user_part, seq) already in one of the table's SST files?
+ * Replay starts at forst's slot, the oldest record whose entry was not yet
+ * flushed when the slot last moved; records after it are mostly flushed,
+ * and putting them into memtables again could need more memory than the
+ * pool has (with the flush worker unable to help during replay).
+ */
+static bool
+version_flushed(ForstTableShared *ts, FstSlice user_part, uint64 seq)
+{
+	ForstTableView view;
+	StringInfoData target;
+	char		seqb[FST_SEQ_BYTES];
+	bool		found = false;
+	int			level;
+
+	forst_table_view(ts, &ts->rnode, &view);
+	if (view.manifest == NULL)
+		return false;
+	initStringInfo(&target);
+	appendBinaryStringInfo(&target, user_part.data, user_part.len);
+	fst_put_be64(seqb, seq);
+	appendBinaryStringInfo(&target, seqb, FST_SEQ_BYTES);
+	for (level = 0; level < FST_NUM_LEVELS && !found; level++)
+	{
+		int			i;
+
+		for (i = 0; i < view.manifest->levels[level].nfiles && !found; i++)
+		{
+			const FstFileMeta *f = &view.manifest->levels[level].files[i].meta;
+			FstSstReader *r;
+			FstIter    *it;
+			FstError	err;
+			FstCode		rc;
+
+			if (seq < f->seq_min || seq > f->seq_max ||
+				fst_ikey_cmp(fst_slice(target.data, target.len), fst_filemeta_smallest(f)) < 0 ||
+				fst_ikey_cmp(fst_slice(target.data, target.len), fst_filemeta_largest(f)) > 0)
+				continue;
+			r = forst_sst_reader(&ts->rnode, f);
+			if (!fst_sst_may_contain(r, user_part))
+				continue;
+			it = fst_sst_iter_create(r);
+			if (it == NULL)
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+			fst_iter_seek(it, fst_slice(target.data, target.len));
+			found = fst_iter_valid(it) &&
+				fst_ikey_cmp(fst_iter_key(it), fst_slice(target.data, target.len)) == 0;
+			rc = fst_iter_status(it, &err);
+			fst_iter_destroy(it);
+			if (rc != FST_OK)
+				forst_report(rc, &err, "reading an SST file during WAL replay");
+		}
+	}
+	pfree(target.data);
+	return found;
+}
+
 static void
 apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
 		  XLogRecPtr lsn)
@@ -94,7 +155,19 @@ apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
 			advance_u64(&ts->next_rowid, (uint64) rowid);
 	}
 
-	if (version_present(ts, e.user_part, e.hdr.seq))
+	if (version_present(ts, e.user_part, e.hdr.seq) ||
+		version_flushed(ts, e.user_part, e.hdr.seq))
+		return;
+
+	/*
+	 * After recovery, a transaction that neither committed nor runs has
+	 * aborted: its versions would only be dropped by the next flush, and
+	 * they could need more memory than the pool has.
+	 */
+	if (!RecoveryInProgress() &&
+		!(e.hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)) &&
+		!TransactionIdDidCommit(e.hdr.xid) &&
+		!TransactionIdIsInProgress(e.hdr.xid))
 		return;
 	forst_memtable_put(ts, ikey, value, lsn, &slab, &ref);
 

@@ -437,3 +437,59 @@ forst_oldest_unflushed_lsn(void)
 	LWLockRelease(forst_shared->lock);
 	return oldest;
 }
+
+bool
+forst_memory_wanted(void)
+{
+	int			i;
+
+	if (forst_shared->nfree == 0)
+		return true;
+	for (i = 0; i <= MaxBackends; i++)
+		if (forst_shared->waiting[i])
+			return true;
+	return false;
+}
+
+int
+forst_freeze_actives(void)
+{
+	RelFileNode rnodes[256];
+	HASH_SEQ_STATUS status;
+	ForstTableShared *ts;
+	int			n = 0;
+	int			frozen = 0;
+	int			i;
+
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	hash_seq_init(&status, forst_tables);
+	while ((ts = hash_seq_search(&status)) != NULL)
+	{
+		if (ts->active >= 0 && n < (int) lengthof(rnodes))
+			rnodes[n++] = ts->rnode;
+	}
+	LWLockRelease(forst_shared->lock);
+
+	for (i = 0; i < n; i++)
+	{
+		ts = forst_flush_begin(&rnodes[i]);
+		if (ts == NULL)
+			continue;
+		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+		if (ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE &&
+			fst_memtable_num_entries(forst_slab_memtable(ts->active)) > 0)
+		{
+			fst_memtable_freeze(forst_slab_memtable(ts->active));
+			forst_shared->slabs[ts->active].state = FORST_SLAB_IMMUTABLE;
+			memmove(&ts->immutable[1], &ts->immutable[0],
+					sizeof(int) * ts->nimmutable);
+			ts->immutable[0] = ts->active;
+			ts->nimmutable++;
+			ts->active = -1;
+			frozen++;
+		}
+		LWLockRelease(&ts->lock);
+		forst_flush_end(ts);
+	}
+	return frozen;
+}

@@ -146,6 +146,16 @@ extern int	forst_tables_to_flush(RelFileNode *out, int max);
 /* Set in the flush worker (forst_worker.c). */
 extern bool forst_in_flush_worker;
 
+/* Whether the pool is used up or a writer waits for memtable memory. */
+extern bool forst_memory_wanted(void);
+
+/*
+ * Freezes every table's non-empty active memtable so that the flush can
+ * free its slab (when memory is wanted: tables that write rarely must not
+ * keep slabs forever).  Returns how many were frozen.
+ */
+extern int	forst_freeze_actives(void);
+
 /* Wakes the flush worker. */
 extern void forst_wake_flusher(void);
 

@@ -173,6 +173,8 @@ forst_table_load(ForstTableShared *ts)
 			break;
 	}
 
+	elog(DEBUG1, "forst: table %u/%u has manifest version " UINT64_FORMAT,
+		 ts->rnode.dbNode, ts->rnode.relNode, newest);
 	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
 	if (!ts->loaded)
 	{
@@ -295,6 +297,21 @@ typedef struct ReaderEntry
 } ReaderEntry;
 
 static HTAB *reader_cache = NULL;
+
+FstSstReader *
+forst_sst_reader_lookup(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderKey	key;
+	ReaderEntry *e;
+
+	if (reader_cache == NULL)
+		return NULL;
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.file_id = file_id;
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	return e ? e->reader : NULL;
+}
 
 FstSstReader *
 forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)

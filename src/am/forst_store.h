@@ -56,6 +56,13 @@ extern const FstManifest *forst_manifest_at(const RelFileNode *rnode,
 extern FstSstReader *forst_sst_reader(const RelFileNode *rnode,
 									  const FstFileMeta *file);
 
+/*
+ * The reader of a file this backend has opened, or NULL: files a TID
+ * names may have left the current manifest (compacted away) meanwhile.
+ */
+extern FstSstReader *forst_sst_reader_lookup(const RelFileNode *rnode,
+											 uint64 file_id);
+
 /* A consistent view of a table: memtables plus the manifest they complete. */
 typedef struct ForstTableView
 {

@@ -35,6 +35,7 @@
 #include "forst_am.h"
 #include "forst_wal.h"
 #include "forst_cursor.h"
+#include "forst_store.h"
 #include "forst_onconflict.h"
 
 PG_FUNCTION_INFO_V1(forst_tableam_handler);
@@ -84,7 +85,7 @@ scan_start(ForstScanDesc scan)
 	/* ANALYZE scans without a snapshot: it samples what is committed */
 	scan->cursor = forst_cursor_open(rel, scan->rs_base.rs_snapshot ?
 									 scan->rs_base.rs_snapshot : SnapshotSelf,
-									 forst_table_shared(&rel->rd_node, false));
+									 forst_table_shared(&rel->rd_node, true));
 	forst_cursor_seek(scan->cursor, fst_slice(NULL, 0), fst_slice(NULL, 0));
 }
 
@@ -249,7 +250,7 @@ static void
 forst_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 {
 	Relation	rel = scan->rs_rd;
-	ForstTableShared *ts = forst_table_shared(&rel->rd_node, false);
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
 	ForstVersion v;
 	ForstNewest newest;
 
@@ -635,13 +636,15 @@ forst_tableam_handler(PG_FUNCTION_ARGS)
 bool
 forst_relation_has_rows(Relation rel)
 {
-	ForstTableShared *ts = forst_table_shared(&rel->rd_node, false);
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
 	int			slabs[FORST_MAX_IMMUTABLE + 1];
 	int			n,
 				i;
 
-	if (ts == NULL)
-		return false;
+	/* anything flushed counts (even if deleted since: conservative) */
+	forst_table_load(ts);
+	if (ts->manifest_version > 0)
+		return true;
 	n = forst_table_slabs(ts, slabs);
 	for (i = 0; i < n; i++)
 		if (fst_memtable_num_entries(forst_slab_memtable(slabs[i])) > 0)

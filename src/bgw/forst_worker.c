@@ -125,6 +125,8 @@ flush_round(void)
 				flushed = true;
 				CHECK_FOR_INTERRUPTS();
 			}
+			while (forst_compact_one(ts))
+				CHECK_FOR_INTERRUPTS();
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}
@@ -175,6 +177,9 @@ forst_worker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		/* memory is short: flush what other tables keep in active memtables */
+		if (forst_memory_wanted() && retiring == NIL)
+			(void) forst_freeze_actives();
 		flush_round();
 		waiting = free_retired();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -1,0 +1,258 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_compact.c
+ *	  Leveled compaction of a forst table's SST files, run by the flush
+ *	  worker between flushes.
+ *
+ * The engine picks the files (compaction_pick.c) and merges them
+ * (compaction.c); this file supplies what only PostgreSQL knows: which
+ * versions no snapshot can need any more.  Walking a key's versions newest
+ * first, the first one whose transaction committed before every running
+ * snapshot's xmin (or that is frozen) is what every present and future
+ * snapshot sees of the key: it is kept (a tombstone is dropped at the
+ * bottom level) and everything older is dropped.  Versions of aborted
+ * transactions are dropped; versions of running ones are kept.
+ *
+ * The new files and the next manifest version are uploaded before the
+ * table's shared state switches to it.  The input files stay in the object
+ * store: readers holding an older view (and TIDs into those files) may
+ * still read them; deleting unreferenced files is garbage collection's job
+ * (not built yet).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "storage/procarray.h"
+
+#include "compaction.h"
+#include "compaction_pick.h"
+#include "forst.h"
+#include "forst_flush.h"
+#include "forst_store.h"
+#include "merge_iter.h"
+
+typedef struct DropCtx
+{
+	TransactionId horizon;		/* committed before this: seen by all */
+	bool		bottom;
+	bool		settled;		/* the key's all-visible version was seen */
+} DropCtx;
+
+static FstDropDecision
+mvcc_drop(void *arg, const FstEntry *e, bool newest_of_key)
+{
+	DropCtx    *ctx = arg;
+	bool		all_visible;
+
+	if (newest_of_key)
+		ctx->settled = false;
+	if (ctx->settled)
+		return FST_DROP_DROP;	/* shadowed for every snapshot */
+	if (e->hdr.flags & FST_ENTRY_FROZEN)
+		all_visible = true;
+	else if ((e->hdr.flags & FST_ENTRY_COMMITTED) || TransactionIdDidCommit(e->hdr.xid))
+		all_visible = TransactionIdPrecedes(e->hdr.xid, ctx->horizon);
+	else if (TransactionIdIsInProgress(e->hdr.xid))
+		return FST_DROP_KEEP;
+	else
+		return FST_DROP_DROP;	/* aborted */
+	if (!all_visible)
+		return FST_DROP_KEEP;
+	ctx->settled = true;
+	if ((e->hdr.flags & FST_ENTRY_TOMBSTONE) && ctx->bottom)
+		return FST_DROP_DROP;
+	return FST_DROP_KEEP;
+}
+
+typedef struct OutputCtx
+{
+	RelFileNode rnode;
+	uint64		next_file_id;
+	FstBuf		buf;
+	FstBufSink	sink;
+} OutputCtx;
+
+static FstCode
+out_open(void *arg, uint64 *file_id, FstWriteSink **sink, FstError *err)
+{
+	OutputCtx  *o = arg;
+
+	*file_id = o->next_file_id++;
+	fst_buf_reset(&o->buf);
+	fst_buf_sink_init(&o->sink, &o->buf);
+	*sink = &o->sink.base;
+	return FST_OK;
+}
+
+static FstCode
+out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
+{
+	OutputCtx  *o = arg;
+	char		key[FORST_KEY_LEN];
+	FstCode		rc;
+
+	if (o->buf.oom)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	forst_sst_object_key(&o->rnode, file_id, key, sizeof(key));
+	rc = fst_objstore_put_if_absent(forst_objstore(), key, o->buf.data, o->buf.len, err);
+	if (rc == FST_ALREADY_EXISTS)
+		rc = fst_objstore_put(forst_objstore(), key, o->buf.data, o->buf.len, err);
+	return rc;
+}
+
+bool
+forst_compact_one(ForstTableShared *ts)
+{
+	RelFileNode rnode = ts->rnode;
+	uint64		base_version;
+	const FstManifest *m;
+	const FstFileMeta **arrays[FST_NUM_LEVELS];
+	FstLevels	levels;
+	FstCompactionPickOptions po;
+	FstCompactionPick pick;
+	FstManifestEdit edit;
+	FstManifest next;
+	FstCompactionResult result;
+	OutputCtx	out;
+	FstBuf		enc;
+	FstError	err;
+	FstCode		rc;
+	bool		picked;
+	char		okey[FORST_KEY_LEN];
+	int			l,
+				i,
+				s;
+
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	base_version = ts->manifest_version;
+	LWLockRelease(&ts->lock);
+	if (base_version == 0 || ts->drop_pending)
+		return false;
+	m = forst_manifest_at(&rnode, base_version);
+
+	memset(&levels, 0, sizeof(levels));
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+	{
+		arrays[l] = palloc(sizeof(FstFileMeta *) * Max(m->levels[l].nfiles, 1));
+		for (i = 0; i < m->levels[l].nfiles; i++)
+			arrays[l][i] = &m->levels[l].files[i].meta;
+		levels.files[l] = arrays[l];
+		levels.nfiles[l] = m->levels[l].nfiles;
+	}
+	fst_compaction_pick_options_default(&po);
+	po.level1_target_bytes = (uint64) 64 * 1024 * 1024;
+	rc = fst_compaction_pick(&levels, &po, &pick, &picked, &err);
+	if (rc != FST_OK)
+		forst_report(rc, &err, "picking a compaction");
+	elog(DEBUG1, "forst: compaction of %u/%u at version " UINT64_FORMAT ": %s (L0 files %d)",
+		 rnode.dbNode, rnode.relNode, base_version,
+		 picked ? "picked" : "nothing due", m->levels[0].nfiles);
+	if (!picked)
+		return false;
+
+	fst_manifest_edit_init(&edit);
+	fst_compaction_result_init(&result);
+	memset(&out, 0, sizeof(out));
+	out.rnode = rnode;
+	out.next_file_id = m->next_file_id;
+	fst_buf_init(&out.buf);
+	for (s = 0; s < 2; s++)
+		for (i = 0; i < pick.ninputs[s]; i++)
+		{
+			rc = fst_manifest_edit_remove(&edit, s == 0 ? pick.level : pick.output_level,
+										  pick.inputs[s][i]->file_id, NULL, &err);
+			if (rc != FST_OK)
+				forst_report(rc, &err, "building a compaction edit");
+		}
+
+	if (pick.trivial_move)
+	{
+		FstFileMeta moved;
+
+		if (!fst_filemeta_copy(&moved, pick.inputs[0][0]))
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		moved.level = pick.output_level;
+		rc = fst_manifest_edit_add(&edit, pick.output_level, &moved, NULL, &err);
+		fst_filemeta_clear(&moved);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "building a compaction edit");
+	}
+	else
+	{
+		FstIter   **children;
+		FstIter    *merged;
+		FstCompactionParams params;
+		DropCtx		dctx;
+		int			n = 0;
+
+		children = palloc(sizeof(FstIter *) * (pick.ninputs[0] + pick.ninputs[1]));
+		for (s = 0; s < 2; s++)
+			for (i = 0; i < pick.ninputs[s]; i++)
+				(void) forst_sst_reader(&rnode, pick.inputs[s][i]);
+		for (s = 0; s < 2; s++)
+			for (i = 0; i < pick.ninputs[s]; i++)
+				children[n++] = fst_sst_iter_create(forst_sst_reader(&rnode, pick.inputs[s][i]));
+		merged = fst_merge_iter_create(children, n);
+		if (merged == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+
+		dctx.horizon = GetOldestNonRemovableTransactionId(NULL);
+		dctx.bottom = pick.bottom_level;
+		dctx.settled = false;
+		memset(&params, 0, sizeof(params));
+		fst_drop_policy_init(&params.policy, 0, pick.bottom_level);
+		params.policy.custom = mvcc_drop;
+		params.policy.custom_arg = &dctx;
+		fst_sst_options_default(&params.sst);
+		params.sst.compression = forst_compression == FORST_COMPRESSION_LZ4 ?
+			FST_COMPRESS_LZ4 : FST_COMPRESS_NONE;
+		params.target_file_size = (uint64) 64 * 1024 * 1024;
+		params.output_level = pick.output_level;
+		params.output.open_output = out_open;
+		params.output.finish_output = out_finish;
+		params.output.arg = &out;
+		rc = fst_compaction_run(merged, &params, &result, &err);
+		fst_iter_destroy(merged);
+		fst_buf_free(&out.buf);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "compacting SST files");
+		for (i = 0; i < result.nfiles; i++)
+		{
+			rc = fst_manifest_edit_add(&edit, pick.output_level, &result.files[i], NULL, &err);
+			if (rc != FST_OK)
+				forst_report(rc, &err, "building a compaction edit");
+		}
+		edit.has_next_file_id = true;
+		edit.next_file_id = out.next_file_id;
+	}
+
+	rc = fst_manifest_apply(m, &edit, &next, &err);
+	fst_manifest_edit_free(&edit);
+	fst_compaction_result_free(&result);
+	fst_compaction_pick_free(&pick);
+	if (rc != FST_OK)
+		forst_report(rc, &err, "applying a compaction edit");
+	next.version = base_version + 1;
+	fst_buf_init(&enc);
+	rc = fst_manifest_encode(&next, &enc, &err);
+	fst_manifest_free(&next);
+	if (rc == FST_OK)
+	{
+		forst_manifest_object_key(&rnode, base_version + 1, okey, sizeof(okey));
+		rc = fst_objstore_put_if_absent(forst_objstore(), okey, enc.data, enc.len, &err);
+	}
+	fst_buf_free(&enc);
+	if (rc != FST_OK)
+		forst_report(rc, &err, "writing a manifest");
+
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	if (!ts->drop_pending)
+	{
+		Assert(ts->manifest_version == base_version);
+		ts->manifest_version = base_version + 1;
+	}
+	LWLockRelease(&ts->lock);
+	return true;
+}
