@@ -72,6 +72,8 @@ unit: $(BUILD)/unit_tests
 FUZZ_CC = clang
 FUZZ_TARGETS = $(patsubst test/fuzz/fuzz_%.c,%,$(wildcard test/fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 20
+# A fixed seed keeps CI's short runs repeatable; FUZZ_SEED=0 picks one.
+FUZZ_SEED ?= 1
 
 $(BUILD)/fuzz_%: test/fuzz/fuzz_%.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
 	@mkdir -p $(BUILD)
@@ -85,7 +87,7 @@ fuzz: $(addprefix $(BUILD)/fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(BUILD)/fuzz-new/$$t $(BUILD)/fuzz-crash/$$t; \
 		echo "fuzz_$$t: $(FUZZ_SECONDS)s"; \
-		$(BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		$(BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) -print_final_stats=1 \
 			-artifact_prefix=$(BUILD)/fuzz-crash/$$t/ \
 			$(BUILD)/fuzz-new/$$t test/fuzz/corpus/$$t 2>$(BUILD)/fuzz_$$t.log \
 			|| { tail -50 $(BUILD)/fuzz_$$t.log; exit 1; }; \

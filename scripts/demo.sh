@@ -9,9 +9,9 @@
 # server user.  The server listens on 127.0.0.1 on a free port and is
 # stopped when the script ends.
 #
-# This is a placeholder for the streaming-pipeline demo (windowed aggregates
-# of an event stream in forst tables), which needs the table access method
-# that is not built yet.
+# It shows windowed state kept in a forst table; the streaming pipeline with
+# checkpoints and failover (windowed aggregates of an event stream) will
+# replace it.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -71,16 +71,30 @@ as_pg_user "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w \
 log "SQL session"
 as_pg_user "$bindir/psql" -X -a -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -d postgres <<'SQL'
 CREATE EXTENSION IF NOT EXISTS forst;
-SELECT forst.version();
-SELECT forst.remote_dir();
-SHOW forst.compression;
+SELECT forst.version(), forst.remote_dir();
+-- windowed state in a forst table, folded in with ON CONFLICT
+DROP TABLE IF EXISTS clicks_per_minute;
+CREATE TABLE clicks_per_minute (
+    user_id      bigint,
+    window_start timestamptz,
+    clicks       bigint NOT NULL,
+    PRIMARY KEY (user_id, window_start)
+) USING forst;
+INSERT INTO clicks_per_minute
+SELECT (g % 50), date_bin('1 minute', '2026-01-01'::timestamptz + g * interval '100 milliseconds', 'epoch'), 1
+  FROM generate_series(1, 200000) g
+ON CONFLICT (user_id, window_start)
+DO UPDATE SET clicks = clicks_per_minute.clicks + excluded.clicks;
+SELECT count(*) AS windows, sum(clicks) AS clicks FROM clicks_per_minute;
+SELECT * FROM clicks_per_minute WHERE user_id = 42 ORDER BY window_start LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT * FROM clicks_per_minute WHERE user_id = 42;
 SQL
 
 cat <<'TXT'
 
-forst is loaded: the extension, its settings and the checks above work.
-Not built yet: the forst table access method (CREATE TABLE ... USING forst),
-the s3:// backend, checkpoints and the streaming pipeline that this demo
-will run (docs/architecture.md).  Today the repository holds the engine
-core, tested stand-alone by "make unit", and this extension skeleton.
+forst works: a table USING forst, keyed by its primary key, upserted with
+ON CONFLICT, read by key, durable through WAL, flushed to SST files under
+the data directory's forst/remote (file://) by the "forst flush" worker.
+Not built yet: checkpoints, restore on another server and the streaming
+pipeline this demo will run (README, docs/architecture.md).
 TXT

@@ -103,14 +103,21 @@ fst_ikey_key_group(FstSlice ikey)
 	return fst_get_be16(ikey.data);
 }
 
-/* The comparator: user part ascending, then sequence descending. */
+/*
+ * The comparator: user part ascending, then sequence descending.  Keys too
+ * short to be internal keys (only in corrupt input) compare as plain bytes,
+ * so that the comparator stays total and never reads out of bounds.
+ */
 static inline int
 fst_ikey_cmp(FstSlice a, FstSlice b)
 {
-	int			r = fst_slice_cmp(fst_ikey_user_part(a), fst_ikey_user_part(b));
+	int			r;
 	uint64		sa,
 				sb;
 
+	if (unlikely(a.len < FST_SEQ_BYTES || b.len < FST_SEQ_BYTES))
+		return fst_slice_cmp(a, b);
+	r = fst_slice_cmp(fst_ikey_user_part(a), fst_ikey_user_part(b));
 	if (r != 0)
 		return r;
 	sa = fst_ikey_seq(a);
