@@ -124,3 +124,35 @@ CREATE OPERATOR CLASS forst.timestamptz_ops DEFAULT FOR TYPE timestamptz USING f
   OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 timestamptz_cmp(timestamptz, timestamptz);
 CREATE OPERATOR CLASS forst.uuid_ops DEFAULT FOR TYPE uuid USING forst_key AS
   OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >, FUNCTION 1 uuid_cmp(uuid, uuid);
+
+-- Observability: what each forst table holds in memory and in the store.
+CREATE FUNCTION forst.table_info(tbl regclass,
+    OUT memtables int, OUT memtable_bytes bigint, OUT memtable_entries bigint,
+    OUT manifest_version bigint, OUT sst_files int, OUT sst_bytes bigint,
+    OUT level_files int[], OUT level_bytes bigint[])
+RETURNS record
+AS 'MODULE_PATHNAME', 'forst_table_info'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION forst.table_files(tbl regclass,
+    OUT level int, OUT file_id bigint, OUT size bigint, OUT entries bigint,
+    OUT tombstones bigint, OUT key_group_min int, OUT key_group_max int,
+    OUT seq_min bigint, OUT seq_max bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'forst_table_files'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW forst.tables AS
+SELECT c.oid::regclass AS "table", i.*, c.reltuples::bigint AS rows_estimate,
+       128 AS key_groups
+  FROM pg_class c
+  JOIN pg_am a ON a.oid = c.relam AND a.amname = 'forst'
+  CROSS JOIN LATERAL forst.table_info(c.oid) i
+ WHERE c.relkind = 'r';
+
+CREATE VIEW forst.files AS
+SELECT c.oid::regclass AS "table", f.*
+  FROM pg_class c
+  JOIN pg_am a ON a.oid = c.relam AND a.amname = 'forst'
+  CROSS JOIN LATERAL forst.table_files(c.oid) f
+ WHERE c.relkind = 'r';

@@ -110,6 +110,13 @@ ALTER TABLE later ADD PRIMARY KEY (k);
 INSERT INTO later VALUES (1, 1);
 INSERT INTO later VALUES (1, 2);
 
+-- what the tables hold (forst.tables, forst.files)
+SELECT "table", memtables, memtable_entries > 0 AS has_entries, sst_files,
+       array_length(level_files, 1) AS levels, key_groups
+  FROM forst.tables ORDER BY "table"::text;
+SELECT count(*) FROM forst.files;
+SELECT * FROM forst.table_info('pg_class');
+
 -- VACUUM and ANALYZE run
 VACUUM clicks;
 ANALYZE clicks;

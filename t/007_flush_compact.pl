@@ -88,6 +88,12 @@ my $manifests = sub {
 	return scalar @m;
 };
 ok($manifests->() > 1, 'manifest versions were published');
+is($node->safe_psql('postgres',
+	"SELECT sst_files > 0 AND manifest_version > 1 AND sst_bytes > 0 FROM forst.tables WHERE \"table\" = 'f'::regclass"),
+	't', 'forst.tables shows the SST files');
+is($node->safe_psql('postgres',
+	"SELECT count(*) = (SELECT sst_files FROM forst.tables WHERE \"table\" = 'f'::regclass) AND sum(entries) > 0 FROM forst.files WHERE \"table\" = 'f'::regclass"),
+	't', 'forst.files lists them');
 
 my ($slot) = $node->safe_psql('postgres',
 	"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn) < 64 * 1024 * 1024 FROM pg_replication_slots WHERE slot_name = 'forst'");

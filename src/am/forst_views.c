@@ -1,0 +1,132 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_views.c
+ *	  SQL functions behind the forst.tables and forst.files views: a
+ *	  table's memtables, manifest version and SST files per level.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "forst.h"
+#include "forst_am.h"
+#include "forst_store.h"
+
+PG_FUNCTION_INFO_V1(forst_table_info);
+PG_FUNCTION_INFO_V1(forst_table_files);
+
+/* Opens relid as a forst table and takes its current view. */
+static Relation
+open_forst(Oid relid, ForstTableView *view)
+{
+	Relation	rel = relation_open(relid, AccessShareLock);
+
+	if (!forst_is_forst_relation(rel))
+	{
+		relation_close(rel, AccessShareLock);
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a forst table", get_rel_name(relid))));
+	}
+	forst_table_view(forst_table_shared(&rel->rd_node, true), &rel->rd_node, view);
+	return rel;
+}
+
+Datum
+forst_table_info(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ForstTableView view;
+	Relation	rel = open_forst(relid, &view);
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+	Datum		lfiles[FST_NUM_LEVELS];
+	Datum		lbytes[FST_NUM_LEVELS];
+	uint64		mt_bytes = 0,
+				mt_entries = 0,
+				sst_bytes = 0,
+				sst_entries = 0;
+	int			nfiles = 0;
+	int			i;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	for (i = 0; i < view.nslabs; i++)
+	{
+		FstMemtableStats st;
+
+		fst_memtable_stats(forst_slab_memtable(view.slabs[i]), &st);
+		mt_bytes += st.bytes_used;
+		mt_entries += st.entries;
+	}
+	for (i = 0; i < FST_NUM_LEVELS; i++)
+	{
+		int			n = view.manifest ? view.manifest->levels[i].nfiles : 0;
+		uint64		b = view.manifest ? fst_manifest_level_bytes(view.manifest, i) : 0;
+		int			j;
+
+		for (j = 0; j < n; j++)
+			sst_entries += view.manifest->levels[i].files[j].meta.num_entries;
+		nfiles += n;
+		sst_bytes += b;
+		lfiles[i] = Int32GetDatum(n);
+		lbytes[i] = Int64GetDatum((int64) b);
+	}
+	values[0] = Int32GetDatum(view.nslabs);
+	values[1] = Int64GetDatum((int64) mt_bytes);
+	values[2] = Int64GetDatum((int64) mt_entries);
+	values[3] = Int64GetDatum((int64) view.manifest_version);
+	values[4] = Int32GetDatum(nfiles);
+	values[5] = Int64GetDatum((int64) sst_bytes);
+	values[6] = PointerGetDatum(construct_array(lfiles, FST_NUM_LEVELS, INT4OID, 4, true, TYPALIGN_INT));
+	values[7] = PointerGetDatum(construct_array(lbytes, FST_NUM_LEVELS, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	(void) sst_entries;
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+forst_table_files(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ForstTableView view;
+	Relation	rel;
+	int			level,
+				i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = open_forst(relid, &view);
+	for (level = 0; view.manifest && level < FST_NUM_LEVELS; level++)
+	{
+		for (i = 0; i < view.manifest->levels[level].nfiles; i++)
+		{
+			const FstFileMeta *f = &view.manifest->levels[level].files[i].meta;
+			Datum		values[9];
+			bool		nulls[9] = {0};
+
+			values[0] = Int32GetDatum(level);
+			values[1] = Int64GetDatum((int64) f->file_id);
+			values[2] = Int64GetDatum((int64) f->size);
+			values[3] = Int64GetDatum((int64) f->num_entries);
+			values[4] = Int64GetDatum((int64) f->num_tombstones);
+			values[5] = Int32GetDatum(f->kg_min);
+			values[6] = Int32GetDatum(f->kg_max);
+			values[7] = Int64GetDatum((int64) f->seq_min);
+			values[8] = Int64GetDatum((int64) f->seq_max);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	relation_close(rel, AccessShareLock);
+	return (Datum) 0;
+}
