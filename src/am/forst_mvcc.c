@@ -174,11 +174,8 @@ sst_newest(const ForstTableView *view, FstSlice user_part, ForstNewest *out)
 			FstError	err;
 			FstCode		rc;
 
-			if (fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_smallest(f))) < 0 ||
-				fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(f))) > 0)
-				continue;
-			r = forst_sst_reader(&view->rnode, f);
-			if (!fst_sst_may_contain(r, user_part))
+			r = forst_sst_reader_for_key(&view->rnode, f, user_part);
+			if (r == NULL)
 				continue;
 			it = fst_sst_iter_create(r);
 			if (it == NULL)
@@ -451,11 +448,7 @@ forst_newer_versions(ForstTableShared *ts, FstSlice user_part, uint64 above_seq,
 				FstSstReader *r;
 
 				if (f->seq_max <= above_seq ||
-					fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_smallest(f))) < 0 ||
-					fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(f))) > 0)
-					continue;
-				r = forst_sst_reader(&view.rnode, f);
-				if (!fst_sst_may_contain(r, user_part))
+					(r = forst_sst_reader_for_key(&view.rnode, f, user_part)) == NULL)
 					continue;
 				collect_and_destroy(fst_sst_iter_create(r), user_part, above_seq,
 									false, out, &n, &cap);

@@ -102,11 +102,7 @@ version_flushed(ForstTableShared *ts, FstSlice user_part, uint64 seq)
 			FstCode		rc;
 
 			if (seq < f->seq_min || seq > f->seq_max ||
-				fst_ikey_cmp(fst_slice(target.data, target.len), fst_filemeta_smallest(f)) < 0 ||
-				fst_ikey_cmp(fst_slice(target.data, target.len), fst_filemeta_largest(f)) > 0)
-				continue;
-			r = forst_sst_reader(&ts->rnode, f);
-			if (!fst_sst_may_contain(r, user_part))
+				(r = forst_sst_reader_for_key(&ts->rnode, f, user_part)) == NULL)
 				continue;
 			it = fst_sst_iter_create(r);
 			if (it == NULL)

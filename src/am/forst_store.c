@@ -299,6 +299,19 @@ typedef struct ReaderEntry
 static HTAB *reader_cache = NULL;
 
 FstSstReader *
+forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
+						 FstSlice user_part)
+{
+	FstSstReader *r;
+
+	if (fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_smallest(file))) < 0 ||
+		fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(file))) > 0)
+		return NULL;
+	r = forst_sst_reader(rnode, file);
+	return fst_sst_may_contain(r, user_part) ? r : NULL;
+}
+
+FstSstReader *
 forst_sst_reader_lookup(const RelFileNode *rnode, uint64 file_id)
 {
 	ReaderKey	key;

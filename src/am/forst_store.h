@@ -57,6 +57,14 @@ extern FstSstReader *forst_sst_reader(const RelFileNode *rnode,
 									  const FstFileMeta *file);
 
 /*
+ * The reader of a file that may hold versions of user_part (within its key
+ * range and not excluded by its bloom filter), or NULL if it cannot.
+ */
+extern FstSstReader *forst_sst_reader_for_key(const RelFileNode *rnode,
+											  const FstFileMeta *file,
+											  FstSlice user_part);
+
+/*
  * The reader of a file this backend has opened, or NULL: files a TID
  * names may have left the current manifest (compacted away) meanwhile.
  */

@@ -53,8 +53,7 @@ forst_table_info(PG_FUNCTION_ARGS)
 	Datum		lbytes[FST_NUM_LEVELS];
 	uint64		mt_bytes = 0,
 				mt_entries = 0,
-				sst_bytes = 0,
-				sst_entries = 0;
+				sst_bytes = 0;
 	int			nfiles = 0;
 	int			i;
 
@@ -72,10 +71,7 @@ forst_table_info(PG_FUNCTION_ARGS)
 	{
 		int			n = view.manifest ? view.manifest->levels[i].nfiles : 0;
 		uint64		b = view.manifest ? fst_manifest_level_bytes(view.manifest, i) : 0;
-		int			j;
 
-		for (j = 0; j < n; j++)
-			sst_entries += view.manifest->levels[i].files[j].meta.num_entries;
 		nfiles += n;
 		sst_bytes += b;
 		lfiles[i] = Int32GetDatum(n);
@@ -90,7 +86,6 @@ forst_table_info(PG_FUNCTION_ARGS)
 	values[6] = PointerGetDatum(construct_array(lfiles, FST_NUM_LEVELS, INT4OID, 4, true, TYPALIGN_INT));
 	values[7] = PointerGetDatum(construct_array(lbytes, FST_NUM_LEVELS, INT8OID, 8,
 												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	(void) sst_entries;
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
