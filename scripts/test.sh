@@ -293,7 +293,15 @@ if wants s3; then
 	fi
 fi
 forst_ensure_pg_user
-if wants regress || wants isolation || wants tap; then
+if wants regress || wants isolation || wants tap || wants s3; then
+	# forst.so is installed into PostgreSQL's own directories, which all
+	# checkouts on a machine share: runs from two worktrees would load each
+	# other's builds.  The lock (held until this script exits) serializes them.
+	exec 9>"${TMPDIR:-/tmp}/forst-install.lock"
+	if ! flock -n 9; then
+		log "waiting for another test run to finish (lock ${TMPDIR:-/tmp}/forst-install.lock)"
+		flock 9
+	fi
 	forst_build_install
 fi
 
