@@ -53,7 +53,7 @@ not_supported(const char *what)
 static const TupleTableSlotOps *
 forst_slot_callbacks(Relation rel)
 {
-	return &TTSOpsMinimalTuple;
+	return &forst_slot_ops;
 }
 
 /* ---------------------------------------------------------------------- */
