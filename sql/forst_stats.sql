@@ -37,4 +37,20 @@ SELECT plan_rows('SELECT * FROM st') BETWEEN 29000 AND 31000 AS all_rows_ok,
        plan_rows('SELECT * FROM st WHERE k BETWEEN 1000 AND 2999') BETWEEN 1000 AND 2000 AS range_ok;
 DROP FUNCTION plan_rows;
 DROP TABLE st;
+
+-- the memtable pool: DROP TABLE and DROP DATABASE give memtables back
+SELECT slabs > 0 AS has_slabs, slab_bytes > 0 AS has_size FROM forst.memory();
+SELECT current_database() AS regress_db \gset
+CREATE DATABASE forst_dropme;
+\c forst_dropme
+CREATE EXTENSION forst;
+CREATE TABLE d1 (k int PRIMARY KEY, v text) USING forst;
+CREATE TABLE d2 (v text) USING forst;
+INSERT INTO d1 SELECT g, 'x' FROM generate_series(1, 1000) g;
+INSERT INTO d2 SELECT 'y' FROM generate_series(1, 1000) g;
+SELECT count(*) AS tables_here FROM forst.tables WHERE memtables > 0;
+SELECT tables AS tables_before FROM forst.memory() \gset
+\c :regress_db
+DROP DATABASE forst_dropme;
+SELECT :tables_before - tables AS tables_freed FROM forst.memory();
 DROP EXTENSION forst;

@@ -139,6 +139,7 @@ extern LOCKMODE forst_tuple_lock_mode(LockTupleMode mode);
 /* forst_pending.c */
 extern void forst_pending_init(void);
 extern void forst_drop_storage_at(const RelFileNode *rnode, bool at_commit);
+extern void forst_drop_database_at_commit(Oid dbid);
 
 /* forst_dml.c */
 extern void forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);

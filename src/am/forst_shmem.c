@@ -201,6 +201,35 @@ table_drop_locked(ForstTableShared *ts)
 	hash_search(forst_tables, &ts->rnode, HASH_REMOVE, NULL);
 }
 
+/* Tables with shared state; caller holds forst_shared->lock. */
+int
+forst_tables_count(void)
+{
+	return (int) hash_get_num_entries(forst_tables);
+}
+
+/*
+ * Up to max tables of database dbid that are not being dropped already;
+ * 0 when none is left.
+ */
+int
+forst_tables_of_database(Oid dbid, RelFileNode *out, int max)
+{
+	HASH_SEQ_STATUS status;
+	ForstTableShared *ts;
+	int			n = 0;
+
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	hash_seq_init(&status, forst_tables);
+	while ((ts = hash_seq_search(&status)) != NULL)
+	{
+		if (ts->rnode.dbNode == dbid && !ts->drop_pending && n < max)
+			out[n++] = ts->rnode;
+	}
+	LWLockRelease(forst_shared->lock);
+	return n;
+}
+
 void
 forst_table_shared_drop(const RelFileNode *rnode)
 {

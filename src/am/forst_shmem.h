@@ -100,6 +100,8 @@ extern ForstTableShared *forst_table_shared(const RelFileNode *rnode,
  * the flush worker is working on it, that happens when the flush ends.
  */
 extern void forst_table_shared_drop(const RelFileNode *rnode);
+extern int	forst_tables_of_database(Oid dbid, RelFileNode *out, int max);
+extern int	forst_tables_count(void);
 
 /*
  * The flush worker's hold on a table: between begin and end the table's

@@ -22,6 +22,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "commands/dbcommands.h"
 #include "catalog/pg_am.h"
 #include "commands/defrem.h"
 #include "nodes/makefuncs.h"
@@ -314,6 +315,7 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 	bool		rewrite = false;
+	Oid			dropped_db = InvalidOid;
 
 	if (IsA(parsetree, CreateStmt))
 	{
@@ -347,12 +349,19 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 			check_index_stmt((IndexStmt *) parsetree);
 	}
 
+	/* DROP DATABASE: its forst tables' memtables go when it commits */
+	if (IsA(parsetree, DropdbStmt) && forst_preloaded)
+		dropped_db = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
+
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 							queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+
+	if (OidIsValid(dropped_db))
+		forst_drop_database_at_commit(dropped_db);
 }
 
 void
