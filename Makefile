@@ -33,11 +33,9 @@ REGRESS_OPTS = --temp-config=test/forst.conf
 # Isolation tests (specs/*.spec, expected/*.out): concurrent sessions.
 # scripts/test.sh runs them on their own temporary instance (make
 # print-isolation); "make installcheck" runs them too.
-ISOLATION = forst_update_conflict forst_unique forst_serializable forst_row_locks forst_epq \
+ISOLATION = forst_update_conflict forst_unique forst_serializable forst_row_locks forst_epq forst_epq_moved \
 	forst_misc forst_onconflict_iso
 ISOLATION_OPTS = --temp-config=test/forst.conf
-# Known to fail, so not listed until fixed: forst_epq_moved (a concurrent
-# key-changing UPDATE is seen as a DELETE; heap follows the moved row).
 TAP_TESTS = 1
 
 PG_CONFIG ?= pg_config

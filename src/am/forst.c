@@ -47,6 +47,7 @@ _PG_init(void)
 	forst_relinfo_init();
 	forst_pending_init();
 	forst_worker_register();
+	forst_compactor_register();
 	forst_wal_init();
 	forst_preloaded = true;
 }

@@ -26,6 +26,8 @@ typedef enum ForstCompression
 
 extern char *forst_remote_dir;
 extern int	forst_compression;
+extern int	forst_compaction_workers;
+extern int	forst_compaction_rate_limit_kb;
 extern int	forst_memtable_size_kb;
 extern int	forst_memtable_memory_kb;
 extern int	forst_max_tables;

@@ -101,6 +101,9 @@ typedef struct ForstKeyVersion
 {
 	FstEntryHeader hdr;
 	uint8		hint;			/* memtable hint bits (0 from SST files) */
+	char	   *moved_to;		/* FST_ENTRY_MOVED: the new user part
+								 * (palloc'd), else NULL */
+	int			moved_len;
 } ForstKeyVersion;
 
 /*

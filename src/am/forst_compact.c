@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * forst_compact.c
- *	  Leveled compaction of a forst table's SST files, run by the flush
- *	  worker between flushes.
+ *	  Leveled compaction of a forst table's SST files, run by the
+ *	  compaction workers (forst.compaction_workers; with 0, by the flush
+ *	  worker between flushes).
  *
  * The engine picks the files (compaction_pick.c) and merges them
  * (compaction.c); this file supplies what only PostgreSQL knows: which
@@ -12,6 +13,13 @@
  * snapshot sees of the key: it is kept (a tombstone is dropped at the
  * bottom level) and everything older is dropped.  Versions of aborted
  * transactions are dropped; versions of running ones are kept.
+ *
+ * Output files get ids from the table's shared counter, and the edit
+ * (inputs out, outputs in) is applied under the table's manifest lock to
+ * the version current at the end, which flushes may have given new level-0
+ * files meanwhile; one worker at a time compacts a table, so the inputs
+ * are all still there.  forst.compaction_rate_limit caps the bytes written
+ * per second.
  *
  * The new files and the next manifest version are uploaded before the
  * table's shared state switches to it.  The input files stay in the object
@@ -24,7 +32,11 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
 #include "storage/procarray.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "compaction.h"
 #include "compaction_pick.h"
@@ -70,17 +82,50 @@ mvcc_drop(void *arg, const FstEntry *e, bool newest_of_key)
 typedef struct OutputCtx
 {
 	RelFileNode rnode;
-	uint64		next_file_id;
+	ForstTableShared *ts;		/* file ids come from its counter */
 	FstBuf		buf;
 	FstBufSink	sink;
+	TimestampTz started;		/* for forst.compaction_rate_limit */
+	uint64		written;		/* bytes uploaded so far */
 } OutputCtx;
+
+/*
+ * forst.compaction_rate_limit: after each uploaded file, sleeps until the
+ * bytes written so far fit the rate (a file is the unit, so the rate holds
+ * on average over files, not within one).
+ */
+static void
+compaction_throttle(OutputCtx *o)
+{
+	long		secs;
+	int			usecs;
+	double		elapsed;
+	double		due;
+
+	if (forst_compaction_rate_limit_kb <= 0)
+		return;
+	TimestampDifference(o->started, GetCurrentTimestamp(), &secs, &usecs);
+	elapsed = secs + usecs / 1e6;
+	due = (double) o->written / ((double) forst_compaction_rate_limit_kb * 1024.0);
+	while (due > elapsed)
+	{
+		long		ms = (long) Min((due - elapsed) * 1000.0 + 1, 1000.0);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		TimestampDifference(o->started, GetCurrentTimestamp(), &secs, &usecs);
+		elapsed = secs + usecs / 1e6;
+	}
+}
 
 static FstCode
 out_open(void *arg, uint64 *file_id, FstWriteSink **sink, FstError *err)
 {
 	OutputCtx  *o = arg;
 
-	*file_id = o->next_file_id++;
+	*file_id = forst_table_new_file_id(o->ts);
 	fst_buf_reset(&o->buf);
 	fst_buf_sink_init(&o->sink, &o->buf);
 	*sink = &o->sink.base;
@@ -100,6 +145,11 @@ out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
 	rc = fst_objstore_put_if_absent(forst_objstore(), key, o->buf.data, o->buf.len, err);
 	if (rc == FST_ALREADY_EXISTS)
 		rc = fst_objstore_put(forst_objstore(), key, o->buf.data, o->buf.len, err);
+	if (rc == FST_OK)
+	{
+		o->written += o->buf.len;
+		compaction_throttle(o);
+	}
 	return rc;
 }
 
@@ -120,6 +170,7 @@ forst_compact_one(ForstTableShared *ts)
 	FstError	err;
 	FstCode		rc;
 	bool		picked;
+	uint64		cur_version;
 	uint64		new_version;
 	int			l,
 				i,
@@ -156,7 +207,8 @@ forst_compact_one(ForstTableShared *ts)
 	fst_compaction_result_init(&result);
 	memset(&out, 0, sizeof(out));
 	out.rnode = rnode;
-	out.next_file_id = m->next_file_id;
+	out.ts = ts;
+	out.started = GetCurrentTimestamp();
 	fst_buf_init(&out.buf);
 	for (s = 0; s < 2; s++)
 		for (i = 0; i < pick.ninputs[s]; i++)
@@ -224,29 +276,35 @@ forst_compact_one(ForstTableShared *ts)
 			if (rc != FST_OK)
 				forst_report(rc, &err, "building a compaction edit");
 		}
-		edit.has_next_file_id = true;
-		edit.next_file_id = out.next_file_id;
 	}
 
+	/*
+	 * The edit applies to the current version, which may have gained level-0
+	 * files from flushes meanwhile (only this worker compacts the table, so
+	 * every input file is still there).
+	 */
+	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
+	cur_version = ts->manifest_version;
+	m = forst_manifest_at(&rnode, cur_version);
+	edit.has_next_file_id = true;
+	edit.next_file_id = Max(m->next_file_id, pg_atomic_read_u64(&ts->next_file_id));
 	rc = fst_manifest_apply(m, &edit, &next, &err);
 	fst_manifest_edit_free(&edit);
 	fst_compaction_result_free(&result);
 	fst_compaction_pick_free(&pick);
 	if (rc != FST_OK)
 		forst_report(rc, &err, "applying a compaction edit");
-	next.version = base_version + 1;
+	next.version = cur_version + 1;
 	forst_manifest_publish(&rnode, &next);
 	new_version = next.version;
 	fst_manifest_free(&next);
 
 	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
 	if (!ts->drop_pending)
-	{
-		Assert(ts->manifest_version == base_version);
 		ts->manifest_version = new_version;
-	}
 	LWLockRelease(&ts->lock);
 	/* a standby follows (no memtable changed: nothing newly covered) */
 	forst_wal_log_manifest(&rnode, new_version, InvalidXLogRecPtr);
+	LWLockRelease(&ts->manifest_lock);
 	return true;
 }

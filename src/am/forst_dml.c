@@ -70,10 +70,14 @@ slot_to_row(Relation rel, TupleTableSlot *slot)
 	return mtup;
 }
 
-/* Appends a version (row or tombstone) of user_part; returns where it went. */
+/*
+ * Appends a version of user_part, whose value after the entry header is
+ * payload (a row, nothing for a tombstone, the new key for a moved row's
+ * tombstone); returns where it went.
+ */
 static void
-put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
-			CommandId cid, MinimalTuple row, ForstLoc *loc)
+put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
+		  CommandId cid, const char *payload, Size payload_len, ForstLoc *loc)
 {
 	StringInfoData ikey;
 	StringInfoData value;
@@ -89,8 +93,8 @@ put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 	initStringInfo(&value);
 	fst_entry_header_encode(hdr, flags, GetCurrentTransactionId(), cid);
 	appendBinaryStringInfo(&value, hdr, FST_ENTRY_HEADER_SIZE);
-	if (row)
-		appendBinaryStringInfo(&value, (char *) row, row->t_len);
+	if (payload_len > 0)
+		appendBinaryStringInfo(&value, payload, payload_len);
 
 	memset(loc, 0, sizeof(*loc));
 
@@ -109,6 +113,15 @@ put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 	pg_atomic_write_u64(&forst_shared->inflight[MyBackendId], 0);
 	pfree(ikey.data);
 	pfree(value.data);
+}
+
+/* Appends a row (or, with row NULL, a tombstone) of user_part. */
+static void
+put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
+			CommandId cid, MinimalTuple row, ForstLoc *loc)
+{
+	put_entry(ts, user_part, flags, cid, (const char *) row,
+			  row ? row->t_len : 0, loc);
 }
 
 static void
@@ -225,13 +238,22 @@ forst_insert_row_speculative(Relation rel, TupleTableSlot *slot, CommandId cid)
 }
 
 /*
- * Whether the row at v was deleted since: a DELETE (or a key-changing
- * UPDATE) writes a tombstone, and a later INSERT of the same key a new
- * row on top of it.  That new row is not an update of v (heap: not on v's
- * update chain), so a writer or locker that read v must see v as deleted,
- * not follow it to the new row.  Looks among the versions newer than v for
- * a tombstone of a transaction that did not abort.
+ * What became of the row at a version of user_part with sequence seq (heap:
+ * where its update chain leads).  A DELETE writes a tombstone, and a later
+ * INSERT of the same key a new row on top of it; that new row is not an
+ * update of the old one (not on its update chain), so a writer or locker
+ * that read the old row must see it deleted.  A key-changing UPDATE writes
+ * a tombstone marked FST_ENTRY_MOVED whose payload is the new key: the
+ * chain continues there.  The first tombstone of a transaction that did
+ * not abort, among the versions newer than seq, decides; without one, the
+ * newest version is the row's (FORST_CHAIN_HERE).
  */
+typedef enum ForstChain
+{
+	FORST_CHAIN_HERE,
+	FORST_CHAIN_DELETED,
+	FORST_CHAIN_MOVED
+} ForstChain;
 static bool
 xid_not_aborted(const ForstKeyVersion *kv)
 {
@@ -244,18 +266,32 @@ xid_not_aborted(const ForstKeyVersion *kv)
 		TransactionIdDidCommit(kv->hdr.xid);
 }
 
-static bool
-deleted_since(ForstTableShared *ts, FstSlice user_part, const ForstVersion *v)
+static ForstChain
+chain_after(ForstTableShared *ts, FstSlice user_part, uint64 seq,
+			ForstKeyVersion *moved)
 {
 	ForstKeyVersion *kv;
-	int			n = forst_newer_versions(ts, user_part, v->entry.hdr.seq, &kv);
-	bool		deleted = false;
+	int			n = forst_newer_versions(ts, user_part, seq, &kv);
+	ForstChain	chain = FORST_CHAIN_HERE;
 	int			i;
 
-	for (i = 0; i < n && !deleted; i++)
-		deleted = (kv[i].hdr.flags & FST_ENTRY_TOMBSTONE) && xid_not_aborted(&kv[i]);
+	/* oldest first: kv is newest first */
+	for (i = n - 1; i >= 0; i--)
+	{
+		if (!(kv[i].hdr.flags & FST_ENTRY_TOMBSTONE) || !xid_not_aborted(&kv[i]))
+			continue;
+		if ((kv[i].hdr.flags & FST_ENTRY_MOVED) && kv[i].moved_to != NULL)
+		{
+			chain = FORST_CHAIN_MOVED;
+			if (moved)
+				*moved = kv[i];
+		}
+		else
+			chain = FORST_CHAIN_DELETED;
+		break;
+	}
 	pfree(kv);
-	return deleted;
+	return chain;
 }
 
 /*
@@ -284,11 +320,11 @@ check_target(Relation rel, const ForstVersion *v, const ForstNewest *newest,
 			return TM_SelfModified;
 		}
 		tmfd->cmax = InvalidCommandId;
-		if ((newest->hdr.flags & FST_ENTRY_TOMBSTONE) ||
-			deleted_since(forst_table_shared(&rel->rd_node, true),
-						  v->entry.user_part, v))
+		if (chain_after(forst_table_shared(&rel->rd_node, true),
+						v->entry.user_part, v->entry.hdr.seq, NULL) ==
+			FORST_CHAIN_DELETED)
 			return TM_Deleted;	/* deleted, maybe inserted again */
-		return TM_Updated;
+		return TM_Updated;		/* updated, maybe moved to another key */
 	}
 	if (newest->hdr.flags & FST_ENTRY_TOMBSTONE)
 	{
@@ -423,7 +459,8 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 			forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
 			report_unique_violation(rel, info, &new_up);
 		}
-		put_version(ts, &old_up, FST_ENTRY_TOMBSTONE, cid, NULL, &loc);
+		put_entry(ts, &old_up, FST_ENTRY_TOMBSTONE | FST_ENTRY_MOVED, cid,
+				  new_up.data, new_up.len, &loc);
 		put_version(ts, &new_up, 0, cid, row, &loc);
 		forst_unlock_key(rel, fst_slice(new_up.data, new_up.len), AccessExclusiveLock);
 	}
@@ -479,6 +516,96 @@ key_kept_since(ForstTableShared *ts, FstSlice user_part, const ForstVersion *v)
 	return kept;
 }
 
+/* The error of NOWAIT when a row lock is not available at once. */
+static void
+report_lock_not_available(Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 errmsg("could not obtain lock on row in relation \"%s\"",
+					RelationGetRelationName(rel))));
+}
+
+/*
+ * Locks a key that a moved row's chain leads to, waiting as wait_policy
+ * says for a writer of it still in progress; false for SKIP LOCKED when it
+ * would wait.  On true, *newest is the key's settled newest version.
+ */
+static bool
+lock_key_for_row(Relation rel, ForstTableShared *ts, FstSlice s,
+				 LOCKMODE lmode, LockWaitPolicy wait_policy,
+				 ForstNewest *newest)
+{
+	for (;;)
+	{
+		if (wait_policy == LockWaitBlock)
+			forst_lock_key(rel, s, lmode);
+		else if (!forst_lock_key_try(rel, s, lmode))
+		{
+			if (wait_policy == LockWaitSkip)
+				return false;
+			report_lock_not_available(rel);
+		}
+		forst_find_newest(ts, s, newest);
+		if (!newest->found || !newest->in_progress)
+			return true;
+		forst_unlock_key(rel, s, lmode);
+		if (wait_policy == LockWaitSkip)
+			return false;
+		if (wait_policy == LockWaitError)
+			report_lock_not_available(rel);
+		XactLockTableWait(newest->hdr.xid, rel, NULL, XLTW_Lock);
+	}
+}
+
+/*
+ * Follows a row that a key-changing UPDATE moved (the tombstone "moved")
+ * to its newest version, possibly across several moves, and locks it
+ * there (heap follows the update chain to another page the same way).
+ * The keys passed on the way stay locked, like the first one.
+ */
+static TM_Result
+follow_moved_row(Relation rel, ForstTableShared *ts, ForstKeyVersion moved,
+				 LOCKMODE lmode, LockWaitPolicy wait_policy, ItemPointer tid,
+				 TupleTableSlot *slot, TM_FailureData *tmfd)
+{
+	int			hops;
+
+	for (hops = 0; hops < 1000; hops++)
+	{
+		FstSlice	s = fst_slice(moved.moved_to, moved.moved_len);
+		ForstNewest newest;
+		ForstKeyVersion next;
+		ForstVersion v;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!lock_key_for_row(rel, ts, s, lmode, wait_policy, &newest))
+			return TM_WouldBlock;
+		switch (newest.found ? chain_after(ts, s, moved.hdr.seq, &next) :
+				FORST_CHAIN_DELETED)
+		{
+			case FORST_CHAIN_DELETED:
+				tmfd->xmax = newest.found ? newest.hdr.xid : InvalidTransactionId;
+				tmfd->cmax = InvalidCommandId;
+				return TM_Deleted;
+			case FORST_CHAIN_MOVED:
+				moved = next;
+				continue;
+			case FORST_CHAIN_HERE:
+				tmfd->traversed = true;
+				forst_tid_set(tid, &newest.loc);
+				fetch_or_error(rel, tid, &v);
+				forst_store_version(slot, &v, RelationGetRelid(rel));
+				return TM_Ok;
+		}
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("forst: a row of \"%s\" was moved to another key too many times",
+					RelationGetRelationName(rel))));
+	return TM_Deleted;			/* keep compiler quiet */
+}
+
 TM_Result
 forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
@@ -531,25 +658,29 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		XactLockTableWait(newest.hdr.xid, rel, NULL, XLTW_Lock);
 	}
 
-	if (!newest.found || (newest.hdr.flags & FST_ENTRY_TOMBSTONE))
+	if (!newest.found ||
+		((newest.hdr.flags & FST_ENTRY_TOMBSTONE) &&
+		 (newest.mine || !(newest.hdr.flags & FST_ENTRY_MOVED))))
 	{
 		forst_unlock_key(rel, s, lmode);
 		tmfd->xmax = newest.found ? newest.hdr.xid : InvalidTransactionId;
 		tmfd->cmax = InvalidCommandId;
 		return TM_Deleted;
 	}
-	if (newest.hdr.seq != v.entry.hdr.seq && !newest.mine &&
-		deleted_since(ts, s, &v))
+	if (newest.hdr.seq != v.entry.hdr.seq && !newest.mine)
 	{
-		/* deleted and inserted again: a new row, not v's newest version */
-		forst_unlock_key(rel, s, lmode);
-		tmfd->xmax = newest.hdr.xid;
-		tmfd->cmax = InvalidCommandId;
-		return TM_Deleted;
-	}
-	if (newest.hdr.seq != v.entry.hdr.seq)
-	{
-		if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) && !newest.mine)
+		ForstKeyVersion moved;
+		ForstChain	chain = chain_after(ts, s, v.entry.hdr.seq, &moved);
+
+		if (chain == FORST_CHAIN_DELETED)
+		{
+			/* deleted and inserted again: a new row, not v's newest version */
+			forst_unlock_key(rel, s, lmode);
+			tmfd->xmax = newest.hdr.xid;
+			tmfd->cmax = InvalidCommandId;
+			return TM_Deleted;
+		}
+		if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
 		{
 			forst_unlock_key(rel, s, lmode);
 			forst_tid_set(&tmfd->ctid, &newest.loc);
@@ -557,6 +688,16 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 			tmfd->cmax = InvalidCommandId;
 			return TM_Updated;
 		}
+		if (chain == FORST_CHAIN_MOVED)
+		{
+			/* the row moved to another key: lock it there */
+			pfree(up.data);
+			return follow_moved_row(rel, ts, moved, lmode, wait_policy, tid,
+									slot, tmfd);
+		}
+	}
+	if (newest.hdr.seq != v.entry.hdr.seq)
+	{
 		/* follow the row to its newest version */
 		tmfd->traversed = !newest.mine;
 		forst_tid_set(tid, &newest.loc);

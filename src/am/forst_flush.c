@@ -131,28 +131,11 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 		return false;
 	}
 	slab = ts->immutable[ts->nimmutable - 1];	/* the oldest */
-	base_version = ts->manifest_version;
 	LWLockRelease(&ts->lock);
 	mt = forst_slab_memtable(slab);
 
-	/* the next manifest starts from the current one */
-	fst_manifest_init(&next);
-	if (base_version > 0)
-	{
-		rc = fst_manifest_copy(&next, forst_manifest_at(&rnode, base_version), &err);
-		if (rc != FST_OK)
-			forst_report(rc, &err, "copying a manifest");
-	}
-	else
-	{
-		uint32		h = rnode.relNode;
-
-		next.next_file_id = 1;
-		memcpy(next.table_uuid, &rnode.dbNode, sizeof(Oid));
-		memcpy(next.table_uuid + 4, &h, sizeof(uint32));
-	}
-	file_id = next.next_file_id;
-
+	/* the SST, under a file id of its own (a compaction may run meanwhile) */
+	file_id = forst_table_new_file_id(ts);
 	fst_buf_init(&file);
 	fst_sst_props_init(&props);
 	rc = flush_write_sst(mt, &file, &props, &max_seq, &err);
@@ -179,7 +162,27 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	}
 	fst_buf_free(&file);
 
-	/* the next manifest version */
+	/*
+	 * The next manifest version: the current one plus the new file.  The
+	 * manifest lock makes "current" stay current until the switch.
+	 */
+	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
+	base_version = ts->manifest_version;
+	fst_manifest_init(&next);
+	if (base_version > 0)
+	{
+		rc = fst_manifest_copy(&next, forst_manifest_at(&rnode, base_version), &err);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "copying a manifest");
+	}
+	else
+	{
+		uint32		h = rnode.relNode;
+
+		next.next_file_id = 1;
+		memcpy(next.table_uuid, &rnode.dbNode, sizeof(Oid));
+		memcpy(next.table_uuid + 4, &h, sizeof(uint32));
+	}
 	fst_manifest_edit_init(&edit);
 	if (have_file)
 	{
@@ -194,9 +197,10 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 		fst_filemeta_clear(&meta);
 		if (rc != FST_OK)
 			forst_report(rc, &err, "building a manifest edit");
-		edit.has_next_file_id = true;
-		edit.next_file_id = file_id + 1;
 	}
+	edit.has_next_file_id = true;
+	edit.next_file_id = Max(next.next_file_id,
+							pg_atomic_read_u64(&ts->next_file_id));
 	edit.has_last_seq = true;
 	edit.last_seq = Max(next.last_seq, max_seq);
 	{
@@ -221,6 +225,7 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	{
 		/* dropped meanwhile: forst_flush_end frees everything */
 		LWLockRelease(&ts->lock);
+		LWLockRelease(&ts->manifest_lock);
 		return false;
 	}
 	ts->manifest_version = new_version;
@@ -229,9 +234,9 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	forst_shared->slabs[slab].state = FORST_SLAB_RETIRING;
 	covered = forst_table_unflushed_lsn(ts);
 	LWLockRelease(&ts->lock);
-	*retired_slab = slab;
-
 	/* a standby switches to the new version and frees what it covers */
 	forst_wal_log_manifest(&rnode, new_version, covered);
+	LWLockRelease(&ts->manifest_lock);
+	*retired_slab = slab;
 	return true;
 }

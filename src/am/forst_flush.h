@@ -27,4 +27,8 @@ extern bool forst_compact_one(ForstTableShared *ts);
 
 extern void forst_worker_register(void);
 
+/* src/bgw/forst_compactor.c: the compaction workers */
+extern void forst_compactor_register(void);
+extern void forst_wake_compactors(void);
+
 #endif							/* FORST_FLUSH_H */

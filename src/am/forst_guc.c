@@ -28,6 +28,8 @@ static const char remote_dir_forms[] =
 
 char	   *forst_remote_dir = NULL;
 int			forst_compression = FORST_COMPRESSION_LZ4;
+int			forst_compaction_workers = 1;
+int			forst_compaction_rate_limit_kb = 0;
 int			forst_memtable_size_kb = 8 * 1024;
 int			forst_memtable_memory_kb = 128 * 1024;
 int			forst_max_tables = 1024;
@@ -191,6 +193,25 @@ forst_define_gucs(void)
 							&forst_block_cache_size_kb,
 							16 * 1024, 256, PG_INT32_MAX / 2,
 							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.compaction_workers",
+							"Background workers that compact SST files.",
+							"With 0, the flush worker compacts between flushes, so that "
+							"flushes wait for compactions.",
+							&forst_compaction_workers,
+							1, 0, 8,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.compaction_rate_limit",
+							"Bytes per second that compaction may write to the object store, 0 for no limit.",
+							"Applies to each compaction worker; the unit is kB per second.",
+							&forst_compaction_rate_limit_kb,
+							0, 0, PG_INT32_MAX / 2,
+							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 

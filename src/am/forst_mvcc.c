@@ -400,6 +400,14 @@ collect_versions(FstIter *it, FstSlice user_part, uint64 above_seq, bool memtabl
 		}
 		(*out)[*n].hdr = e.hdr;
 		(*out)[*n].hint = memtable ? fst_memtable_iter_hint(it) : 0;
+		(*out)[*n].moved_to = NULL;
+		(*out)[*n].moved_len = 0;
+		if ((e.hdr.flags & FST_ENTRY_MOVED) && e.payload.len > 0)
+		{
+			(*out)[*n].moved_to = palloc(e.payload.len);
+			memcpy((*out)[*n].moved_to, e.payload.data, e.payload.len);
+			(*out)[*n].moved_len = (int) e.payload.len;
+		}
 		(*n)++;
 	}
 	pfree(target.data);

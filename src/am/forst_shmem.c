@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "postmaster/startup.h"
 #include "storage/ipc.h"
@@ -98,6 +99,8 @@ forst_shmem_startup(void)
 		forst_shared->free_head = 0;
 		forst_shared->nfree = forst_shared->nslabs;
 		forst_shared->flush_latch = NULL;
+		for (i = 0; i < FORST_MAX_COMPACTION_WORKERS; i++)
+			forst_shared->compact_latch[i] = NULL;
 		forst_shared->waiting = (bool *) &forst_shared->slabs[forst_shared->nslabs];
 		memset(forst_shared->waiting, 0, sizeof(bool) * (MaxBackends + 1));
 		forst_shared->inflight = (pg_atomic_uint64 *)
@@ -160,11 +163,14 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 	if (!found)
 	{
 		LWLockInitialize(&ts->lock, forst_shared->tranche_id);
+		LWLockInitialize(&ts->manifest_lock, forst_shared->tranche_id);
+		pg_atomic_init_u64(&ts->next_file_id, 0);
 		ts->active = -1;
 		ts->nimmutable = 0;
 		ts->loaded = false;
 		ts->manifest_version = 0;
-		ts->flushing = false;
+		ts->busy = 0;
+		ts->compacting = false;
 		ts->drop_pending = false;
 		pg_atomic_init_u64(&ts->next_rowid, 0);
 		pg_atomic_init_u64(&ts->live_estimate, 0);
@@ -240,7 +246,7 @@ forst_table_shared_drop(const RelFileNode *rnode)
 	if (ts)
 	{
 		/* the flush worker drops it when its flush ends */
-		if (ts->flushing)
+		if (ts->busy > 0)
 			ts->drop_pending = true;
 		else
 			table_drop_locked(ts);
@@ -257,7 +263,7 @@ forst_flush_begin(const RelFileNode *rnode)
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
 	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
 	if (ts && !ts->drop_pending)
-		ts->flushing = true;
+		ts->busy++;
 	else
 		ts = NULL;
 	LWLockRelease(forst_shared->lock);
@@ -268,11 +274,62 @@ void
 forst_flush_end(ForstTableShared *ts)
 {
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	ts->flushing = false;
-	if (ts->drop_pending)
+	Assert(ts->busy > 0);
+	ts->busy--;
+	if (ts->drop_pending && ts->busy == 0)
 		table_drop_locked(ts);
 	LWLockRelease(forst_shared->lock);
 	ConditionVariableBroadcast(&forst_shared->slab_cv);
+}
+
+/*
+ * A compaction worker claims a table (NULL if another one has it, or it is
+ * being dropped); forst_compact_end gives it back.
+ */
+ForstTableShared *
+forst_compact_begin(const RelFileNode *rnode)
+{
+	ForstTableShared *ts;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
+	if (ts && !ts->drop_pending && !ts->compacting)
+	{
+		ts->busy++;
+		ts->compacting = true;
+	}
+	else
+		ts = NULL;
+	LWLockRelease(forst_shared->lock);
+	return ts;
+}
+
+void
+forst_compact_end(ForstTableShared *ts)
+{
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts->compacting = false;
+	LWLockRelease(forst_shared->lock);
+	forst_flush_end(ts);
+}
+
+/* Up to max tables with shared state (their RelFileNodes). */
+int
+forst_all_tables(RelFileNode *out, int max)
+{
+	HASH_SEQ_STATUS status;
+	ForstTableShared *ts;
+	int			n = 0;
+
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	hash_seq_init(&status, forst_tables);
+	while ((ts = hash_seq_search(&status)) != NULL)
+	{
+		if (n < max && !ts->drop_pending)
+			out[n++] = ts->rnode;
+	}
+	LWLockRelease(forst_shared->lock);
+	return n;
 }
 
 void
@@ -555,13 +612,17 @@ forst_table_unflushed_lsn(ForstTableShared *ts)
  * manifest now.  The active memtable is frozen when it holds some entries
  * from before covered_lsn, so that a later MANIFEST can free it: the
  * memtables of a standby are then bounded like the primary's, plus at most
- * one per table.  Freed slabs are retired: the flush worker returns them
- * to the pool when no query that could read them is left.  Caller holds
- * ts->lock exclusively.  Returns how many memtables it retired.
+ * one per table.  On a hot standby, where queries may be reading them, the
+ * slabs are retired: the flush worker returns them to the pool when no
+ * such query is left.  Elsewhere (crash recovery, forst's catch-up replay
+ * before anyone reads) they are free at once: nothing else would free
+ * them while the replay waits for memory.  Caller holds ts->lock
+ * exclusively.  Returns how many memtables it let go.
  */
 int
 forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn)
 {
+	bool		readers = AmStartupProcess() && StandbyMode && EnableHotStandby;
 	int			retired = 0;
 	int			i;
 
@@ -588,11 +649,14 @@ forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn)
 
 		if (XLogRecPtrIsInvalid(s->last_lsn) || s->last_lsn >= covered_lsn)
 			break;
-		s->state = FORST_SLAB_RETIRING;
 		ts->nimmutable--;
 		retired++;
+		if (readers)
+			s->state = FORST_SLAB_RETIRING;
+		else
+			forst_slab_free(ts->immutable[i]);
 	}
-	if (retired > 0)
+	if (retired > 0 && readers)
 		forst_wake_flusher();
 	return retired;
 }

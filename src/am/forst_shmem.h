@@ -31,6 +31,7 @@
 #include "memtable.h"
 
 #define FORST_MAX_IMMUTABLE 16	/* frozen memtables per table */
+#define FORST_MAX_COMPACTION_WORKERS 8	/* forst.compaction_workers' maximum */
 
 typedef enum ForstSlabState
 {
@@ -60,8 +61,19 @@ typedef struct ForstTableShared
 	int			immutable[FORST_MAX_IMMUTABLE]; /* newest first */
 	bool		loaded;			/* manifest_version read from the store */
 	uint64		manifest_version;	/* 0: nothing flushed yet */
-	bool		flushing;		/* the flush worker works on it (forst_shared->lock) */
-	bool		drop_pending;	/* dropped meanwhile: the flush drops it */
+
+	/*
+	 * Held by whoever publishes the next manifest version (a flush, a
+	 * compaction), from reading the current version to switching to the
+	 * new one: versions are built one upon the other.  Never held while
+	 * ts->lock is waited for in shared mode by others for long.
+	 */
+	LWLock		manifest_lock;
+	pg_atomic_uint64 next_file_id;	/* SST file ids; 0 until loaded */
+	int			busy;			/* workers flushing or compacting it
+								 * (forst_shared->lock) */
+	bool		compacting;		/* a compaction worker has it */
+	bool		drop_pending;	/* dropped meanwhile: the last worker drops it */
 	pg_atomic_uint64 next_rowid;	/* hidden row ids of keyless tables */
 	pg_atomic_uint64 live_estimate; /* inserts - deletes, for the planner */
 } ForstTableShared;
@@ -77,6 +89,8 @@ typedef struct ForstShared
 	int			nfree;
 	ConditionVariable slab_cv;	/* signalled when slabs are freed */
 	Latch	   *flush_latch;	/* the flush worker's, NULL if not running */
+	Latch	   *compact_latch[FORST_MAX_COMPACTION_WORKERS];	/* compaction
+															 * workers' */
 	bool	   *waiting;		/* per backend id: waits for memtable memory */
 	pg_atomic_uint64 *inflight; /* per backend id: a lower bound of the LSN
 								 * of a record logged but not yet in a
@@ -102,6 +116,9 @@ extern ForstTableShared *forst_table_shared(const RelFileNode *rnode,
 extern void forst_table_shared_drop(const RelFileNode *rnode);
 extern int	forst_tables_of_database(Oid dbid, RelFileNode *out, int max);
 extern int	forst_tables_count(void);
+extern ForstTableShared *forst_compact_begin(const RelFileNode *rnode);
+extern void forst_compact_end(ForstTableShared *ts);
+extern int	forst_all_tables(RelFileNode *out, int max);
 
 /*
  * The flush worker's hold on a table: between begin and end the table's

@@ -196,6 +196,33 @@ forst_table_load(ForstTableShared *ts)
 }
 
 /*
+ * A new SST file id of the table: ids come from a shared counter, so that
+ * a flush and a compaction running at the same time never pick the same
+ * one; the counter starts after the current manifest's next_file_id.
+ */
+uint64
+forst_table_new_file_id(ForstTableShared *ts)
+{
+	uint64		cur;
+
+	forst_table_load(ts);
+	cur = pg_atomic_read_u64(&ts->next_file_id);
+	if (cur == 0)
+	{
+		uint64		version;
+		uint64		first = 1;
+
+		LWLockAcquire(&ts->lock, LW_SHARED);
+		version = ts->manifest_version;
+		LWLockRelease(&ts->lock);
+		if (version > 0)
+			first = Max(first, forst_manifest_at(&ts->rnode, version)->next_file_id);
+		(void) pg_atomic_compare_exchange_u64(&ts->next_file_id, &cur, first);
+	}
+	return pg_atomic_fetch_add_u64(&ts->next_file_id, 1);
+}
+
+/*
  * Publishes manifest m (create-if-absent) as version m->version or, if
  * that name is taken, the next free one; sets m->version to the version
  * written.  A taken name means another writer made that version without

@@ -48,6 +48,9 @@ extern void forst_report(FstCode code, FstError *err, const char *what) pg_attri
  */
 extern void forst_table_load(ForstTableShared *ts);
 
+/* A new, unique SST file id for the table. */
+extern uint64 forst_table_new_file_id(ForstTableShared *ts);
+
 /*
  * Writes m as a new manifest version (create-if-absent), at m->version or,
  * if another writer took that name, the next free one (m->version tells).

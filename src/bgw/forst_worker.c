@@ -135,8 +135,10 @@ flush_round(void)
 				flushed = true;
 				CHECK_FOR_INTERRUPTS();
 			}
-			while (forst_compact_one(ts))
-				CHECK_FOR_INTERRUPTS();
+			/* without compaction workers, compact here between flushes */
+			if (forst_compaction_workers == 0)
+				while (forst_compact_one(ts))
+					CHECK_FOR_INTERRUPTS();
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}
@@ -153,7 +155,10 @@ flush_round(void)
 
 	/* WAL older than every unflushed entry is no longer needed by forst */
 	if (flushed)
+	{
 		forst_wal_advance_slot(forst_oldest_unflushed_lsn());
+		forst_wake_compactors();
+	}
 }
 
 void

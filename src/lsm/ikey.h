@@ -45,7 +45,10 @@
 #define FST_ENTRY_COMMITTED		0x02
 #define FST_ENTRY_FROZEN		0x04
 #define FST_ENTRY_SPECULATIVE	0x08
-#define FST_ENTRY_KNOWN_FLAGS	0x0F
+#define FST_ENTRY_MOVED			0x10	/* a tombstone left by an update that
+										 * moved the row to another key; its
+										 * payload is that key's user part */
+#define FST_ENTRY_KNOWN_FLAGS	0x1F
 
 #define FST_ENTRY_HEADER_SIZE	9
 
