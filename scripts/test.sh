@@ -12,11 +12,12 @@
 #   s3       the s3:// store against a local S3 server (the s3it_* unit
 #            tests, then scripts/s3-cli-check.sh with the aws CLI), then
 #            PostgreSQL with forst.remote_dir on it: the DML regress suite
-#            and the crash tests (t/002, t/007) with 1 MB memtables, t/s3/*.pl (settings,
-#            errors, cancel), and the objects forst wrote, downloaded with
-#            the aws CLI, checked by build/forst-sst-verify.  Ceph RGW by
-#            default (scripts/rgw.sh, ~20 s to start), or s3rver with
-#            FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
+#            and the crash tests (t/002, t/007) with 1 MB memtables,
+#            t/s3/*.pl (settings, errors, cancel, faults injected by
+#            scripts/s3-fault-proxy.py), and the objects forst wrote,
+#            downloaded with the aws CLI, checked by build/forst-sst-verify.
+#            Ceph RGW by default (scripts/rgw.sh, ~20 s to start), or
+#            s3rver with FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
 #
 # The PostgreSQL tests run as an unprivileged user from a copy of the test
 # files in a temporary directory, which is removed when everything passed
@@ -345,7 +346,7 @@ s3_server_tests()
 {
 	local dir="$work/s3" run tp tf l
 
-	(cd "$FORST_ROOT" && cp -r --parents sql expected t scripts/s3-stall-proxy.py "$work/")
+	(cd "$FORST_ROOT" && cp -r --parents sql expected t scripts/s3-stall-proxy.py scripts/s3-fault-proxy.py "$work/")
 	mkdir -p "$dir" "$work/tap_s3"
 	run=$(date +%s)-$$
 	# shellcheck disable=SC1091
@@ -366,6 +367,7 @@ s3_server_tests()
 		TESTDIR="$work/tap_s3" PG_REGRESS="$pg_regress" \
 		FORST_TAP_EXTRA_CONF="$dir/tap.conf" \
 		FORST_STALL_PROXY="$work/scripts/s3-stall-proxy.py" \
+		FORST_FAULT_PROXY="$work/scripts/s3-fault-proxy.py" \
 		S3_ENDPOINT="$S3_ENDPOINT" S3_BUCKET="$S3_BUCKET" \
 		AWS_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" AWS_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
 		prove -I "$pgxs_dir/src/test/perl" -I . --verbose t/002_wal_crash.pl t/007_flush_compact.pl $(cd "$work" && ls t/s3/*.pl)
