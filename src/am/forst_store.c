@@ -96,9 +96,7 @@ forst_report(FstCode code, FstError *err, const char *what)
 		/* the store gave up because an interrupt is pending: raise it */
 		CHECK_FOR_INTERRUPTS();
 	}
-	if (err && cause_sqlstate(err->cause, &sqlstate, &hint))
-		;
-	else
+	if (err == NULL || !cause_sqlstate(err->cause, &sqlstate, &hint))
 	{
 		switch (code)
 		{
