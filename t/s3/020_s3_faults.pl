@@ -6,6 +6,8 @@
 #  - flushes: 503s, resets, uploads cut half-way and replies lost after the
 #    write applied (create-if-absent of SSTs and manifests) are retried or
 #    resolved; nothing is lost, before and after a restart;
+#  - a 15 s outage under a write load: writers wait, the flush worker backs
+#    off and stays up, and everything is flushed once the store is back;
 #  - faults that persist give clear errors (08006 after the retries, 58000
 #    for RequestTimeTooSkewed) and the server stays up.
 use strict;
@@ -143,6 +145,45 @@ is($node->safe_psql('postgres', $twin . 'f'), $expected,
 cmp_ok(fault_count(qr/^truncate GET/), '>=', 2, 'truncated bodies were served');
 cmp_ok(fault_count(qr/^reset GET/), '>=', 2, 'connections were reset');
 
+# --- an outage under a write load -------------------------------------------
+# Every request is reset for 15 s while a writer inserts about twice the
+# memtable pool: the flushes fail (logged, backing off), the writer waits
+# for memory instead of failing, and when the store is back everything is
+# flushed by itself.
+$node->safe_psql('postgres', 'CREATE TABLE fk (a int, b text) USING forst');
+my $worker = $node->safe_psql('postgres',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'forst flush'});
+set_rules(q{[{"action": "reset"}]});
+my $load = "$PostgreSQL::Test::Utils::tmp_check/outage-load.sql";
+PostgreSQL::Test::Utils::append_to_file($load,
+	join('', map { "INSERT INTO fk SELECT g, repeat('z', 1000) FROM generate_series(1, 1000) g;\n" } 1 .. 30));
+my ($lout, $lerr) = ('', '');
+my $writer = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'), '-f', $load ],
+	'>', \$lout, '2>', \$lerr);
+sleep 15;
+ok($writer->pumpable, 'during the outage the writer waits for memtable memory');
+cmp_ok(fault_count(qr/^reset PUT .*sst/), '>', 0, 'the flushes meanwhile fail');
+set_rules('[]');
+my $t0 = time;
+while ($writer->pumpable && time < $t0 + 120)
+{
+	$writer->pump_nb;
+	sleep 0.2;
+}
+my $done = !$writer->pumpable;
+$writer->kill_kill unless $done;
+$writer->finish;
+ok($done && $writer->result == 0, 'and finishes by itself once the store is back') or diag($lerr);
+diag(sprintf('the writer finished %.1f s after the outage', time - $t0));
+is($node->safe_psql('postgres', 'SELECT count(*) FROM fk'), '30000', 'every row is there');
+ok(wait_for(q{SELECT count(*) > 0 FROM forst.files WHERE "table" = 'fk'::regclass}, 't'),
+	'its memtables were flushed after the outage');
+is($node->safe_psql('postgres',
+		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'forst flush'}),
+	$worker, 'by the same flush worker (no restart)');
+like(slurp_file($node->logfile), qr/forst: .*connection failed/, 'the failed flushes were logged');
+
 # --- faults that persist ----------------------------------------------------
 # fewer retries, changed with a reload
 $node->safe_psql('postgres', 'ALTER SYSTEM SET forst.s3_max_retries = 2');
@@ -166,6 +207,7 @@ set_rules('[]');
 is($node->safe_psql('postgres', $twin . 'f'), $expected, 'reads again once the faults stop');
 $node->restart;
 is($node->safe_psql('postgres', $twin . 'f'), $expected, 'and after a restart: nothing lost');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM fk'), '30000', 'nor in the table written during the outage');
 $log = slurp_file($node->logfile);
 unlike($log, qr/terminated by signal/, 'no process crashed');
 
