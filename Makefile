@@ -104,6 +104,13 @@ $(BUILD)/bench_cache: bench/cache.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/st
 
 bench-cache: $(BUILD)/bench_cache
 
+# forst-sst-verify: checks a downloaded copy of forst's objects (manifests,
+# SST block checksums, files named by manifests); used by the s3 test step.
+$(BUILD)/forst-sst-verify: tools/sst_verify.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
+	@mkdir -p $(BUILD)
+	$(CC) -std=gnu99 -O1 -g $(WARN_FLAGS) -Werror $(SA_CPPFLAGS) -o $@ tools/sst_verify.c $(ENGINE_SRCS) $(SA_LIBS)
+sst-verify: $(BUILD)/forst-sst-verify
+
 # Lists for scripts/test.sh, so that the Makefile stays the one place that
 # names the tests.
 print-regress:
@@ -121,7 +128,7 @@ print-isolation-opts:
 print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)
 
-.PHONY: unit fuzz bench-engine bench-cache print-regress print-regress-opts print-fuzz-targets \
+.PHONY: unit fuzz bench-engine bench-cache sst-verify print-regress print-regress-opts print-fuzz-targets \
 	print-isolation print-isolation-opts
 EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out output_iso
 

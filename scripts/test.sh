@@ -10,9 +10,14 @@
 #   isolation  pg_isolation_regress (specs/, expected/), own temporary instance
 #   tap      TAP tests (t/*.pl) with PostgreSQL::Test::Cluster
 #   s3       the s3:// store against a local S3 server (the s3it_* unit
-#            tests, then scripts/s3-cli-check.sh with the aws CLI): Ceph
-#            RGW by default (scripts/rgw.sh, ~20 s to start), or s3rver
-#            with FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
+#            tests, then scripts/s3-cli-check.sh with the aws CLI), then
+#            PostgreSQL with forst.remote_dir on it: the DML regress suite
+#            and the crash tests (t/002, t/007) with 1 MB memtables,
+#            t/s3/*.pl (settings, errors, cancel, faults injected by
+#            scripts/s3-fault-proxy.py), and the objects forst wrote,
+#            downloaded with the aws CLI, checked by build/forst-sst-verify.
+#            Ceph RGW by default (scripts/rgw.sh, ~20 s to start), or
+#            s3rver with FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
 #
 # The PostgreSQL tests run as an unprivileged user from a copy of the test
 # files in a temporary directory, which is removed when everything passed
@@ -279,8 +284,138 @@ step_s3()
 		bash "$FORST_ROOT/scripts/s3-cli-check.sh"
 	read -r p2 f2 <<<"$(last_counts "$logs/s3-cli.log")"
 	[ "$rc" -eq 0 ] || [ "$f2" -gt 0 ] || f2=1
+	p=$((p + p2))
+	f=$((f + f2))
+	s3_server_tests
 	stop_s3_server
-	record s3 $((p + p2)) $((f + f2))
+	record s3 "$p" "$f"
+}
+
+# The DML suite, run again with forst.remote_dir on S3: with 1 MB
+# memtables, so that flushes and compactions go to S3, except forst_table,
+# whose EXPLAIN output depends on the size estimate of a nearly empty
+# memtable (which grows with forst.memtable_size): it runs with the default
+# size.  forst_keycodec creates the extension in each database.
+S3_REGRESS_SMALL="forst_keycodec forst_onconflict forst_triggers forst_differential"
+S3_REGRESS_DEFAULT="forst_keycodec forst_table"
+
+# s3_conf PREFIX [MEMTABLE_SIZE]: server settings for forst.remote_dir
+# s3://$S3_BUCKET/PREFIX (with the throwaway server's test credentials,
+# given as settings).
+s3_conf()
+{
+	cat <<EOF
+shared_preload_libraries = 'forst'
+wal_level = replica
+forst.remote_dir = 's3://$S3_BUCKET/$1'
+forst.s3_endpoint = '$S3_ENDPOINT'
+forst.s3_access_key_id = '$AWS_ACCESS_KEY_ID'
+forst.s3_secret_access_key = '$AWS_SECRET_ACCESS_KEY'
+forst.memtable_size = '${2:-1MB}'
+forst.memtable_memory = '64MB'
+EOF
+}
+
+# s3_regress NAME CONF TESTS...: pg_regress on a temporary instance with
+# the settings CONF; adds to p and f of step_s3.
+s3_regress()
+{
+	local name=$1 conf=$2 tf
+
+	shift 2
+	log "s3: pg_regress $* ($name)"
+	mkdir -p "$work/output_$name"
+	! is_root || chown "$FORST_TEST_USER:" "$work/output_$name"
+	run_logged "$logs/$name.log" in_work env HOME="$work" PATH="$user_path" \
+		"$pg_regress" --temp-instance="$work/tmp_check_$name" --bindir="$bindir" \
+		--inputdir=. --outputdir="output_$name" --temp-config="$conf" "$@"
+	p=$((p + $(count '\.\.\. +ok' "$logs/$name.log")))
+	tf=$(count '\.\.\. +FAILED' "$logs/$name.log")
+	if [ "$rc" -ne 0 ]; then
+		[ "$tf" -gt 0 ] || tf=1
+		[ ! -f "$work/output_$name/regression.diffs" ] || cat "$work/output_$name/regression.diffs"
+		[ ! -f "$work/tmp_check_$name/log/postmaster.log" ] ||
+			tail -n 50 "$work/tmp_check_$name/log/postmaster.log"
+	fi
+	f=$((f + tf))
+}
+
+# s3_server_tests: PostgreSQL servers with forst.remote_dir on the running
+# S3 server; adds to p and f of step_s3.
+s3_server_tests()
+{
+	local dir="$work/s3" run tp tf l
+
+	(cd "$FORST_ROOT" && cp -r --parents sql expected t scripts/s3-stall-proxy.py scripts/s3-fault-proxy.py "$work/")
+	mkdir -p "$dir" "$work/tap_s3"
+	run=$(date +%s)-$$
+	# shellcheck disable=SC1091
+	. "$s3_server_dir/server.env"
+	s3_conf "regress-$run" >"$dir/regress.conf"
+	s3_conf "regress8-$run" 8MB >"$dir/regress8.conf"
+	s3_conf "tap-$run" >"$dir/tap.conf"
+	! is_root || chown -R "$FORST_TEST_USER:" "$work"
+
+	# shellcheck disable=SC2086  # word lists
+	s3_regress s3-regress "$dir/regress.conf" $S3_REGRESS_SMALL
+	# shellcheck disable=SC2086
+	s3_regress s3-regress8 "$dir/regress8.conf" $S3_REGRESS_DEFAULT
+
+	log "s3: prove t/002_wal_crash.pl t/007_flush_compact.pl t/s3/*.pl with forst.remote_dir on S3"
+	# shellcheck disable=SC2046  # file names without blanks
+	run_logged "$logs/s3-tap.log" in_work env HOME="$work" PATH="$user_path" \
+		TESTDIR="$work/tap_s3" PG_REGRESS="$pg_regress" \
+		FORST_TAP_EXTRA_CONF="$dir/tap.conf" \
+		FORST_STALL_PROXY="$work/scripts/s3-stall-proxy.py" \
+		FORST_FAULT_PROXY="$work/scripts/s3-fault-proxy.py" \
+		S3_ENDPOINT="$S3_ENDPOINT" S3_BUCKET="$S3_BUCKET" \
+		AWS_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" AWS_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
+		prove -I "$pgxs_dir/src/test/perl" -I . --verbose t/002_wal_crash.pl t/007_flush_compact.pl $(cd "$work" && ls t/s3/*.pl)
+	tp=$(count '^ *ok [0-9]+' "$logs/s3-tap.log")
+	tf=$(count '^ *not ok [0-9]+' "$logs/s3-tap.log")
+	if [ "$rc" -ne 0 ]; then
+		[ "$tf" -gt 0 ] || tf=1
+		for l in "$work"/tap_s3/tmp_check/log/*; do
+			[ -f "$l" ] || continue
+			echo "----- $l (last 60 lines)"
+			tail -n 60 "$l"
+		done
+	fi
+	p=$((p + tp))
+	f=$((f + tf))
+
+	log "s3: the aws CLI lists and downloads what forst wrote; forst-sst-verify checks it"
+	run_logged "$logs/s3-verify.log" s3_verify_objects "regress-$run" "tap-$run"
+	read -r tp tf <<<"$(last_counts "$logs/s3-verify.log")"
+	[ "$rc" -eq 0 ] || [ "$tf" -gt 0 ] || tf=1
+	p=$((p + tp))
+	f=$((f + tf))
+}
+
+# s3_verify_objects PREFIX...: lists and downloads each prefix with the aws
+# CLI and checks the copy with build/forst-sst-verify.
+s3_verify_objects()
+{
+	local aws pfx n cfg="$work/s3/aws.config"
+
+	aws=$(command -v /usr/bin/aws || command -v aws)
+	forst_make -s build/forst-sst-verify || return 1
+	printf '[default]\nregion = %s\ns3 =\n    addressing_style = path\n' \
+		"${AWS_REGION:-us-east-1}" >"$cfg"
+	for pfx in "$@"; do
+		AWS_CONFIG_FILE="$cfg" AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_PAGER="" \
+			"$aws" --endpoint-url "$S3_ENDPOINT" s3 ls --recursive "s3://$S3_BUCKET/$pfx/" \
+			>"$work/s3/ls-$pfx.out" || return 1
+		n=$(grep -c '\.sst$' "$work/s3/ls-$pfx.out" || true)
+		echo "aws s3 ls: $(wc -l <"$work/s3/ls-$pfx.out") objects under $pfx/, $n SST files"
+		[ "$n" -gt 0 ] || { echo "not ok - forst wrote SST files under $pfx/"; return 1; }
+		AWS_CONFIG_FILE="$cfg" AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_PAGER="" \
+			"$aws" --endpoint-url "$S3_ENDPOINT" s3 cp --only-show-errors --recursive \
+			"s3://$S3_BUCKET/$pfx/" "$work/s3/download/$pfx/" || return 1
+	done
+	"$FORST_ROOT/build/forst-sst-verify" "$work/s3/download" >"$work/s3/verify.out"
+	grep -v '^ok - ' "$work/s3/verify.out" || true
+	tail -n 1 "$work/s3/verify.out" | grep -qE '^[0-9]+ passed, 0 failed$'
 }
 
 started=$SECONDS

@@ -8,6 +8,8 @@
 #    cover) come back after a crash;
 #  - a clean shutdown keeps everything;
 #  - pg_waldump and pg_walinspect show forst's records.
+#
+# FORST_TAP_EXTRA_CONF names a file of extra settings (the s3 step's).
 use strict;
 use warnings;
 
@@ -19,6 +21,10 @@ use IPC::Run;
 my $node = PostgreSQL::Test::Cluster->new('primary');
 $node->init(allows_streaming => 1);
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'forst'");
+# the s3 step of scripts/test.sh runs this test again with forst.remote_dir
+# on S3 (and small memtables): settings from this file
+$node->append_conf('postgresql.conf', slurp_file($ENV{FORST_TAP_EXTRA_CONF}))
+  if $ENV{FORST_TAP_EXTRA_CONF};
 $node->start;
 
 $node->safe_psql(

@@ -35,6 +35,14 @@ extern int	forst_max_row_size_kb;
 extern int	forst_block_cache_size_kb;
 
 extern void forst_define_gucs(void);
+
+/* forst_s3_guc.c: the forst.s3_* settings */
+struct FstS3Config;
+extern uint32 forst_s3_settings_generation;
+extern void forst_define_s3_gucs(void);
+
+/* The s3 store settings in effect (settings, then the AWS_* environment). */
+extern void forst_s3_config(struct FstS3Config *cfg);
 extern char *forst_remote_dir_url(void);
 
 #endif							/* FORST_H */

@@ -98,6 +98,8 @@ remote_dir_problem(const char *url)
 		if (bucket[0] == '-' || bucket[0] == '.' ||
 			bucket[blen - 1] == '-' || bucket[blen - 1] == '.')
 			return "An S3 bucket name must begin and end with a letter or digit.";
+		if (strchr(bucket, '?') != NULL)
+			return "An s3:// forst.remote_dir takes no URL parameters: set forst.s3_endpoint, forst.s3_region and forst.s3_path_style instead.";
 		return NULL;
 	}
 
@@ -214,6 +216,8 @@ forst_define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
+
+	forst_define_s3_gucs();
 
 	MarkGUCPrefixReserved("forst");
 

@@ -20,65 +20,186 @@
 #include "blockcache.h"
 #include "forst.h"
 #include "forst_store.h"
+#include "objstore_s3.h"
 #include "objstore_source.h"
 
 static FstObjStore *store = NULL;
 static FstBlockCache *block_cache = NULL;
 
+/*
+ * SQLSTATE and hint for a failure whose cause the store could tell.
+ * Returns false when the cause says nothing beyond the FstCode.
+ */
+static bool
+cause_sqlstate(FstCause cause, int *sqlstate, const char **hint)
+{
+	switch (cause)
+	{
+		case FST_CAUSE_CREDENTIALS:
+			*sqlstate = ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
+			*hint = "Check forst.s3_access_key_id and forst.s3_secret_access_key "
+				"(or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the server's "
+				"environment) and reload the configuration.";
+			return true;
+		case FST_CAUSE_DENIED:
+			*sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
+			*hint = "The object store refused the request: grant the credentials "
+				"access to the bucket and prefix of forst.remote_dir.";
+			return true;
+		case FST_CAUSE_NO_BUCKET:
+			*sqlstate = ERRCODE_UNDEFINED_OBJECT;
+			*hint = "Create the bucket, or correct forst.remote_dir and forst.s3_endpoint.";
+			return true;
+		case FST_CAUSE_UNREACHABLE:
+			*sqlstate = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
+			*hint = "Check that the object store is running and that forst.s3_endpoint "
+				"names it.";
+			return true;
+		case FST_CAUSE_CLOCK_SKEW:
+			*sqlstate = ERRCODE_SYSTEM_ERROR;
+			*hint = "Synchronize this machine's clock (NTP): S3 rejects requests "
+				"signed more than 15 minutes off.";
+			return true;
+		case FST_CAUSE_THROTTLED:
+			*sqlstate = ERRCODE_CONNECTION_FAILURE;
+			*hint = "The object store kept asking to slow down; retry later, or raise "
+				"forst.s3_max_retries.";
+			return true;
+		case FST_CAUSE_TIMEOUT:
+			*sqlstate = ERRCODE_CONNECTION_FAILURE;
+			*hint = "The object store did not answer in time; check it and the network, "
+				"or raise forst.s3_request_timeout.";
+			return true;
+		case FST_CAUSE_TLS:
+			*sqlstate = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
+			*hint = "Set forst.s3_ca_file or forst.s3_ca_path to the CA that signed "
+				"the endpoint's certificate.";
+			return true;
+		case FST_CAUSE_REGION:
+			*sqlstate = ERRCODE_CONFIG_FILE_ERROR;
+			*hint = "Check forst.s3_region and forst.s3_endpoint for the bucket.";
+			return true;
+		case FST_CAUSE_NONE:
+			break;
+	}
+	return false;
+}
+
 void
 forst_report(FstCode code, FstError *err, const char *what)
 {
 	int			sqlstate;
+	const char *hint = NULL;
 
-	switch (code)
+	if (code == FST_INTERRUPTED)
 	{
-		case FST_CORRUPT:
-		case FST_NOT_FOUND:
-			sqlstate = ERRCODE_DATA_CORRUPTED;
-			break;
-		case FST_IO_ERROR:
-			sqlstate = ERRCODE_IO_ERROR;
-			break;
-		case FST_ACCESS_DENIED:
-			sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
-			break;
-		case FST_TRANSIENT:
-			sqlstate = ERRCODE_CONNECTION_FAILURE;
-			break;
-		case FST_NO_MEMORY:
-			sqlstate = ERRCODE_OUT_OF_MEMORY;
-			break;
-		case FST_INTERRUPTED:
-			CHECK_FOR_INTERRUPTS();
-			sqlstate = ERRCODE_QUERY_CANCELED;
-			break;
-		case FST_NOT_SUPPORTED:
-			sqlstate = ERRCODE_FEATURE_NOT_SUPPORTED;
-			break;
-		case FST_FULL:
-			sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
-			break;
-		case FST_ALREADY_EXISTS:
-			sqlstate = ERRCODE_DUPLICATE_OBJECT;
-			break;
-		default:
-			sqlstate = ERRCODE_INTERNAL_ERROR;
-			break;
+		/* the store gave up because an interrupt is pending: raise it */
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (err == NULL || !cause_sqlstate(err->cause, &sqlstate, &hint))
+	{
+		switch (code)
+		{
+			case FST_CORRUPT:
+			case FST_NOT_FOUND:
+				sqlstate = ERRCODE_DATA_CORRUPTED;
+				break;
+			case FST_IO_ERROR:
+				sqlstate = ERRCODE_IO_ERROR;
+				break;
+			case FST_ACCESS_DENIED:
+				sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
+				break;
+			case FST_TRANSIENT:
+				sqlstate = ERRCODE_CONNECTION_FAILURE;
+				hint = "The object store kept failing; the request was retried "
+					"(forst.s3_max_retries).";
+				break;
+			case FST_NO_MEMORY:
+				sqlstate = ERRCODE_OUT_OF_MEMORY;
+				break;
+			case FST_INTERRUPTED:
+				sqlstate = ERRCODE_QUERY_CANCELED;
+				break;
+			case FST_NOT_SUPPORTED:
+				sqlstate = ERRCODE_FEATURE_NOT_SUPPORTED;
+				break;
+			case FST_FULL:
+				sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+				break;
+			case FST_ALREADY_EXISTS:
+				sqlstate = ERRCODE_DUPLICATE_OBJECT;
+				break;
+			case FST_INVALID_ARGUMENT:
+				sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+				break;
+			default:
+				sqlstate = ERRCODE_INTERNAL_ERROR;
+				break;
+		}
 	}
 	ereport(ERROR,
 			(errcode(sqlstate),
-			 errmsg("forst: %s: %s", what, err && err->msg[0] ? err->msg : fst_code_name(code))));
+			 errmsg("forst: %s: %s", what, err && err->msg[0] ? err->msg : fst_code_name(code)),
+			 hint ? errhint("%s", hint) : 0));
 	pg_unreachable();
+}
+
+/*
+ * The store's interrupt callback: stop waiting for the object store when
+ * CHECK_FOR_INTERRUPTS would raise an error (cancel, statement_timeout,
+ * termination); forst_report then raises it.  Runs inside libcurl, so it
+ * only looks at flags.
+ */
+static bool
+store_interrupted(void *arg)
+{
+	if (InterruptHoldoffCount != 0 || CritSectionCount != 0)
+		return false;
+	return ProcDiePending || (QueryCancelPending && QueryCancelHoldoffCount == 0);
+}
+
+/* Where the handle's s3 settings came from (forst_s3_settings_generation). */
+static uint32 store_generation = 0;
+
+/* Open the s3 store of url with the server's settings. */
+static FstCode
+open_s3(const char *url, FstObjStore **out, FstError *err)
+{
+	FstObjUrl	parsed;
+	FstS3Config cfg;
+	FstCode		rc;
+
+	rc = fst_objstore_parse_url(url, &parsed, err);
+	if (rc != FST_OK)
+		return rc;
+	forst_s3_config(&cfg);
+	return fst_objstore_s3_open(&parsed, url, &cfg, out, err);
 }
 
 FstObjStore *
 forst_objstore(void)
 {
+	FstError	err;
+	FstCode		rc;
+
+	if (store != NULL && store_generation != forst_s3_settings_generation &&
+		strcmp(store->ops->name, "s3") == 0)
+	{
+		FstS3Config cfg;
+		uint32		gen = forst_s3_settings_generation;
+
+		/* settings reloaded: apply them to the open handle (readers keep it) */
+		forst_s3_config(&cfg);
+		rc = fst_objstore_s3_reconfigure(store, &cfg, &err);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "applying the forst.s3_* settings");
+		store_generation = gen;
+	}
 	if (store == NULL)
 	{
 		char	   *url = forst_remote_dir_url();
-		FstError	err;
-		FstCode		rc;
+		uint32		gen = forst_s3_settings_generation;
 
 		/* the embedded default lives in the data directory: create it */
 		if (forst_remote_dir == NULL || forst_remote_dir[0] == '\0')
@@ -92,12 +213,17 @@ forst_objstore(void)
 			pfree(dir);
 		}
 
-		rc = fst_objstore_open(url, &store, &err);
+		if (strncmp(url, "s3://", 5) == 0)
+			rc = open_s3(url, &store, &err);
+		else
+			rc = fst_objstore_open(url, &store, &err);
 		if (rc != FST_OK)
 		{
 			store = NULL;
 			forst_report(rc, &err, psprintf("cannot open object store \"%s\"", url));
 		}
+		fst_objstore_set_interrupt(store, store_interrupted, NULL);
+		store_generation = gen;
 		pfree(url);
 	}
 	return store;

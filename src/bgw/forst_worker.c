@@ -6,8 +6,8 @@
  *
  * Writers wake it when they freeze a memtable (and when they wait for
  * memtable memory); it also looks every second.  A flush that fails (the
- * object store is down, say) is logged and retried on the next round; the
- * memtable stays readable meanwhile, and writers wait once the pool is
+ * object store is down, say) is logged and retried after a backoff (1 s
+ * doubling to 30 s); the memtable stays readable meanwhile, and writers wait once the pool is
  * used up, so nothing is lost and memory stays bounded.
  *
  * Retiring a slab: a transaction that was running when a memtable left the
@@ -39,6 +39,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "forst.h"
 #include "forst_flush.h"
@@ -108,13 +109,15 @@ free_retired(void)
 	return retiring != NIL;
 }
 
-static void
+/* Flushes and compacts what is due; returns false if any table failed. */
+static bool
 flush_round(void)
 {
 	RelFileNode rnodes[64];
 	int			n = forst_tables_to_flush(rnodes, lengthof(rnodes));
 	int			i;
 	bool		flushed = false;
+	bool		ok = true;
 
 	for (i = 0; i < n; i++)
 	{
@@ -148,6 +151,7 @@ flush_round(void)
 			EmitErrorReport();
 			FlushErrorState();
 			AbortCurrentTransaction();
+			ok = false;
 		}
 		PG_END_TRY();
 		forst_flush_end(ts);
@@ -159,12 +163,15 @@ flush_round(void)
 		forst_wal_advance_slot(forst_oldest_unflushed_lsn());
 		forst_wake_compactors();
 	}
+	return ok;
 }
 
 void
 forst_worker_main(Datum arg)
 {
 	int			i;
+	int			failures = 0;
+	TimestampTz next_round = 0;
 
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -180,6 +187,8 @@ forst_worker_main(Datum arg)
 	for (;;)
 	{
 		bool		waiting;
+		long		timeout;
+		TimestampTz now;
 
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
@@ -188,6 +197,7 @@ forst_worker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+
 		/*
 		 * Slabs retired by someone else: WAL replay (standby, crash
 		 * recovery) or a previous incarnation of this worker.
@@ -198,16 +208,40 @@ forst_worker_main(Datum arg)
 				!retire_known[i])
 				retire(i);
 		}
-		if (!RecoveryInProgress())
+
+		/*
+		 * After a failed round (the object store is down, say), back off: 1
+		 * s, 2 s, ... up to 30 s between attempts, however often writers
+		 * wake us, so that an outage gives a few log lines rather than a
+		 * storm of failing requests.  Writers wait for memtable memory
+		 * meanwhile and carry on when a round succeeds.
+		 */
+		now = GetCurrentTimestamp();
+		if (!RecoveryInProgress() && now >= next_round)
 		{
 			/* memory is short: flush what tables keep in active memtables */
 			if (forst_memory_wanted() && retiring == NIL)
 				(void) forst_freeze_actives();
-			flush_round();
+			if (flush_round())
+				failures = 0;
+			else
+			{
+				failures++;
+				next_round = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														 Min(1000L << Min(failures - 1, 5), 30000L));
+			}
 		}
 		waiting = free_retired();
+		timeout = waiting ? 50 : 1000;
+		if (failures > 0)
+		{
+			long		until = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+																next_round);
+
+			timeout = Max(Min(timeout, until), 10);
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 waiting ? 50 : 1000, PG_WAIT_EXTENSION);
+						 timeout, PG_WAIT_EXTENSION);
 	}
 }
 

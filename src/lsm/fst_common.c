@@ -19,6 +19,7 @@ fst_error(FstError *err, FstCode code, const char *fmt,...)
 	if (err == NULL)
 		return code;
 	err->code = code;
+	err->cause = FST_CAUSE_NONE;
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
@@ -47,8 +48,18 @@ fst_error_clear(FstError *err)
 	if (err)
 	{
 		err->code = FST_OK;
+		err->cause = FST_CAUSE_NONE;
 		err->msg[0] = '\0';
 	}
+}
+
+FstCode
+fst_error_cause(FstError *err, FstCause cause)
+{
+	if (err == NULL)
+		return FST_OK;
+	err->cause = cause;
+	return err->code;
 }
 
 const char *

@@ -47,9 +47,30 @@ typedef enum FstCode
 
 #define FST_ERRMSG_LEN 256
 
+/*
+ * Why a request to a remote store failed, when the store can tell, beyond
+ * its FstCode: the server turns these into SQLSTATEs and hints.  fst_error
+ * resets it to FST_CAUSE_NONE; a backend sets it with fst_error_cause after
+ * recording its message, and fst_error_prefix keeps it.
+ */
+typedef enum FstCause
+{
+	FST_CAUSE_NONE = 0,
+	FST_CAUSE_CREDENTIALS,		/* access key unknown, signature rejected */
+	FST_CAUSE_DENIED,			/* a known identity is not allowed */
+	FST_CAUSE_NO_BUCKET,		/* the bucket does not exist */
+	FST_CAUSE_UNREACHABLE,		/* unknown host, connection refused */
+	FST_CAUSE_CLOCK_SKEW,		/* the server rejects the local clock */
+	FST_CAUSE_THROTTLED,		/* 429/SlowDown until retries ran out */
+	FST_CAUSE_TIMEOUT,			/* attempts timed out until retries ran out */
+	FST_CAUSE_TLS,				/* certificate not verified */
+	FST_CAUSE_REGION			/* wrong region or endpoint for the bucket */
+} FstCause;
+
 typedef struct FstError
 {
 	FstCode		code;
+	FstCause	cause;
 	char		msg[FST_ERRMSG_LEN];
 } FstError;
 
@@ -67,6 +88,9 @@ extern void fst_error_prefix(FstError *err, const char *fmt,...)
 			pg_attribute_printf(2, 3);
 
 extern void fst_error_clear(FstError *err);
+
+/* Set err's cause (if err is not NULL) and return err's code. */
+extern FstCode fst_error_cause(FstError *err, FstCause cause);
 extern const char *fst_code_name(FstCode code);
 
 /* A borrowed byte range. */

@@ -86,6 +86,16 @@ extern FstCode fst_objstore_s3_open(const FstObjUrl *url,
 									const FstS3Config *cfg,
 									FstObjStore **out, FstError *err);
 
+/*
+ * Replace the settings of an open s3 store (credentials rotated, timeouts
+ * changed) with those of cfg, keeping its URL, counters and interrupt
+ * callback, so that objects holding the handle (SST readers) stay valid.
+ * On failure the store keeps its old settings.
+ */
+extern FstCode fst_objstore_s3_reconfigure(FstObjStore *store,
+										   const FstS3Config *cfg,
+										   FstError *err);
+
 /* What fst_objstore_open calls: environment defaults + URL parameters. */
 extern FstCode fst_objstore_s3_open_url(const FstObjUrl *url,
 										const char *url_text,

@@ -291,6 +291,41 @@ fst_objstore_s3_open(const FstObjUrl *url, const char *url_text,
 }
 
 FstCode
+fst_objstore_s3_reconfigure(FstObjStore *store, const FstS3Config *cfg,
+							FstError *err)
+{
+	S3Store    *s = (S3Store *) store;
+	FstObjStore *fresh_store;
+	S3Store    *fresh;
+	S3Store		tmp;
+	FstObjUrl	url;
+	FstCode		code;
+
+	if (store->ops != &s3_store_ops)
+		return fst_error(err, FST_INVALID_ARGUMENT, "not an s3 store");
+	code = fst_objstore_parse_url(store->url, &url, err);
+	if (code != FST_OK)
+		return code;
+	code = fst_objstore_s3_open(&url, store->url, cfg, &fresh_store, err);
+	if (code != FST_OK)
+		return code;
+	fresh = (S3Store *) fresh_store;
+
+	/*
+	 * Swap everything but the common head (URL, counters, interrupt
+	 * callback): the old settings go with the fresh handle, which is closed.
+	 */
+	tmp = *s;
+	memcpy((char *) s + sizeof(FstObjStore), (char *) fresh + sizeof(FstObjStore),
+		   sizeof(S3Store) - sizeof(FstObjStore));
+	memcpy((char *) fresh + sizeof(FstObjStore), (char *) &tmp + sizeof(FstObjStore),
+		   sizeof(S3Store) - sizeof(FstObjStore));
+	memset(&tmp, 0, sizeof(tmp));
+	fst_objstore_close(fresh_store);
+	return FST_OK;
+}
+
+FstCode
 fst_objstore_s3_open_url(const FstObjUrl *url, const char *url_text,
 						 FstObjStore **out, FstError *err)
 {

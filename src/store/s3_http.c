@@ -569,15 +569,18 @@ attempt(S3Store *s, const S3Request *req, S3Response *resp, FstError *err)
 				fst_error(err, FST_IO_ERROR,
 						  "%s: could not resolve the host of endpoint %s: %s",
 						  what, s->endpoint, detail);
+				fst_error_cause(err, FST_CAUSE_UNREACHABLE);
 				return ATTEMPT_RETRY;
 			case CURLE_COULDNT_CONNECT:
 				fst_error(err, FST_IO_ERROR,
 						  "%s: could not connect to endpoint %s: %s",
 						  what, s->endpoint, detail);
+				fst_error_cause(err, FST_CAUSE_UNREACHABLE);
 				return ATTEMPT_RETRY;
 			case CURLE_OPERATION_TIMEDOUT:
 				fst_error(err, FST_TRANSIENT, "%s: timed out: %s", what,
 						  detail);
+				fst_error_cause(err, FST_CAUSE_TIMEOUT);
 				return ATTEMPT_RETRY;
 			case CURLE_SEND_ERROR:
 			case CURLE_RECV_ERROR:
@@ -594,6 +597,7 @@ attempt(S3Store *s, const S3Request *req, S3Response *resp, FstError *err)
 				fst_error(err, FST_IO_ERROR,
 						  "%s: TLS certificate of endpoint %s not verified: %s",
 						  what, s->endpoint, detail);
+				fst_error_cause(err, FST_CAUSE_TLS);
 				return ATTEMPT_FAIL;
 			default:
 				fst_error(err, FST_IO_ERROR, "%s: %s", what, detail);
@@ -614,10 +618,13 @@ attempt(S3Store *s, const S3Request *req, S3Response *resp, FstError *err)
 		{
 			if (strcmp(resp->code, "SlowDown") == 0 || resp->status == 429 ||
 				strcmp(resp->code, "Throttling") == 0)
+			{
 				fst_error(err, FST_TRANSIENT,
 						  "%s: the server kept throttling requests (HTTP %ld %s)",
 						  what, resp->status,
 						  resp->code[0] ? resp->code : "Too Many Requests");
+				fst_error_cause(err, FST_CAUSE_THROTTLED);
+			}
 			else
 				fst_error(err, FST_TRANSIENT, "%s: HTTP %ld %s%s%.100s", what,
 						  resp->status, resp->code,
@@ -707,39 +714,60 @@ s3_status_error(S3Store *s, const S3Request *req, const S3Response *resp,
 	long		st = resp->status;
 
 	if (strcmp(c, "NoSuchBucket") == 0)
-		return fst_error(err, FST_NOT_FOUND,
-						 "%s: bucket \"%s\" does not exist at %s", what,
-						 s->bucket, s->endpoint);
+	{
+		fst_error(err, FST_NOT_FOUND,
+				  "%s: bucket \"%s\" does not exist at %s", what,
+				  s->bucket, s->endpoint);
+		return fst_error_cause(err, FST_CAUSE_NO_BUCKET);
+	}
 	if (st == 404)
 		return fst_error(err, FST_NOT_FOUND, "%s: not found%s%s", what,
 						 c[0] ? ": " : "", c);
 	if (strcmp(c, "RequestTimeTooSkewed") == 0)
-		return fst_error(err, FST_ACCESS_DENIED,
-						 "%s: the server rejects this machine's clock as too far off (RequestTimeTooSkewed); check the system time",
-						 what);
+	{
+		fst_error(err, FST_ACCESS_DENIED,
+				  "%s: the server rejects this machine's clock as too far off (RequestTimeTooSkewed); check the system time",
+				  what);
+		return fst_error_cause(err, FST_CAUSE_CLOCK_SKEW);
+	}
 	if (strcmp(c, "InvalidAccessKeyId") == 0)
-		return fst_error(err, FST_ACCESS_DENIED,
-						 "%s: the server does not know the access key id (InvalidAccessKeyId)",
-						 what);
+	{
+		fst_error(err, FST_ACCESS_DENIED,
+				  "%s: the server does not know the access key id (InvalidAccessKeyId)",
+				  what);
+		return fst_error_cause(err, FST_CAUSE_CREDENTIALS);
+	}
 	if (strcmp(c, "SignatureDoesNotMatch") == 0)
-		return fst_error(err, FST_ACCESS_DENIED,
-						 "%s: request signature rejected (SignatureDoesNotMatch): check the secret key and region",
-						 what);
+	{
+		fst_error(err, FST_ACCESS_DENIED,
+				  "%s: request signature rejected (SignatureDoesNotMatch): check the secret key and region",
+				  what);
+		return fst_error_cause(err, FST_CAUSE_CREDENTIALS);
+	}
 	if (strcmp(c, "AuthorizationHeaderMalformed") == 0)
-		return fst_error(err, FST_ACCESS_DENIED,
-						 "%s: authorization rejected (AuthorizationHeaderMalformed): check the region (\"%s\")",
-						 what, s->region);
+	{
+		fst_error(err, FST_ACCESS_DENIED,
+				  "%s: authorization rejected (AuthorizationHeaderMalformed): check the region (\"%s\")",
+				  what, s->region);
+		return fst_error_cause(err, FST_CAUSE_REGION);
+	}
 	if (st == 403 || st == 401)
-		return fst_error(err, FST_ACCESS_DENIED, "%s: access denied (HTTP %ld %s)",
-						 what, st, c[0] ? c : "Forbidden");
+	{
+		fst_error(err, FST_ACCESS_DENIED, "%s: access denied (HTTP %ld %s)",
+				  what, st, c[0] ? c : "Forbidden");
+		return fst_error_cause(err, FST_CAUSE_DENIED);
+	}
 	if (st == 501 || strcmp(c, "NotImplemented") == 0)
 		return fst_error(err, FST_NOT_SUPPORTED,
 						 "%s: not implemented by the server at %s (HTTP %ld %s)",
 						 what, s->endpoint, st, c);
 	if (st == 301 || st == 307 || strcmp(c, "PermanentRedirect") == 0)
-		return fst_error(err, FST_IO_ERROR,
-						 "%s: bucket \"%s\" is served elsewhere (HTTP %ld %s): check the region and endpoint",
-						 what, s->bucket, st, c);
+	{
+		fst_error(err, FST_IO_ERROR,
+				  "%s: bucket \"%s\" is served elsewhere (HTTP %ld %s): check the region and endpoint",
+				  what, s->bucket, st, c);
+		return fst_error_cause(err, FST_CAUSE_REGION);
+	}
 	return fst_error(err, FST_IO_ERROR, "%s: HTTP %ld %s%s%.100s", what, st,
 					 c[0] ? c : "error", resp->message[0] ? ": " : "",
 					 resp->message);

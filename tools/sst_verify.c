@@ -1,0 +1,289 @@
+/*-------------------------------------------------------------------------
+ *
+ * sst_verify.c
+ *	  forst-sst-verify: checks a local copy of forst's objects (downloaded
+ *	  from the object store, e.g. with "aws s3 cp --recursive") with the
+ *	  engine's own readers, independently of the server.
+ *
+ *	  forst-sst-verify DIR
+ *
+ * DIR is a copy of forst.remote_dir: it holds
+ * <system id>/tables/<table>/manifest/<20 digits> and
+ * <system id>/tables/<table>/sst/<2 hex>/<20 digits>.sst (forst_store.h).
+ * For every table directory found below DIR:
+ *	- every manifest decodes (format, checksum, invariants);
+ *	- every file the newest manifest names exists with the listed size, and
+ *	  its entry count and key range match the manifest's;
+ * and every .sst file found opens (footer, index, filter, properties
+ * checksums) and reads entry by entry to its end, which verifies the
+ * CRC-32C of every data block; the count read equals its properties'.
+ *
+ * Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed";
+ * exits 1 if anything failed or nothing was found.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "fst_common.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "iter.h"
+#include "manifest.h"
+#include "rangesrc.h"
+#include "sst.h"
+
+static int	passed = 0;
+static int	failed = 0;
+
+static void
+result(bool ok, const char *fmt,...) pg_attribute_printf(2, 3);
+
+static void
+result(bool ok, const char *fmt,...)
+{
+	va_list		ap;
+
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+static bool
+read_file(const char *path, FstBuf *out)
+{
+	FILE	   *f = fopen(path, "rb");
+	char		chunk[65536];
+	size_t		n;
+
+	if (f == NULL)
+		return false;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fst_buf_append(out, chunk, n);
+	fclose(f);
+	return !out->oom;
+}
+
+/* Reads every entry of one SST; returns the entries read, -1 on failure. */
+static int64
+verify_sst(const char *path, FstSstProps *props_out, FstError *err)
+{
+	FstRangeSource *src = NULL;
+	FstSstReader *r = NULL;
+	FstSstReadOptions ro;
+	FstIter    *it;
+	int64		n = 0;
+	FstCode		rc;
+
+	rc = fst_range_source_file(path, &src, err);
+	if (rc != FST_OK)
+		return -1;
+	fst_sst_read_options_default(&ro);
+	ro.verify_checksums = true;
+	rc = fst_sst_open(src, &ro, &r, err);
+	if (rc != FST_OK)
+	{
+		fst_range_close(src);
+		return -1;
+	}
+	it = fst_sst_iter_create(r);
+	for (fst_iter_seek_first(it); fst_iter_valid(it); fst_iter_next(it))
+		n++;
+	rc = fst_iter_status(it, err);
+	fst_iter_destroy(it);
+	if (rc == FST_OK && props_out)
+	{
+		const FstSstProps *p = fst_sst_props(r);
+
+		props_out->num_entries = p->num_entries;
+		props_out->file_size = p->file_size;
+	}
+	fst_sst_close(r);
+	fst_range_close(src);
+	return rc == FST_OK ? n : -1;
+}
+
+/* sst/<2 hex>/<20 digits>.sst of a file id, as forst_store.c names it */
+static void
+sst_path(const char *table_dir, uint64 file_id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/sst/%02x/%020" INT64_MODIFIER "u.sst", table_dir,
+			 (unsigned) ((file_id * 0x9E3779B1U) >> 24) & 0xff, file_id);
+}
+
+static void
+verify_table(const char *table_dir)
+{
+	char		path[2048];
+	DIR		   *d;
+	struct dirent *de;
+	uint64		newest = 0;
+	int			nmanifests = 0;
+	FstManifest m;
+	FstBuf		buf;
+	FstError	err;
+	int			level;
+
+	/* every manifest decodes */
+	snprintf(path, sizeof(path), "%s/manifest", table_dir);
+	d = opendir(path);
+	if (d == NULL)
+	{
+		result(false, "%s has no manifest directory", table_dir);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+	{
+		char		name[64];
+		uint64		v;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(name, sizeof(name), "manifest/%s", de->d_name);
+		if (!fst_manifest_parse_object_name(name, &v))
+		{
+			result(false, "%s/manifest/%s is not a manifest name", table_dir, de->d_name);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/manifest/%s", table_dir, de->d_name);
+		fst_buf_init(&buf);
+		if (!read_file(path, &buf))
+			result(false, "read %s", path);
+		else if (fst_manifest_decode(buf.data, buf.len, &m, &err) != FST_OK)
+			result(false, "manifest %s decodes: %s", path, err.msg);
+		else
+		{
+			bool		ok = m.version == v;
+
+			result(ok, "manifest %s decodes (version %llu, %d files)", path,
+				   (unsigned long long) m.version, fst_manifest_total_files(&m));
+			fst_manifest_free(&m);
+			nmanifests++;
+			if (v > newest)
+				newest = v;
+		}
+		fst_buf_free(&buf);
+	}
+	closedir(d);
+	if (nmanifests == 0)
+		return;
+
+	/* the newest manifest's files are all there, as listed */
+	{
+		char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
+
+		fst_manifest_object_name(newest, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", table_dir, name);
+	}
+	fst_buf_init(&buf);
+	if (!read_file(path, &buf) ||
+		fst_manifest_decode(buf.data, buf.len, &m, &err) != FST_OK)
+	{
+		fst_buf_free(&buf);
+		result(false, "newest manifest %s", path);
+		return;
+	}
+	fst_buf_free(&buf);
+	for (level = 0; level < FST_NUM_LEVELS; level++)
+	{
+		int			i;
+
+		for (i = 0; i < m.levels[level].nfiles; i++)
+		{
+			const FstManifestFile *f = &m.levels[level].files[i];
+			struct stat st;
+			FstSstProps props;
+			int64		n;
+
+			if (f->owner != NULL)
+				continue;		/* another table's file */
+			sst_path(table_dir, f->meta.file_id, path, sizeof(path));
+			if (stat(path, &st) != 0)
+			{
+				result(false, "manifest %llu names %s, which is missing",
+					   (unsigned long long) newest, path);
+				continue;
+			}
+			result((uint64) st.st_size == f->meta.size,
+				   "%s has the manifest's size (%llu, listed %llu)", path,
+				   (unsigned long long) st.st_size,
+				   (unsigned long long) f->meta.size);
+			memset(&props, 0, sizeof(props));
+			n = verify_sst(path, &props, &err);
+			result(n >= 0 && (uint64) n == f->meta.num_entries,
+				   "%s holds the manifest's %llu entries (read %lld)%s%s", path,
+				   (unsigned long long) f->meta.num_entries, (long long) n,
+				   n < 0 ? ": " : "", n < 0 ? err.msg : "");
+		}
+	}
+	fst_manifest_free(&m);
+}
+
+/* Every .sst below dir reads intact; every "tables/<t>" is verified. */
+static void
+walk(const char *dir, bool in_tables)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL)
+	{
+		char		path[2048];
+		struct stat st;
+		size_t		len = strlen(de->d_name);
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (stat(path, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+		{
+			if (in_tables)
+				verify_table(path);
+			walk(path, strcmp(de->d_name, "tables") == 0);
+		}
+		else if (len > 4 && strcmp(de->d_name + len - 4, ".sst") == 0)
+		{
+			FstSstProps props;
+			FstError	err;
+			int64		n;
+
+			memset(&props, 0, sizeof(props));
+			n = verify_sst(path, &props, &err);
+			if (n < 0)
+				result(false, "%s: every block checksum verifies: %s", path, err.msg);
+			else
+				result((uint64) n == props.num_entries &&
+					   props.file_size == (uint64) st.st_size,
+					   "%s: every block checksum verifies, %lld entries", path,
+					   (long long) n);
+		}
+	}
+	closedir(d);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc != 2)
+	{
+		fprintf(stderr, "usage: %s DIR  (a local copy of forst.remote_dir)\n", argv[0]);
+		return 2;
+	}
+	walk(argv[1], false);
+	if (passed + failed == 0)
+		result(false, "found forst objects below %s", argv[1]);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed == 0 ? 0 : 1;
+}
