@@ -1,0 +1,208 @@
+/*-------------------------------------------------------------------------
+ *
+ * dc_index.c
+ *	  The disk cache's index: which (object, chunk) entries are on disk,
+ *	  how many bytes they take, and which to evict next (CLOCK).
+ *
+ * One flat region holds everything, so that the server can place it in
+ * shared memory and every backend sees the same index and the same byte
+ * count: the cache directory is bounded across all processes.  Slots are
+ * fixed (dc_index_nslots per capacity); a full slot table evicts like a
+ * full byte budget does.  A hash table of int32 chain heads over the slots
+ * finds an entry; free slots form a list through the same links.
+ *
+ * CLOCK: a hit sets the slot's reference bit (a byte store under the
+ * shared lock; racing stores all write 1).  To make room, the hand sweeps
+ * the slots, clearing set bits and evicting the first VALID slot whose bit
+ * is clear.  PENDING slots (files being written) are never evicted, but
+ * their bytes count, so that temp files are within the bound too.
+ *
+ * The caller holds the lock (see dc_internal.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "dc_internal.h"
+
+/* A slot per this many bytes of capacity (entries are ~32 KiB). */
+#define DC_BYTES_PER_SLOT	8192
+#define DC_MIN_SLOTS		64
+#define DC_MAX_SLOTS		(1U << 22)
+
+static inline int32 *
+buckets(DcIndex *idx)
+{
+	return (int32 *) ((char *) idx + MAXALIGN(sizeof(DcIndex)));
+}
+
+DcSlot *
+dc_index_slot(DcIndex *idx, int32 i)
+{
+	DcSlot	   *slots = (DcSlot *) ((char *) buckets(idx) +
+									MAXALIGN(sizeof(int32) * idx->nbuckets));
+
+	return &slots[i];
+}
+
+static uint32
+nbuckets_for(uint32 nslots)
+{
+	uint32		n = 64;
+
+	while (n < nslots)
+		n <<= 1;
+	return n;
+}
+
+uint32
+dc_index_nslots(uint64 capacity)
+{
+	uint64		n = capacity / DC_BYTES_PER_SLOT;
+
+	if (n < DC_MIN_SLOTS)
+		n = DC_MIN_SLOTS;
+	if (n > DC_MAX_SLOTS)
+		n = DC_MAX_SLOTS;
+	return (uint32) n;
+}
+
+size_t
+dc_index_size(uint32 nslots)
+{
+	return MAXALIGN(sizeof(DcIndex)) +
+		MAXALIGN(sizeof(int32) * nbuckets_for(nslots)) +
+		sizeof(DcSlot) * (size_t) nslots;
+}
+
+void
+dc_index_init(DcIndex *idx, uint64 capacity, uint32 nslots)
+{
+	int32	   *b;
+	uint32		i;
+
+	memset(idx, 0, sizeof(DcIndex));
+	idx->capacity = capacity;
+	idx->nslots = nslots;
+	idx->nbuckets = nbuckets_for(nslots);
+	b = buckets(idx);
+	for (i = 0; i < idx->nbuckets; i++)
+		b[i] = -1;
+	for (i = 0; i < nslots; i++)
+	{
+		DcSlot	   *s = dc_index_slot(idx, (int32) i);
+
+		memset(s, 0, sizeof(DcSlot));
+		s->next = (i + 1 < nslots) ? (int32) (i + 1) : -1;
+	}
+	idx->free_head = 0;
+}
+
+static inline uint32
+bucket_of(const DcIndex *idx, uint64 hash, uint64 chunk)
+{
+	uint64		h = hash ^ (chunk * UINT64CONST(0x9E3779B97F4A7C15));
+
+	h ^= h >> 29;
+	return (uint32) (h & (idx->nbuckets - 1));
+}
+
+int32
+dc_index_find(DcIndex *idx, uint64 hash, uint64 chunk)
+{
+	int32		i;
+
+	for (i = buckets(idx)[bucket_of(idx, hash, chunk)]; i >= 0;)
+	{
+		DcSlot	   *s = dc_index_slot(idx, i);
+
+		if (s->hash == hash && s->chunk == chunk)
+			return i;
+		i = s->next;
+	}
+	return -1;
+}
+
+void
+dc_index_remove(DcIndex *idx, int32 slot)
+{
+	DcSlot	   *s = dc_index_slot(idx, slot);
+	int32	   *pp = &buckets(idx)[bucket_of(idx, s->hash, s->chunk)];
+
+	while (*pp >= 0 && *pp != slot)
+		pp = &dc_index_slot(idx, *pp)->next;
+	if (*pp == slot)
+		*pp = s->next;
+	idx->bytes_used -= s->bytes;
+	idx->entries--;
+	memset(s, 0, sizeof(DcSlot));
+	s->next = idx->free_head;
+	idx->free_head = slot;
+}
+
+/* Evict one VALID entry by CLOCK; false if there is none to evict. */
+static bool
+clock_evict(DcIndex *idx, DcEvictFn evict, void *arg)
+{
+	uint64		i;
+
+	/* two sweeps: the first may only clear reference bits */
+	for (i = 0; i < 2 * (uint64) idx->nslots + 1; i++)
+	{
+		int32		n = (int32) idx->hand;
+		DcSlot	   *s = dc_index_slot(idx, n);
+
+		idx->hand = (idx->hand + 1) % idx->nslots;
+		if (s->state != DC_SLOT_VALID)
+			continue;
+		if (s->ref)
+		{
+			s->ref = 0;
+			continue;
+		}
+		if (evict)
+			evict(arg, s->hash, s->chunk);
+		dc_index_remove(idx, n);
+		dc_count(idx, DC_EVICTIONS, 1);
+		return true;
+	}
+	return false;
+}
+
+int32
+dc_index_reserve(DcIndex *idx, uint64 hash, uint64 chunk, uint64 bytes,
+				 DcEvictFn evict, void *arg)
+{
+	int32		n;
+	DcSlot	   *s;
+	uint32		b;
+
+	if (bytes > idx->capacity)
+		return -1;
+	while (idx->bytes_used + bytes > idx->capacity || idx->free_head < 0)
+	{
+		if (!clock_evict(idx, evict, arg))
+			return -1;
+	}
+	n = idx->free_head;
+	s = dc_index_slot(idx, n);
+	idx->free_head = s->next;
+	s->hash = hash;
+	s->chunk = chunk;
+	s->bytes = bytes;
+	s->state = DC_SLOT_PENDING;
+	s->ref = 0;
+	b = bucket_of(idx, hash, chunk);
+	s->next = buckets(idx)[b];
+	buckets(idx)[b] = n;
+	idx->bytes_used += bytes;
+	idx->entries++;
+	return n;
+}
+
+void
+dc_index_publish(DcIndex *idx, int32 slot, bool referenced)
+{
+	DcSlot	   *s = dc_index_slot(idx, slot);
+
+	s->state = DC_SLOT_VALID;
+	s->ref = referenced ? 1 : 0;
+}
