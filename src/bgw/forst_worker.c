@@ -34,8 +34,10 @@
 #include "utils/snapmgr.h"
 
 #include "forst.h"
+#include "forst_cache.h"
 #include "forst_flush.h"
 #include "forst_shmem.h"
+#include "forst_stats.h"
 #include "forst_wal.h"
 
 PGDLLEXPORT void forst_worker_main(Datum arg);
@@ -126,7 +128,10 @@ flush_round(void)
 				CHECK_FOR_INTERRUPTS();
 			}
 			while (forst_compact_one(ts))
+			{
+				forst_stats_add(FS_COMPACTIONS, 1);
 				CHECK_FOR_INTERRUPTS();
+			}
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}
@@ -165,6 +170,9 @@ forst_worker_main(Datum arg)
 			retire(i);
 	}
 	forst_shared->flush_latch = MyLatch;
+
+	/* the disk cache's index, from the files a previous run left */
+	forst_cache_rebuild();
 
 	for (;;)
 	{

@@ -194,6 +194,10 @@ dc_prepare_dir(const char *dir, FstError *err)
 		if (fd >= 0)
 			close(fd);
 	}
+	/* the last subdirectory exists: all do (every process attaches here) */
+	snprintf(sub, sizeof(sub), "%s/%02x", dir, DC_NSUBDIRS - 1);
+	if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+		return FST_OK;
 	for (b = 0; b < DC_NSUBDIRS; b++)
 	{
 		snprintf(sub, sizeof(sub), "%s/%02x", dir, b);
