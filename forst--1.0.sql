@@ -142,6 +142,14 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'forst_table_files'
 LANGUAGE C STRICT VOLATILE;
 
+-- The server's memtable pool (shared by all databases).
+CREATE FUNCTION forst.memory(OUT slabs int, OUT slab_bytes bigint,
+    OUT free int, OUT active int, OUT immutable int, OUT retiring int,
+    OUT tables int)
+RETURNS record
+AS 'MODULE_PATHNAME', 'forst_memory'
+LANGUAGE C STRICT VOLATILE;
+
 CREATE VIEW forst.tables AS
 SELECT c.oid::regclass AS "table", i.*, c.reltuples::bigint AS rows_estimate,
        128 AS key_groups

@@ -112,6 +112,26 @@ forst_build_install()
 	as_root make -C "$FORST_ROOT" --no-print-directory PG_CONFIG="$PG_CONFIG" -s install
 }
 
+# Builds forst and installs it into a private copy of PostgreSQL 15 under
+# DIR (its bin/, lib/ and share/ trees, about 50 MB).  PostgreSQL's
+# installation is relocatable: binaries find lib/ and share/ relative to
+# themselves, so a server started from DIR loads this build of forst,
+# whatever other checkouts on the machine have installed system-wide, and
+# no root is needed.  Prints DIR's bindir.
+forst_build_private_install()
+{
+	local dir=$1 libdir sharedir
+
+	libdir=$(dirname "$("$PG_CONFIG" --bindir)")	# /usr/lib/postgresql/15
+	sharedir=$("$PG_CONFIG" --sharedir)			# /usr/share/postgresql/15
+	forst_make -s -j"$(nproc)" >&2
+	mkdir -p "$dir$(dirname "$libdir")" "$dir$(dirname "$sharedir")"
+	cp -a "$libdir" "$dir$(dirname "$libdir")/"
+	cp -a "$sharedir" "$dir$(dirname "$sharedir")/"
+	forst_make -s install DESTDIR="$dir" >&2
+	printf '%s\n' "$dir$libdir/bin"
+}
+
 # A directory owned by the server user, for servers and test files: the
 # repository may live where that user cannot read (such as /root).
 forst_user_tmpdir()

@@ -295,17 +295,6 @@ if wants s3; then
 	fi
 fi
 forst_ensure_pg_user
-if wants regress || wants isolation || wants tap || wants s3; then
-	# forst.so is installed into PostgreSQL's own directories, which all
-	# checkouts on a machine share: runs from two worktrees would load each
-	# other's builds.  The lock (held until this script exits) serializes them.
-	exec 9>"${TMPDIR:-/tmp}/forst-install.lock"
-	if ! flock -n 9; then
-		log "waiting for another test run to finish (lock ${TMPDIR:-/tmp}/forst-install.lock)"
-		flock 9
-	fi
-	forst_build_install
-fi
 
 work=$(forst_user_tmpdir forst-test)
 logs="$work/logs"
@@ -316,6 +305,13 @@ pgxs_dir=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
 pg_regress="$pgxs_dir/src/test/regress/pg_regress"
 pg_isolation_regress="$pgxs_dir/src/test/isolation/pg_isolation_regress"
 bindir=$("$PG_CONFIG" --bindir)
+if wants regress || wants isolation || wants tap || wants s3; then
+	# forst is installed into a private copy of PostgreSQL in the work
+	# directory, never system-wide: checkouts on one machine cannot load
+	# each other's builds, and tests need no root.
+	log "build: make; install into $work/pg (a private copy of PostgreSQL 15)"
+	bindir=$(forst_build_private_install "$work/pg")
+fi
 user_path="$bindir:/usr/local/bin:/usr/bin:/bin"
 
 if wants regress || wants isolation || wants tap; then

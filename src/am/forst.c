@@ -36,6 +36,9 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	/* before anything can fail: the AM hands this slot type out */
+	forst_slot_init();
+
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 

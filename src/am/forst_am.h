@@ -124,6 +124,12 @@ extern bool forst_version_visible_v(Snapshot snapshot, Relation rel,
 extern void forst_store_version(TupleTableSlot *slot, const ForstVersion *v,
 								Oid relid);
 
+/* forst_slot.c: minimal-tuple slots that also answer xmin, cmin, cmax */
+extern TupleTableSlotOps forst_slot_ops;
+extern void forst_slot_init(void);
+extern void forst_slot_store(TupleTableSlot *slot, MinimalTuple mtup,
+							 TransactionId xmin, CommandId cid);
+
 /* forst_lock.c */
 extern void forst_lock_key(Relation rel, FstSlice user_part, LOCKMODE mode);
 extern void forst_unlock_key(Relation rel, FstSlice user_part, LOCKMODE mode);
@@ -133,6 +139,7 @@ extern LOCKMODE forst_tuple_lock_mode(LockTupleMode mode);
 /* forst_pending.c */
 extern void forst_pending_init(void);
 extern void forst_drop_storage_at(const RelFileNode *rnode, bool at_commit);
+extern void forst_drop_database_at_commit(Oid dbid);
 
 /* forst_dml.c */
 extern void forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);

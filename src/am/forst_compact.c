@@ -33,6 +33,7 @@
 #include "forst_flush.h"
 #include "forst_stats.h"
 #include "forst_store.h"
+#include "forst_wal.h"
 #include "merge_iter.h"
 
 typedef struct DropCtx
@@ -123,11 +124,10 @@ forst_compact_one(ForstTableShared *ts)
 	FstManifest next;
 	FstCompactionResult result;
 	OutputCtx	out;
-	FstBuf		enc;
 	FstError	err;
 	FstCode		rc;
 	bool		picked;
-	char		okey[FORST_KEY_LEN];
+	uint64		new_version;
 	int			l,
 				i,
 				s;
@@ -242,24 +242,18 @@ forst_compact_one(ForstTableShared *ts)
 	if (rc != FST_OK)
 		forst_report(rc, &err, "applying a compaction edit");
 	next.version = base_version + 1;
-	fst_buf_init(&enc);
-	rc = fst_manifest_encode(&next, &enc, &err);
+	forst_manifest_publish(&rnode, &next);
+	new_version = next.version;
 	fst_manifest_free(&next);
-	if (rc == FST_OK)
-	{
-		forst_manifest_object_key(&rnode, base_version + 1, okey, sizeof(okey));
-		rc = fst_objstore_put_if_absent(forst_objstore(), okey, enc.data, enc.len, &err);
-	}
-	fst_buf_free(&enc);
-	if (rc != FST_OK)
-		forst_report(rc, &err, "writing a manifest");
 
 	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
 	if (!ts->drop_pending)
 	{
 		Assert(ts->manifest_version == base_version);
-		ts->manifest_version = base_version + 1;
+		ts->manifest_version = new_version;
 	}
 	LWLockRelease(&ts->lock);
+	/* a standby follows (no memtable changed: nothing newly covered) */
+	forst_wal_log_manifest(&rnode, new_version, InvalidXLogRecPtr);
 	return true;
 }

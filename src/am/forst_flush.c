@@ -39,6 +39,7 @@
 #include "forst_flush.h"
 #include "forst_stats.h"
 #include "forst_store.h"
+#include "forst_wal.h"
 
 /* Writes the memtable's entries that did not abort into an SST in file. */
 static FstCode
@@ -113,11 +114,12 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	FstManifest next;
 	FstManifestEdit edit;
 	FstBuf		file;
-	FstBuf		enc;
 	FstSstProps props;
 	FstError	err;
 	FstCode		rc;
 	uint64		max_seq = 0;
+	uint64		new_version;
+	XLogRecPtr	covered;
 	uint64		file_id;
 	bool		have_file;
 	char		okey[FORST_KEY_LEN];
@@ -214,18 +216,10 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 		next = applied;
 	}
 	next.version = base_version + 1;
-	fst_buf_init(&enc);
-	rc = fst_manifest_encode(&next, &enc, &err);
-	if (rc == FST_OK)
-	{
-		forst_manifest_object_key(&rnode, next.version, okey, sizeof(okey));
-		rc = fst_objstore_put_if_absent(forst_objstore(), okey, enc.data, enc.len, &err);
-	}
-	fst_buf_free(&enc);
-	fst_manifest_free(&next);
 	fst_sst_props_free(&props);
-	if (rc != FST_OK)
-		forst_report(rc, &err, "writing a manifest");
+	forst_manifest_publish(&rnode, &next);
+	new_version = next.version;
+	fst_manifest_free(&next);
 
 	/* switch readers to the new manifest and forget the memtable */
 	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
@@ -235,11 +229,15 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 		LWLockRelease(&ts->lock);
 		return false;
 	}
-	ts->manifest_version = base_version + 1;
+	ts->manifest_version = new_version;
 	Assert(ts->nimmutable > 0 && ts->immutable[ts->nimmutable - 1] == slab);
 	ts->nimmutable--;
 	forst_shared->slabs[slab].state = FORST_SLAB_RETIRING;
+	covered = forst_table_unflushed_lsn(ts);
 	LWLockRelease(&ts->lock);
 	*retired_slab = slab;
+
+	/* a standby switches to the new version and frees what it covers */
+	forst_wal_log_manifest(&rnode, new_version, covered);
 	return true;
 }

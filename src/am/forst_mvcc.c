@@ -359,7 +359,10 @@ forst_store_version(TupleTableSlot *slot, const ForstVersion *v, Oid relid)
 				 errmsg("forst: row version of %zu bytes is too short", len)));
 	mtup = (MinimalTuple) MemoryContextAlloc(slot->tts_mcxt, len);
 	memcpy(mtup, v->entry.payload.data, len);
-	ExecStoreMinimalTuple(mtup, slot, true);
+	forst_slot_store(slot, mtup,
+					 (v->entry.hdr.flags & FST_ENTRY_FROZEN) ?
+					 FrozenTransactionId : (TransactionId) v->entry.hdr.xid,
+					 (CommandId) v->entry.hdr.cid);
 	forst_tid_set(&slot->tts_tid, &v->loc);
 	slot->tts_tableOid = relid;
 }

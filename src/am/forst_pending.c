@@ -10,6 +10,9 @@
  * moved to the parent when a subtransaction commits, and carried out or
  * forgotten when the top transaction ends.
  *
+ * DROP DATABASE drops no table one by one: an entry whose relNode is
+ * InvalidOid stands for every forst table of database dbNode.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -65,7 +68,22 @@ forst_xact_callback(XactEvent event, void *arg)
 	{
 		PendingDrop *next = p->next;
 
-		if (p->at_commit == commit)
+		if (p->at_commit == commit && !OidIsValid(p->rnode.relNode))
+		{
+			RelFileNode rnodes[256];
+			int			n,
+						i;
+
+			/* a dropped database: all its tables, in rounds */
+			while ((n = forst_tables_of_database(p->rnode.dbNode, rnodes,
+												 lengthof(rnodes))) > 0)
+				for (i = 0; i < n; i++)
+				{
+					forst_wal_log_rel(XLOG_FORST_DROP, &rnodes[i]);
+					forst_table_shared_drop(&rnodes[i]);
+				}
+		}
+		else if (p->at_commit == commit)
 		{
 			/*
 			 * Logged after the commit or abort record: a replay must neither
@@ -135,6 +153,18 @@ forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 			RelationClose(rel);
 		}
 	}
+}
+
+/* DROP DATABASE: the state of its forst tables goes when it commits. */
+void
+forst_drop_database_at_commit(Oid dbid)
+{
+	RelFileNode rnode;
+
+	rnode.spcNode = InvalidOid;
+	rnode.dbNode = dbid;
+	rnode.relNode = InvalidOid;
+	forst_drop_storage_at(&rnode, true);
 }
 
 void

@@ -180,6 +180,58 @@ apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
 		pg_atomic_fetch_add_u64(&ts->live_estimate, 1);
 }
 
+/*
+ * MANIFEST: the primary's table is at a new manifest version.  A standby
+ * takes that version for its readers (it does not list the store, whose
+ * newest version may be ahead of its replay), if the version is in the
+ * store it reads; either way it frees memtables that the version covers
+ * only if it can read the version.  Crash recovery and catch-up replay
+ * leave the version to forst_table_load (which lists the store: a version
+ * written just before a crash has no record) and free what is covered.
+ * Nothing here may fail on store errors: this runs in the startup process.
+ */
+static void
+apply_manifest(const xl_forst_manifest *xlrec)
+{
+	ForstTableShared *ts = forst_table_shared(&xlrec->rnode, true);
+	bool		standby = AmStartupProcess() && StandbyMode;
+	bool		visible = true;
+
+	if (standby)
+	{
+		char		okey[FORST_KEY_LEN];
+		FstObjInfo	info;
+		FstError	err;
+		FstCode		rc;
+
+		forst_manifest_object_key(&xlrec->rnode, xlrec->version, okey, sizeof(okey));
+		rc = fst_objstore_head(forst_objstore(), okey, &info, &err);
+		if (rc != FST_OK)
+		{
+			visible = false;
+			ereport(WARNING,
+					(errmsg("forst: the standby cannot read manifest version " UINT64_FORMAT " of table %u/%u/%u: %s",
+							xlrec->version, xlrec->rnode.spcNode,
+							xlrec->rnode.dbNode, xlrec->rnode.relNode,
+							rc == FST_NOT_FOUND ? "not found" : err.msg),
+					 errdetail("The standby keeps the table's rows in memory until it can."),
+					 errhint("Set forst.remote_dir on the standby to the primary's object store.")));
+		}
+	}
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	if (visible && standby)
+	{
+		if (xlrec->version > ts->manifest_version)
+			ts->manifest_version = xlrec->version;
+		ts->loaded = true;
+	}
+	else if (visible && ts->loaded && xlrec->version > ts->manifest_version)
+		ts->manifest_version = xlrec->version;
+	if (visible && !XLogRecPtrIsInvalid(xlrec->covered_lsn))
+		(void) forst_retire_covered(ts, xlrec->covered_lsn);
+	LWLockRelease(&ts->lock);
+}
+
 void
 forst_replay_record(XLogReaderState *record)
 {
@@ -202,6 +254,16 @@ forst_replay_record(XLogReaderState *record)
 						  fst_slice(data + SizeOfForstPut, xlrec.klen),
 						  fst_slice(data + SizeOfForstPut + xlrec.klen, xlrec.vlen),
 						  record->ReadRecPtr);
+				break;
+			}
+		case XLOG_FORST_MANIFEST:
+			{
+				xl_forst_manifest xlrec;
+
+				if (len != sizeof(xl_forst_manifest))
+					goto bad;
+				memcpy(&xlrec, data, sizeof(xlrec));
+				apply_manifest(&xlrec);
 				break;
 			}
 		case XLOG_FORST_CREATE:
@@ -249,6 +311,8 @@ forst_identify(uint8 info)
 			return "CREATE";
 		case XLOG_FORST_DROP:
 			return "DROP";
+		case XLOG_FORST_MANIFEST:
+			return "MANIFEST";
 	}
 	return NULL;
 }
@@ -289,6 +353,16 @@ forst_desc(StringInfo buf, XLogReaderState *record)
 		memcpy(&xlrec, data, sizeof(xlrec));
 		appendStringInfo(buf, "rel %u/%u/%u", xlrec.rnode.spcNode,
 						 xlrec.rnode.dbNode, xlrec.rnode.relNode);
+	}
+	else if (info == XLOG_FORST_MANIFEST && len == sizeof(xl_forst_manifest))
+	{
+		xl_forst_manifest xlrec;
+
+		memcpy(&xlrec, data, sizeof(xlrec));
+		appendStringInfo(buf, "rel %u/%u/%u; version " UINT64_FORMAT "; covers %X/%X",
+						 xlrec.rnode.spcNode, xlrec.rnode.dbNode,
+						 xlrec.rnode.relNode, xlrec.version,
+						 LSN_FORMAT_ARGS(xlrec.covered_lsn));
 	}
 	else
 		appendStringInfo(buf, "malformed (info 0x%02X, %zu bytes)", info, len);

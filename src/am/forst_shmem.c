@@ -10,6 +10,7 @@
 
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "postmaster/startup.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
@@ -91,6 +92,7 @@ forst_shmem_startup(void)
 			forst_shared->slabs[i].state = FORST_SLAB_FREE;
 			forst_shared->slabs[i].generation = 0;
 			forst_shared->slabs[i].first_lsn = InvalidXLogRecPtr;
+			forst_shared->slabs[i].last_lsn = InvalidXLogRecPtr;
 			forst_shared->slabs[i].next_free =
 				(i + 1 < forst_shared->nslabs) ? i + 1 : -1;
 		}
@@ -181,6 +183,7 @@ slab_free_locked(int slab)
 	s->state = FORST_SLAB_FREE;
 	s->generation++;
 	s->first_lsn = InvalidXLogRecPtr;
+	s->last_lsn = InvalidXLogRecPtr;
 	s->next_free = forst_shared->free_head;
 	forst_shared->free_head = slab;
 	forst_shared->nfree++;
@@ -197,6 +200,35 @@ table_drop_locked(ForstTableShared *ts)
 	for (i = 0; i < ts->nimmutable; i++)
 		slab_free_locked(ts->immutable[i]);
 	hash_search(forst_tables, &ts->rnode, HASH_REMOVE, NULL);
+}
+
+/* Tables with shared state; caller holds forst_shared->lock. */
+int
+forst_tables_count(void)
+{
+	return (int) hash_get_num_entries(forst_tables);
+}
+
+/*
+ * Up to max tables of database dbid that are not being dropped already;
+ * 0 when none is left.
+ */
+int
+forst_tables_of_database(Oid dbid, RelFileNode *out, int max)
+{
+	HASH_SEQ_STATUS status;
+	ForstTableShared *ts;
+	int			n = 0;
+
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	hash_seq_init(&status, forst_tables);
+	while ((ts = hash_seq_search(&status)) != NULL)
+	{
+		if (ts->rnode.dbNode == dbid && !ts->drop_pending && n < max)
+			out[n++] = ts->rnode;
+	}
+	LWLockRelease(forst_shared->lock);
+	return n;
 }
 
 void
@@ -260,6 +292,7 @@ forst_wake_flusher(void)
 static void
 wait_for_slab(void)
 {
+	static TimestampTz waiting_since = 0;
 	TimestampTz start;
 
 	/* the flush worker itself must not wait for itself */
@@ -267,6 +300,41 @@ wait_for_slab(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("forst: no memtable memory to carry entries over; the flush will be retried")));
+
+	/*
+	 * WAL replay (a standby's startup process) has no backend slot and
+	 * cannot flush: memory comes back when a MANIFEST record says what the
+	 * primary flushed, or when queries let go of retired memtables.  Say
+	 * so when that takes long, instead of stalling silently.
+	 */
+	if (MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		if (waiting_since == 0)
+			waiting_since = now;
+		else if (TimestampDifferenceExceeds(waiting_since, now, 10000))
+		{
+			ereport(WARNING,
+					(errmsg("forst: WAL replay has waited %ld s for memtable memory",
+							(long) ((now - waiting_since) / USECS_PER_SEC)),
+					 errdetail("All %d memtables hold entries that the primary has not flushed yet, or that queries on this server still read.",
+							   forst_shared->nslabs),
+					 errhint("Give this server at least the primary's forst.memtable_memory plus one forst.memtable_size per table written, and a forst.remote_dir that reaches the primary's object store.")));
+			waiting_since = now;
+		}
+		forst_wake_flusher();
+		ConditionVariablePrepareToSleep(&forst_shared->slab_cv);
+		(void) ConditionVariableTimedSleep(&forst_shared->slab_cv, 100,
+										   PG_WAIT_EXTENSION);
+		ConditionVariableCancelSleep();
+		if (AmStartupProcess())
+			HandleStartupProcInterrupts();
+		else
+			CHECK_FOR_INTERRUPTS();
+		return;
+	}
+	waiting_since = 0;
 	/*
 	 * While it waits, this backend does not hold the flush worker back
 	 * from reusing slabs (see forst_tid.c): otherwise a transaction that
@@ -334,6 +402,8 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 				if (XLogRecPtrIsInvalid(s->first_lsn) ||
 					(!XLogRecPtrIsInvalid(lsn) && lsn < s->first_lsn))
 					s->first_lsn = lsn;
+				if (lsn > s->last_lsn)
+					s->last_lsn = lsn;
 				*slab_out = ts->active;
 				LWLockRelease(&ts->lock);
 				return;
@@ -444,6 +514,93 @@ forst_oldest_unflushed_lsn(void)
 	}
 	LWLockRelease(forst_shared->lock);
 	return oldest;
+}
+
+/*
+ * The WAL position before which every entry of ts that was logged is in
+ * its manifest: no entry of its memtables, and none being written now, was
+ * logged before it.  The insert position is read before the writers' marks
+ * (forst_dml.c sets its mark to the insert position before logging), so a
+ * writer that sets its mark later logs after the position read.  Caller
+ * holds ts->lock.
+ */
+XLogRecPtr
+forst_table_unflushed_lsn(ForstTableShared *ts)
+{
+	XLogRecPtr	oldest = GetXLogInsertRecPtr();
+	int			i;
+
+	pg_memory_barrier();
+	for (i = 0; i <= MaxBackends; i++)
+	{
+		XLogRecPtr	p = (XLogRecPtr) pg_atomic_read_u64(&forst_shared->inflight[i]);
+
+		if (p != InvalidXLogRecPtr && p < oldest)
+			oldest = p;
+	}
+	if (ts->active >= 0)
+	{
+		XLogRecPtr	p = forst_shared->slabs[ts->active].first_lsn;
+
+		if (!XLogRecPtrIsInvalid(p) && p < oldest)
+			oldest = p;
+	}
+	for (i = 0; i < ts->nimmutable; i++)
+	{
+		XLogRecPtr	p = forst_shared->slabs[ts->immutable[i]].first_lsn;
+
+		if (!XLogRecPtrIsInvalid(p) && p < oldest)
+			oldest = p;
+	}
+	return oldest;
+}
+
+/*
+ * Redo of a MANIFEST record (see forst_wal.h): frees the memtables of ts
+ * whose entries were all logged before covered_lsn, which are in the
+ * manifest now.  The active memtable is frozen when it holds some entries
+ * from before covered_lsn, so that a later MANIFEST can free it: the
+ * memtables of a standby are then bounded like the primary's, plus at most
+ * one per table.  Freed slabs are retired: the flush worker returns them
+ * to the pool when no query that could read them is left.  Caller holds
+ * ts->lock exclusively.  Returns how many memtables it retired.
+ */
+int
+forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn)
+{
+	int			retired = 0;
+	int			i;
+
+	if (ts->active >= 0)
+	{
+		ForstSlab  *s = &forst_shared->slabs[ts->active];
+
+		if (!XLogRecPtrIsInvalid(s->first_lsn) && s->first_lsn < covered_lsn &&
+			ts->nimmutable < FORST_MAX_IMMUTABLE)
+		{
+			fst_memtable_freeze(forst_slab_memtable(ts->active));
+			s->state = FORST_SLAB_IMMUTABLE;
+			memmove(&ts->immutable[1], &ts->immutable[0],
+					sizeof(int) * ts->nimmutable);
+			ts->immutable[0] = ts->active;
+			ts->nimmutable++;
+			ts->active = -1;
+		}
+	}
+	/* oldest last; a memtable only holds entries newer than older ones' */
+	for (i = ts->nimmutable - 1; i >= 0; i--)
+	{
+		ForstSlab  *s = &forst_shared->slabs[ts->immutable[i]];
+
+		if (XLogRecPtrIsInvalid(s->last_lsn) || s->last_lsn >= covered_lsn)
+			break;
+		s->state = FORST_SLAB_RETIRING;
+		ts->nimmutable--;
+		retired++;
+	}
+	if (retired > 0)
+		forst_wake_flusher();
+	return retired;
 }
 
 bool

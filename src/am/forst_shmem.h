@@ -46,6 +46,7 @@ typedef struct ForstSlab
 	RelFileNode owner;			/* table whose memtable this is */
 	uint32		generation;		/* bumped each time the slab is reused */
 	XLogRecPtr	first_lsn;		/* WAL of its first entry (Invalid: empty) */
+	XLogRecPtr	last_lsn;		/* WAL of its last entry (Invalid: empty) */
 	int			next_free;		/* free-list link, -1 at the end */
 } ForstSlab;
 
@@ -99,6 +100,8 @@ extern ForstTableShared *forst_table_shared(const RelFileNode *rnode,
  * the flush worker is working on it, that happens when the flush ends.
  */
 extern void forst_table_shared_drop(const RelFileNode *rnode);
+extern int	forst_tables_of_database(Oid dbid, RelFileNode *out, int max);
+extern int	forst_tables_count(void);
 
 /*
  * The flush worker's hold on a table: between begin and end the table's
@@ -123,6 +126,8 @@ extern void forst_memtable_put(ForstTableShared *ts, FstSlice ikey,
  * yet in an SST file: the flush advances forst's replication slot to it.
  */
 extern XLogRecPtr forst_oldest_unflushed_lsn(void);
+extern XLogRecPtr forst_table_unflushed_lsn(ForstTableShared *ts);
+extern int	forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn);
 
 /* Next global sequence number. */
 static inline uint64

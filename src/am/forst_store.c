@@ -197,6 +197,55 @@ forst_table_load(ForstTableShared *ts)
 	}
 }
 
+/*
+ * Publishes manifest m (create-if-absent) as version m->version or, if
+ * that name is taken, the next free one; sets m->version to the version
+ * written.  A taken name means another writer made that version without
+ * this server knowing: a primary that kept flushing after the WAL this
+ * server (a promoted standby) replayed, or a write whose reply was lost.
+ * Its contents are not ours to build on (it may hold rows of transactions
+ * this server never saw), so ours is written after it; being the newer
+ * version, ours is the one that a restart finds.
+ */
+void
+forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
+{
+	int			attempt;
+
+	for (attempt = 0; attempt < 1000; attempt++)
+	{
+		FstBuf		enc;
+		FstError	err;
+		FstCode		rc;
+		char		okey[FORST_KEY_LEN];
+
+		fst_buf_init(&enc);
+		rc = fst_manifest_encode(m, &enc, &err);
+		if (rc == FST_OK)
+		{
+			forst_manifest_object_key(rnode, m->version, okey, sizeof(okey));
+			rc = fst_objstore_put_if_absent(forst_objstore(), okey, enc.data,
+											enc.len, &err);
+		}
+		fst_buf_free(&enc);
+		if (rc == FST_OK)
+			return;
+		if (rc != FST_ALREADY_EXISTS)
+			forst_report(rc, &err, "writing a manifest");
+		ereport(WARNING,
+				(errmsg("forst: manifest version " UINT64_FORMAT " of table %u/%u/%u exists already; writing version " UINT64_FORMAT " instead",
+						m->version, rnode->spcNode, rnode->dbNode,
+						rnode->relNode, m->version + 1),
+				 errdetail("Another server wrote it, for example a primary that went on writing after this server's WAL ended.")));
+		m->version++;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DUPLICATE_OBJECT),
+			 errmsg("forst: could not find a free manifest version for table %u/%u/%u",
+					rnode->spcNode, rnode->dbNode, rnode->relNode),
+			 errhint("Another server may be writing this table's objects; check forst.remote_dir.")));
+}
+
 /* ---------------------------------------------------------------------- */
 /* Manifest cache: (rnode, version) -> decoded manifest                    */
 

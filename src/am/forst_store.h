@@ -52,6 +52,12 @@ extern void forst_report(FstCode code, FstError *err, const char *what) pg_attri
  */
 extern void forst_table_load(ForstTableShared *ts);
 
+/*
+ * Writes m as a new manifest version (create-if-absent), at m->version or,
+ * if another writer took that name, the next free one (m->version tells).
+ */
+extern void forst_manifest_publish(const RelFileNode *rnode, FstManifest *m);
+
 /* The manifest of a table at a version (> 0), cached by this backend. */
 extern const FstManifest *forst_manifest_at(const RelFileNode *rnode,
 											uint64 version);

@@ -13,6 +13,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/heapam.h"
 #include "access/multixact.h"
 #include "access/parallel.h"
@@ -24,7 +26,9 @@
 #include "commands/vacuum.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "optimizer/plancat.h"
 #include "pgstat.h"
+#include "storage/bufmgr.h"
 #include "storage/predicate.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
@@ -53,7 +57,7 @@ not_supported(const char *what)
 static const TupleTableSlotOps *
 forst_slot_callbacks(Relation rel)
 {
-	return &TTSOpsMinimalTuple;
+	return &forst_slot_ops;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -71,6 +75,11 @@ typedef struct ForstScanDescData
 	ForstCursor *cursor;
 	bool		empty;			/* a parallel participant with nothing to do */
 	bool		analyzed;		/* ANALYZE had its one pseudo-block */
+	/* ANALYZE's counters (see forst_scan_analyze_next_block) */
+	double	   *an_liverows;	/* the caller's live-row counter */
+	double		an_live;		/* live rows the scan found */
+	double		an_blocks;		/* pseudo-blocks the caller asked for */
+	BlockNumber an_total;		/* the relation's size in blocks */
 } ForstScanDescData;
 
 typedef ForstScanDescData *ForstScanDesc;
@@ -429,12 +438,30 @@ forst_relation_vacuum(Relation rel, struct VacuumParams *params,
 	/* compaction removes dead versions; there is nothing to vacuum */
 }
 
-/* ANALYZE: one pseudo-block that yields every row; analyze samples them. */
+/*
+ * ANALYZE: forst rows have no blocks, so the first pseudo-block asked for
+ * yields every row (one merged scan) and the later ones nothing; ANALYZE's
+ * reservoir samples them uniformly.
+ *
+ * ANALYZE then extrapolates the row count as live rows / blocks sampled *
+ * relation blocks, assuming the live rows came from the sampled blocks
+ * only.  Once it samples fewer blocks than the relation has (a table of
+ * more than about 30,000 blocks at the default statistics target), that
+ * would multiply the count.  So the live-row counter the caller passes is
+ * kept at (rows found) * (blocks asked for so far) / (relation blocks):
+ * after the last block, the caller's extrapolation gives the rows found.
+ */
 static bool
 forst_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 							  BufferAccessStrategy bstrategy)
 {
 	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	if (scan->an_total == 0)
+		scan->an_total = Max(RelationGetNumberOfBlocks(sscan->rs_rd), 1);
+	scan->an_blocks += 1;
+	if (scan->an_liverows != NULL)
+		*scan->an_liverows = scan->an_live * scan->an_blocks / scan->an_total;
 
 	/* the first block asked for yields every row; later ones nothing */
 	if (scan->analyzed || scan->cursor == NULL)
@@ -451,10 +478,15 @@ forst_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 	ForstScanDesc scan = (ForstScanDesc) sscan;
 
 	if (!forst_cursor_next(scan->cursor))
+	{
+		/* see forst_scan_analyze_next_block */
+		scan->an_liverows = liverows;
+		*liverows = scan->an_live * scan->an_blocks / scan->an_total;
 		return false;
+	}
 	forst_store_version(slot, &scan->cursor->cur,
 						RelationGetRelid(scan->rs_base.rs_rd));
-	*liverows += 1;
+	scan->an_live += 1;
 	return true;
 }
 
@@ -479,7 +511,7 @@ forst_index_validate_scan(Relation table_rel, Relation index_rel,
 	not_supported("CREATE INDEX CONCURRENTLY");
 }
 
-/* Bytes of the table's memtables. */
+/* Bytes of the table's memtables and of the SST files of its manifest. */
 static uint64
 forst_relation_size(Relation rel, ForkNumber forkNumber)
 {
@@ -502,6 +534,17 @@ forst_relation_size(Relation rel, ForkNumber forkNumber)
 		fst_memtable_stats(forst_slab_memtable(slabs[i]), &st);
 		bytes += st.bytes_used;
 	}
+	forst_table_load(ts);
+	if (ts->manifest_version > 0)
+	{
+		const FstManifest *m = forst_manifest_at(&rel->rd_node,
+												 ts->manifest_version);
+		int			level;
+
+		for (level = 0; level < FST_NUM_LEVELS; level++)
+			for (i = 0; i < m->levels[level].nfiles; i++)
+				bytes += m->levels[level].files[i].meta.size;
+	}
 	return bytes;
 }
 
@@ -518,12 +561,28 @@ forst_relation_estimate_size(Relation rel, int32 *attr_widths,
 {
 	ForstTableShared *ts = forst_table_shared(&rel->rd_node, false);
 	uint64		bytes = forst_relation_size(rel, MAIN_FORKNUM);
+	BlockNumber relpages = rel->rd_rel->relpages;
+	double		reltuples = rel->rd_rel->reltuples;
 
-	*tuples = ts ? (double) (int64) pg_atomic_read_u64(&ts->live_estimate) : 0;
-	if (*tuples < 0)
-		*tuples = 0;
 	*pages = (BlockNumber) ((bytes + BLCKSZ - 1) / BLCKSZ);
 	*allvisfrac = 0;
+	if (reltuples >= 0 && relpages > 0)
+	{
+		/* analyzed: its row density, applied to today's size (as heap) */
+		*tuples = rint(reltuples / (double) relpages * (double) *pages);
+		return;
+	}
+
+	/* never analyzed: rows written since start-up, or a density guess */
+	*tuples = ts ? (double) (int64) pg_atomic_read_u64(&ts->live_estimate) : 0;
+	if (*tuples <= 0 && *pages > 0)
+	{
+		int32		width = get_rel_data_width(rel, attr_widths);
+
+		*tuples = rint((double) bytes / (double) (width + 32));
+	}
+	if (*tuples < 0)
+		*tuples = 0;
 }
 
 static bool

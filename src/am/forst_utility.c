@@ -22,6 +22,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "commands/dbcommands.h"
 #include "catalog/pg_am.h"
 #include "commands/defrem.h"
 #include "nodes/makefuncs.h"
@@ -61,6 +62,83 @@ rangevar_is_forst(RangeVar *rv)
 	result = rel->rd_rel->relkind == RELKIND_RELATION && forst_is_forst_relation(rel);
 	relation_close(rel, AccessShareLock);
 	return result;
+}
+
+/*
+ * Refuses a FOREIGN KEY that references a forst table.  PostgreSQL checks
+ * such a key through a btree on the referenced columns (and would fail
+ * with an internal error); forst keys have no btree.  "self" is the table
+ * being created, if it is a forst table (a self-reference finds no table
+ * by name yet).
+ */
+static void
+check_foreign_key(Constraint *con, RangeVar *self)
+{
+	if (con->contype != CONSTR_FOREIGN || con->pktable == NULL)
+		return;
+	if (rangevar_is_forst(con->pktable) ||
+		(self != NULL && strcmp(con->pktable->relname, self->relname) == 0 &&
+		 (con->pktable->schemaname == NULL || self->schemaname == NULL ||
+		  strcmp(con->pktable->schemaname, self->schemaname) == 0)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign keys referencing forst table \"%s\" are not supported",
+						con->pktable->relname),
+				 errdetail("PostgreSQL checks foreign keys through a btree index on the referenced table."),
+				 errhint("Reference a heap table, or check the reference in the application.")));
+}
+
+/* Every FOREIGN KEY constraint of a CREATE TABLE. */
+static void
+check_create_foreign_keys(CreateStmt *stmt, bool is_forst)
+{
+	ListCell   *lc;
+	RangeVar   *self = is_forst ? stmt->relation : NULL;
+
+	foreach(lc, stmt->constraints)
+		check_foreign_key(lfirst_node(Constraint, lc), self);
+	foreach(lc, stmt->tableElts)
+	{
+		Node	   *elt = lfirst(lc);
+		ListCell   *lc2;
+
+		if (IsA(elt, Constraint))
+			check_foreign_key((Constraint *) elt, self);
+		else if (IsA(elt, ColumnDef))
+			foreach(lc2, ((ColumnDef *) elt)->constraints)
+				check_foreign_key(lfirst_node(Constraint, lc2), self);
+	}
+}
+
+/*
+ * A forst partition of a partitioned table gets a copy of each of the
+ * parent's indexes, as btrees, which forst cannot have.
+ */
+static void
+check_partition_parent(CreateStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->inhRelations)
+	{
+		RangeVar   *parent = lfirst_node(RangeVar, lc);
+		Oid			relid = RangeVarGetRelid(parent, NoLock, true);
+		Relation	rel;
+		List	   *indexes;
+
+		if (!OidIsValid(relid))
+			continue;
+		rel = relation_open(relid, AccessShareLock);
+		indexes = RelationGetIndexList(rel);
+		relation_close(rel, AccessShareLock);
+		if (indexes != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a forst table cannot be a partition of \"%s\", which has indexes",
+							parent->relname),
+					 errdetail("Each partition would get a btree copy of the partitioned table's indexes (such as its primary key)."),
+					 errhint("Declare the primary key on each forst partition instead of on the partitioned table.")));
+	}
 }
 
 /* Sets forst_key on a PRIMARY KEY constraint; refuses other unique ones. */
@@ -196,6 +274,18 @@ rewrite_alter(AlterTableStmt *stmt)
 {
 	ListCell   *lc;
 
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
+			check_foreign_key((Constraint *) cmd->def, NULL);
+		else if (cmd->subtype == AT_SetAccessMethod && is_forst_am_name(cmd->name))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("changing a table's access method to forst is not supported yet"),
+					 errhint("Create a forst table and copy the rows: CREATE TABLE ... USING forst, then INSERT INTO ... SELECT.")));
+	}
 	if (!rangevar_is_forst(stmt->relation))
 		return;
 	foreach(lc, stmt->cmds)
@@ -207,7 +297,8 @@ rewrite_alter(AlterTableStmt *stmt)
 		else if (cmd->subtype == AT_SetAccessMethod)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("changing the access method of a forst table is not supported yet")));
+					 errmsg("changing the access method of a forst table is not supported yet"),
+					 errhint("Create a table with the other access method and copy the rows: INSERT INTO ... SELECT.")));
 		else if (cmd->subtype == AT_ClusterOn)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -224,10 +315,21 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 	bool		rewrite = false;
+	Oid			dropped_db = InvalidOid;
 
 	if (IsA(parsetree, CreateStmt))
-		rewrite = is_forst_am_name(((CreateStmt *) parsetree)->accessMethod) &&
-			((CreateStmt *) parsetree)->partbound == NULL;
+	{
+		CreateStmt *cstmt = (CreateStmt *) parsetree;
+		bool		is_forst = is_forst_am_name(cstmt->accessMethod);
+
+		if (forst_preloaded)
+		{
+			check_create_foreign_keys(cstmt, is_forst);
+			if (is_forst && cstmt->partbound != NULL)
+				check_partition_parent(cstmt);
+		}
+		rewrite = is_forst;
+	}
 	else if (IsA(parsetree, AlterTableStmt) || IsA(parsetree, IndexStmt))
 		rewrite = true;
 
@@ -247,12 +349,19 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 			check_index_stmt((IndexStmt *) parsetree);
 	}
 
+	/* DROP DATABASE: its forst tables' memtables go when it commits */
+	if (IsA(parsetree, DropdbStmt) && forst_preloaded)
+		dropped_db = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
+
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 							queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+
+	if (OidIsValid(dropped_db))
+		forst_drop_database_at_commit(dropped_db);
 }
 
 void

@@ -125,3 +125,34 @@ forst_table_files(PG_FUNCTION_ARGS)
 	relation_close(rel, AccessShareLock);
 	return (Datum) 0;
 }
+
+/*
+ * forst.memory(): the shared memtable pool of the whole server (all
+ * databases): slabs by state, and the tables that have shared state.
+ */
+PG_FUNCTION_INFO_V1(forst_memory);
+
+Datum
+forst_memory(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[7];
+	bool		nulls[7] = {0};
+	int			counts[FORST_SLAB_RETIRING + 1] = {0};
+	int			i;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	for (i = 0; i < forst_shared->nslabs; i++)
+		counts[forst_shared->slabs[i].state]++;
+	values[6] = Int32GetDatum(forst_tables_count());
+	LWLockRelease(forst_shared->lock);
+	values[0] = Int32GetDatum(forst_shared->nslabs);
+	values[1] = Int64GetDatum((int64) forst_shared->slab_size);
+	values[2] = Int32GetDatum(counts[FORST_SLAB_FREE]);
+	values[3] = Int32GetDatum(counts[FORST_SLAB_ACTIVE]);
+	values[4] = Int32GetDatum(counts[FORST_SLAB_IMMUTABLE]);
+	values[5] = Int32GetDatum(counts[FORST_SLAB_RETIRING]);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -454,6 +454,26 @@ forst_wal_log_rel(uint8 info, const RelFileNode *rnode)
 	(void) XLogInsert(FORST_RMGR_ID, info);
 }
 
+/*
+ * MANIFEST is logged by the flush worker once a manifest version is in the
+ * store.  Nothing needs it on a server whose settings forbid forst writes.
+ */
+void
+forst_wal_log_manifest(const RelFileNode *rnode, uint64 version,
+					   XLogRecPtr covered_lsn)
+{
+	xl_forst_manifest xlrec;
+
+	if (!wal_settings_ok() || RecoveryInProgress())
+		return;
+	xlrec.rnode = *rnode;
+	xlrec.version = version;
+	xlrec.covered_lsn = covered_lsn;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	(void) XLogInsert(FORST_RMGR_ID, XLOG_FORST_MANIFEST);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Catch-up                                                                */
 

@@ -19,6 +19,13 @@
  *	DROP	xl_forst_rel.  The table's state is gone: written after the
  *			commit of a DROP TABLE/TRUNCATE (for the old relfilenode) and by
  *			a non-transactional truncate.  Redo forgets the state.
+ *	MANIFEST xl_forst_manifest.  The table is at manifest version V in the
+ *			object store (after a flush or a compaction), and every entry
+ *			whose PUT record lies before covered_lsn is in it (Invalid: a
+ *			compaction, which changes no memtable).  A standby switches its
+ *			readers to V and frees its memtables that hold only entries
+ *			before covered_lsn; it reads the SSTs from the same store and
+ *			never writes there.  Crash recovery does the same.
  *
  * Redo is idempotent: every version has a unique global sequence number
  * in its key, and a version already present is skipped.
@@ -49,6 +56,7 @@
 #define XLOG_FORST_PUT			0x00
 #define XLOG_FORST_CREATE		0x10
 #define XLOG_FORST_DROP			0x20
+#define XLOG_FORST_MANIFEST		0x30
 
 typedef struct xl_forst_put
 {
@@ -65,11 +73,20 @@ typedef struct xl_forst_rel
 	RelFileNode rnode;
 } xl_forst_rel;
 
+typedef struct xl_forst_manifest
+{
+	RelFileNode rnode;
+	uint64		version;		/* manifest version now current */
+	XLogRecPtr	covered_lsn;	/* entries logged before it are flushed */
+} xl_forst_manifest;
+
 /* forst_wal.c: set-up, logging, slot, readiness */
 extern void forst_wal_init(void);
 extern XLogRecPtr forst_wal_log_put(ForstTableShared *ts, FstSlice ikey,
 								   FstSlice value);
 extern void forst_wal_log_rel(uint8 info, const RelFileNode *rnode);
+extern void forst_wal_log_manifest(const RelFileNode *rnode, uint64 version,
+								   XLogRecPtr covered_lsn);
 extern void forst_wal_check_writable(void);
 extern void forst_wal_ensure_ready(void);
 extern void forst_wal_advance_slot(XLogRecPtr flushed_upto);

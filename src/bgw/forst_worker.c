@@ -15,11 +15,18 @@
  * trigger events, ...).  The worker records the virtual transaction ids
  * running at that moment and frees the slab when all have ended.
  *
+ * On a hot standby the worker runs too (from the consistent state on),
+ * but only retires: WAL replay frees the memtables that a MANIFEST record
+ * says the primary flushed, and the worker returns their slabs to the pool
+ * once the standby's queries are done with them.  It never writes to the
+ * object store there; after promotion it flushes as on any primary.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -52,6 +59,7 @@ typedef struct Retiring
 } Retiring;
 
 static List *retiring = NIL;
+static bool *retire_known = NULL;	/* per slab: in "retiring" */
 
 static void
 retire(int slab)
@@ -65,6 +73,7 @@ retire(int slab)
 	memcpy(r->vxids, v, sizeof(VirtualTransactionId) * r->nvxids);
 	r->slab = slab;
 	retiring = lappend(retiring, r);
+	retire_known[slab] = true;
 	MemoryContextSwitchTo(old);
 }
 
@@ -91,6 +100,7 @@ free_retired(void)
 		}
 		if (r->nvxids == 0)
 		{
+			retire_known[r->slab] = false;
 			forst_slab_free(r->slab);
 			pfree(r->vxids);
 			pfree(r);
@@ -163,12 +173,8 @@ forst_worker_main(Datum arg)
 	forst_in_flush_worker = true;
 	pgstat_report_appname("forst flush");
 
-	/* slabs a previous incarnation was retiring: retire them again */
-	for (i = 0; i < forst_shared->nslabs; i++)
-	{
-		if (forst_shared->slabs[i].state == FORST_SLAB_RETIRING)
-			retire(i);
-	}
+	retire_known = MemoryContextAllocZero(TopMemoryContext,
+										  sizeof(bool) * forst_shared->nslabs);
 	forst_shared->flush_latch = MyLatch;
 
 	/* the disk cache's index, from the files a previous run left */
@@ -185,10 +191,23 @@ forst_worker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		/* memory is short: flush what other tables keep in active memtables */
-		if (forst_memory_wanted() && retiring == NIL)
-			(void) forst_freeze_actives();
-		flush_round();
+		/*
+		 * Slabs retired by someone else: WAL replay (standby, crash
+		 * recovery) or a previous incarnation of this worker.
+		 */
+		for (i = 0; i < forst_shared->nslabs; i++)
+		{
+			if (forst_shared->slabs[i].state == FORST_SLAB_RETIRING &&
+				!retire_known[i])
+				retire(i);
+		}
+		if (!RecoveryInProgress())
+		{
+			/* memory is short: flush what tables keep in active memtables */
+			if (forst_memory_wanted() && retiring == NIL)
+				(void) forst_freeze_actives();
+			flush_round();
+		}
 		waiting = free_retired();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 waiting ? 50 : 1000, PG_WAIT_EXTENSION);
@@ -202,7 +221,7 @@ forst_worker_register(void)
 
 	memset(&bgw, 0, sizeof(bgw));
 	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_start_time = BgWorkerStart_ConsistentState;
 	bgw.bgw_restart_time = 1;
 	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "forst");
 	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_worker_main");
