@@ -183,7 +183,7 @@ step_tap()
 {
 	local tests p f l
 
-	# FORST_TAP_TESTS="t/008_disk_cache.pl ..." runs only those
+	# FORST_TAP_TESTS="t/009_disk_cache.pl ..." runs only those
 	tests=${FORST_TAP_TESTS:-$(cd "$work" && find t -maxdepth 1 -name '*.pl' | sort)}
 	if [ -z "$tests" ]; then
 		log "tap: no TAP tests (t/*.pl); nothing to run"
