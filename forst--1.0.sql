@@ -173,6 +173,7 @@ CREATE FUNCTION forst.stats_row(
     OUT store_get_range bigint, OUT store_head bigint, OUT store_list bigint,
     OUT store_delete bigint, OUT store_errors bigint, OUT store_not_found bigint,
     OUT store_bytes_read bigint, OUT store_bytes_written bigint,
+    OUT store_retries bigint, OUT store_request_ms float8,
     OUT block_cache_hits bigint, OUT block_cache_misses bigint,
     OUT bloom_checks bigint, OUT bloom_negatives bigint,
     OUT bloom_false_positives bigint,

@@ -47,6 +47,7 @@ SELECT flushes > 0 AS flushes, flush_bytes > 0 AS flush_bytes,
        bloom_checks > 0 AS bloom_checks,
        bloom_negatives > 0 AND bloom_negatives <= bloom_checks AS bloom_negatives,
        store_errors = 0 AS no_errors,
+       store_request_ms > 0 AS store_time,
        cache_corrupt_entries = 0 AS no_corruption
   FROM forst.stats;
 

@@ -124,13 +124,17 @@ forst_stats_publish(void)
 	{
 		const FstObjStats *os = fst_objstore_stats(store);
 		uint64		errors = 0;
+		uint64		usec = 0;
 		int			op;
 
 		for (op = 0; op < FST_OBJ_NUM_OPS; op++)
 		{
 			publish_one(FS_STORE_PUT + op, os->requests[op]);
 			errors += os->errors[op];
+			usec += os->request_usec[op];
 		}
+		publish_one(FS_STORE_RETRIES, os->retries);
+		publish_one(FS_STORE_REQUEST_US, usec);
 		publish_one(FS_STORE_ERRORS, errors);
 		publish_one(FS_STORE_NOT_FOUND, os->not_found);
 		publish_one(FS_STORE_BYTES_READ, os->bytes_read);
@@ -180,7 +184,7 @@ forst_stats_fn(PG_FUNCTION_ARGS)
 	{
 		uint64		v = pg_atomic_read_u64(&stats_shared->counters[i]);
 
-		if (i == FS_WRITE_STALL_US)
+		if (i == FS_WRITE_STALL_US || i == FS_STORE_REQUEST_US)
 			values[n++] = Float8GetDatum((double) v / 1000.0);
 		else
 			values[n++] = Int64GetDatum((int64) v);

@@ -33,6 +33,8 @@ typedef enum ForstStat
 	FS_STORE_NOT_FOUND,
 	FS_STORE_BYTES_READ,
 	FS_STORE_BYTES_WRITTEN,
+	FS_STORE_RETRIES,
+	FS_STORE_REQUEST_US,		/* wall time in requests, all kinds */
 	/* block cache and bloom filters, published */
 	FS_BLOCK_CACHE_HITS,
 	FS_BLOCK_CACHE_MISSES,
