@@ -17,6 +17,13 @@
  * is clear.  PENDING slots (files being written) are never evicted, but
  * their bytes count, so that temp files are within the bound too.
  *
+ * Sizing: a slot per 8 KiB of capacity (entries are 32 KiB chunks; the
+ * spare slots hold the short tails of small files), at most 4M slots
+ * (128 MB of shared memory): a cache above ~128 GB is bounded by entries
+ * before bytes.  Eviction unlinks the victim's file under the exclusive
+ * lock, which keeps the directory and the count in step; an unlink is a
+ * few microseconds on a local file system.
+ *
  * The caller holds the lock (see dc_internal.h).
  *
  *-------------------------------------------------------------------------
