@@ -16,8 +16,10 @@
 # file:// (in the data directory): its "remote" reads are page-cache reads,
 # so this measures what the cache costs and saves on top of a fast store;
 # against S3 a miss costs a request (milliseconds), see docs/benchmarks.md.
-# Runs as the unprivileged test user when started as root, on a private
-# copy of PostgreSQL (scripts/lib.sh).  Prints a markdown table.
+# FORST_BENCH_CONF=file appends settings (forst.remote_dir, S3 ones) to
+# the server's configuration.  Runs as the unprivileged test user when
+# started as root, on a private copy of PostgreSQL (scripts/lib.sh).
+# Prints a markdown table.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -61,6 +63,9 @@ forst.memtable_memory = '32MB'
 forst.block_cache_size = '256kB'
 include_if_exists = 'bench_cache.conf'
 EOF
+if [ -n "${FORST_BENCH_CONF:-}" ]; then
+	cat "$FORST_BENCH_CONF" >>"$data/postgresql.conf"
+fi
 
 start() { pg pg_ctl -D "$data" -l "$work/log" -w start >/dev/null; }
 stop() { pg pg_ctl -D "$data" -m fast -w stop >/dev/null; }
