@@ -184,7 +184,8 @@ CREATE FUNCTION forst.stats_row(
     OUT cache_entries bigint, OUT cache_bytes_used bigint,
     OUT cache_capacity bigint, OUT cache_bytes_admitted bigint,
     OUT cache_bytes_read bigint, OUT cache_bytes_fetched bigint,
-    OUT cache_corrupt_entries bigint, OUT cache_ready boolean,
+    OUT cache_corrupt_entries bigint, OUT cache_not_admitted bigint,
+    OUT cache_ready boolean,
     OUT stats_reset timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'forst_stats_fn'

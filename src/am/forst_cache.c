@@ -142,6 +142,8 @@ forst_disk_cache(void)
 
 	fst_diskcache_options_default(&opt);
 	opt.account_block = FORST_CACHE_ACCOUNT_BLOCK;
+	/* chunks read once (scans, the cold tail) do not evict hot ones */
+	opt.admit_on_second_miss = true;
 	opt.lock = cache_lock;
 	opt.unlock = cache_unlock;
 	opt.lock_arg = cache_shared->lock;

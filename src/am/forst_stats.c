@@ -154,7 +154,7 @@ forst_stats_publish(void)
 }
 
 /* Column order of forst.stats (forst--1.0.sql): counters, then these. */
-#define STATS_EXTRA_COLUMNS 12
+#define STATS_EXTRA_COLUMNS 13
 
 Datum
 forst_stats_fn(PG_FUNCTION_ARGS)
@@ -204,6 +204,7 @@ forst_stats_fn(PG_FUNCTION_ARGS)
 		values[n++] = Int64GetDatum((int64) ds.bytes_read_from_cache);
 		values[n++] = Int64GetDatum((int64) ds.bytes_fetched);
 		values[n++] = Int64GetDatum((int64) ds.corrupt_entries);
+		values[n++] = Int64GetDatum((int64) ds.not_admitted);
 		values[n++] = BoolGetDatum(ds.ready);
 	}
 	else

@@ -17,6 +17,15 @@
  * is clear.  PENDING slots (files being written) are never evicted, but
  * their bytes count, so that temp files are within the bound too.
  *
+ * Admission filter: a bitmap of 64 bits per slot over (object, chunk)
+ * hashes.  When the handle asks for it (admit_on_second_miss), a chunk read
+ * from the origin is only cached on its second miss within the filter's
+ * window, so that chunks read once (a scan, the cold tail of a skewed
+ * workload) do not evict hot ones.  The window ends when as many bits have
+ * been set as there are slots, twice: the map is cleared.  Races between
+ * processes lose at worst a bit or a clear, which only changes which chunk
+ * is admitted.
+ *
  * Sizing: a slot per 8 KiB of capacity (entries are 32 KiB chunks; the
  * spare slots hold the short tails of small files), at most 4M slots
  * (128 MB of shared memory): a cache above ~128 GB is bounded by entries
@@ -72,12 +81,25 @@ dc_index_nslots(uint64 capacity)
 	return (uint32) n;
 }
 
+static uint32
+nfilter_for(uint32 nslots)
+{
+	return nbuckets_for(nslots);	/* 64 bits per slot, a power of two */
+}
+
+static inline uint64 *
+filter_words(DcIndex *idx)
+{
+	return (uint64 *) dc_index_slot(idx, (int32) idx->nslots);
+}
+
 size_t
 dc_index_size(uint32 nslots)
 {
 	return MAXALIGN(sizeof(DcIndex)) +
 		MAXALIGN(sizeof(int32) * nbuckets_for(nslots)) +
-		sizeof(DcSlot) * (size_t) nslots;
+		sizeof(DcSlot) * (size_t) nslots +
+		sizeof(uint64) * (size_t) nfilter_for(nslots);
 }
 
 void
@@ -90,6 +112,8 @@ dc_index_init(DcIndex *idx, uint64 capacity, uint32 nslots)
 	idx->capacity = capacity;
 	idx->nslots = nslots;
 	idx->nbuckets = nbuckets_for(nslots);
+	idx->nfilter = nfilter_for(nslots);
+	memset(filter_words(idx), 0, sizeof(uint64) * idx->nfilter);
 	b = buckets(idx);
 	for (i = 0; i < idx->nbuckets; i++)
 		b[i] = -1;
@@ -212,4 +236,31 @@ dc_index_publish(DcIndex *idx, int32 slot, bool referenced)
 
 	s->state = DC_SLOT_VALID;
 	s->ref = referenced ? 1 : 0;
+}
+
+bool
+dc_index_missed_before(DcIndex *idx, uint64 hash, uint64 chunk)
+{
+	uint64		h = hash ^ (chunk * UINT64CONST(0xC2B2AE3D27D4EB4F));
+	uint64	   *w;
+	uint64		bit;
+	uint64		old;
+
+	h ^= h >> 31;
+	h *= UINT64CONST(0x9E3779B97F4A7C15);
+	w = &filter_words(idx)[(h >> 6) & (idx->nfilter - 1)];
+	bit = UINT64CONST(1) << (h & 63);
+	old = __atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
+	if (old & bit)
+		return true;
+	if (__atomic_add_fetch(&idx->filter_set, 1, __ATOMIC_RELAXED) >
+		2 * (uint64) idx->nslots)
+	{
+		uint32		i;
+
+		__atomic_store_n(&idx->filter_set, 0, __ATOMIC_RELAXED);
+		for (i = 0; i < idx->nfilter; i++)
+			__atomic_store_n(&filter_words(idx)[i], 0, __ATOMIC_RELAXED);
+	}
+	return false;
 }

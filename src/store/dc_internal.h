@@ -65,12 +65,13 @@ typedef enum DcCounter
 	DC_EVICTIONS,
 	DC_CORRUPT,
 	DC_WRITE_ERRORS,
+	DC_NOT_ADMITTED,
 	DC_NUM_COUNTERS
 } DcCounter;
 
 /*
  * The index region: this header, then nbuckets int32 chain heads, then
- * nslots DcSlots.  Position independent (offsets, not pointers), so that
+ * nslots DcSlots, then the admission filter's nfilter 64-bit words.  Position independent (offsets, not pointers), so that
  * every process may map it at its own address.
  */
 typedef struct DcIndex
@@ -82,6 +83,9 @@ typedef struct DcIndex
 	int32		free_head;
 	uint32		ready;			/* the rebuild scan has finished */
 	uint32		pad;
+	uint32		nfilter;		/* words of the admission filter (power of 2) */
+	uint32		pad2;
+	uint64		filter_set;		/* bits set since it was last cleared */
 	uint64		bytes_used;		/* VALID + PENDING slots */
 	uint64		entries;		/* VALID + PENDING slots */
 	uint64		counters[DC_NUM_COUNTERS];
@@ -110,6 +114,13 @@ extern void dc_index_publish(DcIndex *idx, int32 slot, bool referenced);
 
 /* Forget a slot (its file is gone or about to be). */
 extern void dc_index_remove(DcIndex *idx, int32 slot);
+
+/*
+ * The admission filter (no lock needed): records that (hash, chunk)
+ * missed and says whether it had missed before, since the filter was last
+ * cleared (it clears itself after about two index-fulls of misses).
+ */
+extern bool dc_index_missed_before(DcIndex *idx, uint64 hash, uint64 chunk);
 
 static inline void
 dc_count(DcIndex *idx, DcCounter c, uint64 n)

@@ -42,10 +42,15 @@ chunk_len(const CachedSource *s, uint64 chunk)
 	return Min(s->chunk_size, s->base.size - start);
 }
 
-/* Fetch chunks [first, last] from the origin in one request, fill them. */
+/*
+ * Fetch chunks [first, last] from the origin in one request, fill them
+ * (those the admission filter lets in; readmit: the run holds a chunk that
+ * was cached and found corrupt, and the run goes back without a second
+ * miss).
+ */
 static FstCode
 fetch_run(CachedSource *s, uint64 first, uint64 last, uint64 offset,
-		  size_t len, char *buf, FstError *err)
+		  size_t len, char *buf, bool readmit, FstError *err)
 {
 	DcIndex    *idx = s->cache->idx;
 	uint64		start = first * s->chunk_size;
@@ -69,10 +74,18 @@ fetch_run(CachedSource *s, uint64 first, uint64 last, uint64 offset,
 	memcpy(buf + (copy_from - offset), s->fetch + (copy_from - start),
 		   copy_to - copy_from);
 	for (ch = first; ch <= last; ch++)
+	{
+		if (s->cache->opt.admit_on_second_miss && !readmit &&
+			!dc_index_missed_before(idx, s->hash, ch))
+		{
+			dc_count(idx, DC_NOT_ADMITTED, 1);
+			continue;
+		}
 		(void) dc_write_entry(s->cache, s->key, s->keylen, s->hash,
 							  s->base.size, ch,
 							  s->fetch + (ch * s->chunk_size - start),
 							  chunk_len(s, ch));
+	}
 	return FST_OK;
 }
 
@@ -155,6 +168,7 @@ cached_read(FstRangeSource *src, uint64 offset, size_t len, char *buf,
 				ch;
 	uint64		run_start = 0;
 	bool		in_run = false;
+	bool		run_corrupt = false;
 	FstCode		rc;
 
 	if (len == 0)
@@ -199,7 +213,11 @@ cached_read(FstRangeSource *src, uint64 offset, size_t len, char *buf,
 				hit = true;
 			}
 			else
+			{
 				note_miss(s, ch, lr == DC_LOOKUP_CORRUPT);
+				if (lr == DC_LOOKUP_CORRUPT)
+					run_corrupt = true;
+			}
 		}
 		if (!hit && ch <= last)
 		{
@@ -211,10 +229,12 @@ cached_read(FstRangeSource *src, uint64 offset, size_t len, char *buf,
 		}
 		else if (in_run)
 		{
-			rc = fetch_run(s, run_start, ch - 1, offset, len, buf, err);
+			rc = fetch_run(s, run_start, ch - 1, offset, len, buf,
+						   run_corrupt, err);
 			if (rc != FST_OK)
 				return rc;
 			in_run = false;
+			run_corrupt = false;
 		}
 	}
 	return FST_OK;
@@ -475,6 +495,7 @@ fst_diskcache_stats(const FstDiskCache *cache, FstDiskCacheStats *out)
 	out->evictions = dc_counter(idx, DC_EVICTIONS);
 	out->corrupt_entries = dc_counter(idx, DC_CORRUPT);
 	out->write_errors = dc_counter(idx, DC_WRITE_ERRORS);
+	out->not_admitted = dc_counter(idx, DC_NOT_ADMITTED);
 	/* a consistent pair, read without the lock: good enough for stats */
 	out->entries = __atomic_load_n(&idx->entries, __ATOMIC_RELAXED);
 	out->bytes_used = __atomic_load_n(&idx->bytes_used, __ATOMIC_RELAXED);

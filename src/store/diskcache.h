@@ -137,6 +137,10 @@ typedef struct FstDiskCacheOptions
 	bool		cleanup;		/* on rebuild: delete garbage and dead temp
 								 * files (default true) */
 	uint32		account_block;	/* round file sizes up to this (0: bytes) */
+	bool		admit_on_second_miss;	/* cache a fetched chunk only when it
+										 * missed before (see dc_index.c);
+										 * admit() and corrupt entries are
+										 * not filtered */
 	FstDiskCacheLockFn lock;
 	FstDiskCacheUnlockFn unlock;
 	void	   *lock_arg;
@@ -156,6 +160,8 @@ typedef struct FstDiskCacheStats
 	uint64		evictions;		/* entries deleted to make room */
 	uint64		corrupt_entries;	/* entries that failed verification */
 	uint64		write_errors;	/* entries that could not be written */
+	uint64		not_admitted;	/* fetched chunks the admission filter
+								 * kept out (first misses) */
 	uint64		entries;		/* in the index now */
 	uint64		bytes_used;		/* bytes of the entries in the index */
 	uint64		capacity;

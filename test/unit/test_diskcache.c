@@ -943,3 +943,62 @@ FST_TEST(diskcache_shared_index_bounds_all_processes)
 	munmap(region, rsize + 64);
 	fst_free(data);
 }
+
+/* admit_on_second_miss: one-off reads do not fill, repeated ones do. */
+FST_TEST(diskcache_admission_filter)
+{
+	char		dir[600];
+	char		path[1500];
+	FstError	err;
+	uint32		chunk = 16 * KiB;
+	size_t		len = 40 * chunk;
+	char	   *data = dc_data(len, 12);
+	FstDiskCacheOptions o;
+	FstDiskCache *c = NULL;
+	FstRangeSource *src,
+			   *origin;
+	FstDiskCacheStats st;
+	struct stat sb;
+	int			i;
+
+	dc_dir("filter", dir, sizeof(dir));
+	fst_diskcache_options_default(&o);
+	o.chunk_size = chunk;
+	o.admit_on_second_miss = true;
+	CHECK_OK(fst_diskcache_open(dir, 8 * (chunk + 100), &o, &c, &err), &err);
+	src = dc_source(c, "t/filter.sst", data, len, &origin, &err);
+	CHECK(src != NULL);
+
+	/* a one-off read of chunk 3: fetched, not cached */
+	CHECK(read_check(src, data, 3 * chunk + 10, 100, &err));
+	fst_diskcache_entry_path(c, "t/filter.sst", 3, path, sizeof(path));
+	CHECK(stat(path, &sb) != 0);
+	fst_diskcache_stats(c, &st);
+	CHECK_EQ_INT(st.not_admitted, 1);
+	CHECK_EQ_INT(st.entries, 0);
+	/* its second miss caches it; the third read is a hit */
+	CHECK(read_check(src, data, 3 * chunk + 10, 100, &err));
+	CHECK(stat(path, &sb) == 0);
+	CHECK(read_check(src, data, 3 * chunk + 10, 100, &err));
+	CHECK_EQ_INT(origin->reads, 2);
+
+	/* a hot chunk read between one-off reads of 36 others stays cached */
+	for (i = 4; i < 40; i++)
+	{
+		CHECK(read_check(src, data, (uint64) i * chunk, 10, &err));
+		CHECK(read_check(src, data, 3 * chunk, 10, &err));
+	}
+	fst_diskcache_stats(c, &st);
+	CHECK(stat(path, &sb) == 0);
+	CHECK_EQ_INT(st.not_admitted, 1 + 36);
+	CHECK_EQ_INT(st.entries, 1);
+	CHECK_EQ_INT(st.evictions, 0);
+
+	/* write-through admission is not filtered */
+	CHECK_OK(fst_diskcache_admit(c, "t/fresh.sst", data, 2 * chunk, &err), &err);
+	fst_diskcache_stats(c, &st);
+	CHECK_EQ_INT(st.entries, 3);
+	fst_range_close(src);
+	fst_diskcache_close(c);
+	fst_free(data);
+}
