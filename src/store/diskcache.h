@@ -89,6 +89,11 @@
  *	  bytes), so that du agrees.  Entries larger than the capacity are not
  *	  cached; objects one unit of which exceeds the capacity bypass the
  *	  cache (only the asked bytes are fetched).
+ *	  CLOCK replaced the first version's per-process LRU at no cost in the
+ *	  measurement above (32 KiB reads, 1 ms: 65.7% hits, 1561 ops/s, LRU
+ *	  64%, 1472).  admit_on_second_miss (the server's setting) keeps chunks
+ *	  read once out of the cache: 67.6% hits, 1836 ops/s, and no entry
+ *	  file written for a one-off read.
  *
  * Restart
  *	  fst_diskcache_rebuild fills an empty index from the files on disk
