@@ -164,3 +164,44 @@ SELECT c.oid::regclass AS "table", f.*
   JOIN pg_am a ON a.oid = c.relam AND a.amname = 'forst'
   CROSS JOIN LATERAL forst.table_files(c.oid) f
  WHERE c.relkind = 'r';
+
+-- Cluster-wide counters (src/am/forst_stats.c): the object store, the
+-- local disk cache, the block cache, bloom filters, flushes, compactions
+-- and write stalls.  Backends publish their counts at transaction end.
+CREATE FUNCTION forst.stats_row(
+    OUT store_put bigint, OUT store_put_if_absent bigint, OUT store_get bigint,
+    OUT store_get_range bigint, OUT store_head bigint, OUT store_list bigint,
+    OUT store_delete bigint, OUT store_errors bigint, OUT store_not_found bigint,
+    OUT store_bytes_read bigint, OUT store_bytes_written bigint,
+    OUT store_retries bigint, OUT store_request_ms float8,
+    OUT block_cache_hits bigint, OUT block_cache_misses bigint,
+    OUT bloom_checks bigint, OUT bloom_negatives bigint,
+    OUT bloom_false_positives bigint,
+    OUT flushes bigint, OUT flush_bytes bigint,
+    OUT compactions bigint, OUT compaction_bytes_written bigint,
+    OUT write_stalls bigint, OUT write_stall_ms float8,
+    OUT cache_hits bigint, OUT cache_misses bigint, OUT cache_evictions bigint,
+    OUT cache_entries bigint, OUT cache_bytes_used bigint,
+    OUT cache_capacity bigint, OUT cache_bytes_admitted bigint,
+    OUT cache_bytes_read bigint, OUT cache_bytes_fetched bigint,
+    OUT cache_corrupt_entries bigint, OUT cache_not_admitted bigint,
+    OUT cache_ready boolean,
+    OUT stats_reset timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'forst_stats_fn'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW forst.stats AS SELECT * FROM forst.stats_row();
+
+COMMENT ON VIEW forst.stats IS 'cluster-wide counters of the object store, the disk cache, the block cache, bloom filters, flushes, compactions and write stalls';
+
+CREATE FUNCTION forst.stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'forst_stats_reset_fn'
+LANGUAGE C STRICT VOLATILE;
+
+COMMENT ON FUNCTION forst.stats_reset() IS 'zero the counters of forst.stats (not the contents of the caches)';
+
+-- counters are no secret (as pg_stat_statements); resetting them is
+GRANT SELECT ON forst.stats TO PUBLIC;
+REVOKE ALL ON FUNCTION forst.stats_reset() FROM PUBLIC;

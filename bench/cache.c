@@ -21,6 +21,8 @@
  *	  --read-kib K		size of each read (4)
  *	  --unaligned 1		reads start at arbitrary offsets, like SST blocks
  *						(default 0: aligned to the read size)
+ *	  --admit2 1		cache a chunk on its second miss (the server's
+ *						setting; default 0: on every miss)
  *	  --ops N			measured reads (20000)	--warmup N		(20000)
  *	  --seconds S		cap on each phase (20)	--dir D			(/tmp)
  *
@@ -52,6 +54,7 @@ static double zipf_s = 1.0;
 static double cache_pct = 10;
 static bool clustered = false;
 static bool unaligned = false;
+static bool admit2 = false;		/* admit_on_second_miss */
 static const char *units = "4,16,32,64,256,1024,0";
 static long n_ops = 20000;
 static long n_warmup = 20000;
@@ -252,6 +255,7 @@ run(char **objs, size_t objlen, long unit_kib, bool all)
 
 		fst_diskcache_options_default(&o);
 		o.chunk_size = (uint32) unit_kib * 1024;
+		o.admit_on_second_miss = admit2 && !all;
 		if (fst_diskcache_open(dir, cap, &o, &cache, &err) != FST_OK)
 		{
 			fprintf(stderr, "open: %s\n", err.msg);
@@ -362,6 +366,8 @@ main(int argc, char **argv)
 			max_seconds = atof(v);
 		else if (!strcmp(a, "--unaligned"))
 			unaligned = atoi(v) != 0;
+		else if (!strcmp(a, "--admit2"))
+			admit2 = atoi(v) != 0;
 		else if (!strcmp(a, "--read-kib"))
 			BLOCK = (size_t) atol(v) * 1024;
 		else if (!strcmp(a, "--dir"))

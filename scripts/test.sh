@@ -9,6 +9,7 @@
 #   regress  pg_regress (sql/, expected/) on a private temporary instance
 #   isolation  pg_isolation_regress (specs/, expected/), own temporary instance
 #   tap      TAP tests (t/*.pl) with PostgreSQL::Test::Cluster
+#            (FORST_TAP_TESTS="t/a.pl t/b.pl" to run only some)
 #   s3       the s3:// store against a local S3 server (the s3it_* unit
 #            tests, then scripts/s3-cli-check.sh with the aws CLI), then
 #            PostgreSQL with forst.remote_dir on it: the DML regress suite
@@ -187,7 +188,8 @@ step_tap()
 {
 	local tests p f l
 
-	tests=$(cd "$work" && find t -maxdepth 1 -name '*.pl' | sort)
+	# FORST_TAP_TESTS="t/009_disk_cache.pl ..." runs only those
+	tests=${FORST_TAP_TESTS:-$(cd "$work" && find t -maxdepth 1 -name '*.pl' | sort)}
 	if [ -z "$tests" ]; then
 		log "tap: no TAP tests (t/*.pl); nothing to run"
 		record tap 0 0

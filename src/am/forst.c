@@ -19,9 +19,11 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_cache.h"
 #include "forst_flush.h"
 #include "forst_onconflict.h"
 #include "forst_shmem.h"
+#include "forst_stats.h"
 #include "forst_wal.h"
 
 PG_MODULE_MAGIC;
@@ -42,6 +44,8 @@ _PG_init(void)
 
 	forst_define_gucs();
 	forst_shmem_init();
+	forst_cache_init();
+	forst_stats_init();
 	forst_utility_init();
 	forst_onconflict_init();
 	forst_relinfo_init();

@@ -41,7 +41,9 @@
 #include "compaction.h"
 #include "compaction_pick.h"
 #include "forst.h"
+#include "forst_cache.h"
 #include "forst_flush.h"
+#include "forst_stats.h"
 #include "forst_store.h"
 #include "forst_wal.h"
 #include "merge_iter.h"
@@ -147,6 +149,8 @@ out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
 		rc = fst_objstore_put(forst_objstore(), key, o->buf.data, o->buf.len, err);
 	if (rc == FST_OK)
 	{
+		forst_cache_admit(key, o->buf.data, o->buf.len);
+		forst_stats_add(FS_COMPACTION_BYTES_WRITTEN, o->buf.len);
 		o->written += o->buf.len;
 		compaction_throttle(o);
 	}

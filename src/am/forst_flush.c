@@ -35,7 +35,9 @@
 #include "utils/snapmgr.h"
 
 #include "forst.h"
+#include "forst_cache.h"
 #include "forst_flush.h"
+#include "forst_stats.h"
 #include "forst_store.h"
 #include "forst_wal.h"
 
@@ -159,6 +161,10 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 			fst_buf_free(&file);
 			forst_report(rc, &err, psprintf("uploading \"%s\"", okey));
 		}
+		/* fresh output is read soon: admit it to the disk cache */
+		forst_cache_admit(okey, file.data, file.len);
+		forst_stats_add(FS_FLUSHES, 1);
+		forst_stats_add(FS_FLUSH_BYTES, file.len);
 	}
 	fst_buf_free(&file);
 

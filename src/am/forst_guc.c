@@ -35,6 +35,8 @@ int			forst_memtable_memory_kb = 128 * 1024;
 int			forst_max_tables = 1024;
 int			forst_max_row_size_kb = 1024;
 int			forst_block_cache_size_kb = 16 * 1024;
+char	   *forst_cache_dir = NULL;
+int			forst_cache_size_kb = 1024 * 1024;
 
 static const struct config_enum_entry compression_options[] = {
 	{"lz4", FORST_COMPRESSION_LZ4, false},
@@ -124,6 +126,15 @@ check_remote_dir(char **newval, void **extra, GucSource source)
 		strlcpy(rejected_value, *newval, sizeof(rejected_value));
 		rejected_detail = problem;
 	}
+	return false;
+}
+
+static bool
+check_cache_dir(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || (*newval)[0] == '\0' || (*newval)[0] == '/')
+		return true;
+	GUC_check_errdetail("forst.cache_dir must be an absolute path or empty.");
 	return false;
 }
 
@@ -218,6 +229,25 @@ forst_define_gucs(void)
 							NULL, NULL, NULL);
 
 	forst_define_s3_gucs();
+
+	DefineCustomStringVariable("forst.cache_dir",
+							   "Directory of the local disk cache of SST files.",
+							   "An absolute path; empty means <data directory>/forst/cache.  "
+							   "It must be empty, absent or a forst cache directory.",
+							   &forst_cache_dir,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   check_cache_dir, NULL, NULL);
+
+	DefineCustomIntVariable("forst.cache_size",
+							"Bound on the local disk cache of SST files, for the whole server.",
+							"0 turns the cache off.",
+							&forst_cache_size_kb,
+							1024 * 1024, 0, PG_INT32_MAX,
+							PGC_POSTMASTER,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("forst");
 

@@ -23,6 +23,7 @@
 #include "utils/snapmgr.h"
 
 #include "forst_am.h"
+#include "forst_stats.h"
 #include "forst_store.h"
 
 /* The fate of a finished transaction, cached in the hint bits. */
@@ -173,10 +174,12 @@ sst_newest(const ForstTableView *view, FstSlice user_part, ForstNewest *out)
 			FstIter    *it;
 			FstError	err;
 			FstCode		rc;
+			bool		any;
 
 			r = forst_sst_reader_for_key(&view->rnode, f, user_part);
 			if (r == NULL)
 				continue;
+			any = false;
 			it = fst_sst_iter_create(r);
 			if (it == NULL)
 				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
@@ -195,6 +198,7 @@ sst_newest(const ForstTableView *view, FstSlice user_part, ForstNewest *out)
 				}
 				if (fst_slice_cmp(e.user_part, user_part) != 0)
 					break;
+				any = true;
 				ctx.out = out;
 				if (!newest_cb(&ctx, NULL, &e.hdr, 0, 0))
 					continue;	/* aborted */
@@ -211,6 +215,8 @@ sst_newest(const ForstTableView *view, FstSlice user_part, ForstNewest *out)
 			fst_iter_destroy(it);
 			if (rc != FST_OK)
 				forst_report(rc, &err, "reading an SST file");
+			if (!any)
+				forst_local_bloom_false_positives++;	/* the filter said maybe */
 		}
 	}
 	pfree(target.data);

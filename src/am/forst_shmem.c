@@ -20,6 +20,7 @@
 
 #include "forst.h"
 #include "forst_shmem.h"
+#include "forst_stats.h"
 #include "forst_wal.h"
 
 ForstShared *forst_shared = NULL;
@@ -349,6 +350,7 @@ static void
 wait_for_slab(void)
 {
 	static TimestampTz waiting_since = 0;
+	TimestampTz start;
 
 	/* the flush worker itself must not wait for itself */
 	if (forst_in_flush_worker)
@@ -397,11 +399,15 @@ wait_for_slab(void)
 	 */
 	forst_shared->waiting[MyBackendId] = true;
 	forst_wake_flusher();
+	start = GetCurrentTimestamp();
 	ConditionVariablePrepareToSleep(&forst_shared->slab_cv);
 	(void) ConditionVariableTimedSleep(&forst_shared->slab_cv, 100,
 									   PG_WAIT_EXTENSION);
 	ConditionVariableCancelSleep();
 	forst_shared->waiting[MyBackendId] = false;
+	forst_stats_add(FS_WRITE_STALLS, 1);
+	forst_stats_add(FS_WRITE_STALL_US,
+					(uint64) Max(GetCurrentTimestamp() - start, 0));
 	CHECK_FOR_INTERRUPTS();
 }
 

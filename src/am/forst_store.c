@@ -19,6 +19,8 @@
 
 #include "blockcache.h"
 #include "forst.h"
+#include "forst_cache.h"
+#include "forst_stats.h"
 #include "forst_store.h"
 #include "objstore_s3.h"
 #include "objstore_source.h"
@@ -510,7 +512,13 @@ forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
 		fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(file))) > 0)
 		return NULL;
 	r = forst_sst_reader(rnode, file);
-	return fst_sst_may_contain(r, user_part) ? r : NULL;
+	forst_local_bloom_checks++;
+	if (!fst_sst_may_contain(r, user_part))
+	{
+		forst_local_bloom_negatives++;
+		return NULL;
+	}
+	return r;
 }
 
 FstSstReader *
@@ -565,6 +573,16 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	e->src = NULL;
 	e->reader = NULL;
 	rc = fst_range_source_object(forst_objstore(), okey, file->size, &e->src, &err);
+	if (rc == FST_OK && forst_disk_cache() != NULL)
+	{
+		/* read through the local disk cache (it owns the origin then) */
+		FstRangeSource *cached;
+
+		rc = fst_range_source_cached(forst_disk_cache(), e->src, okey,
+									 file->size, &cached, &err);
+		if (rc == FST_OK)
+			e->src = cached;
+	}
 	if (rc == FST_OK)
 	{
 		fst_sst_read_options_default(&ro);
@@ -579,6 +597,18 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 		forst_report(rc, &err, psprintf("opening SST \"%s\"", okey));
 	}
 	return e->reader;
+}
+
+FstObjStore *
+forst_objstore_if_open(void)
+{
+	return store;
+}
+
+FstBlockCache *
+forst_block_cache_if_open(void)
+{
+	return block_cache;
 }
 
 /* ---------------------------------------------------------------------- */

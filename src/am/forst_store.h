@@ -33,6 +33,10 @@
 /* The backend's object store handle (opened on first use). */
 extern FstObjStore *forst_objstore(void);
 
+/* The handles this process has opened, or NULL (for statistics). */
+extern FstObjStore *forst_objstore_if_open(void);
+extern struct FstBlockCache *forst_block_cache_if_open(void);
+
 extern void forst_table_prefix(const RelFileNode *rnode, char *buf, size_t len);
 extern void forst_sst_object_key(const RelFileNode *rnode, uint64 file_id,
 								 char *buf, size_t len);

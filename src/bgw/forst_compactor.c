@@ -34,6 +34,7 @@
 #include "forst.h"
 #include "forst_flush.h"
 #include "forst_shmem.h"
+#include "forst_stats.h"
 
 PGDLLEXPORT void forst_compactor_main(Datum arg);
 
@@ -56,7 +57,10 @@ compact_round(int worker)
 		{
 			PushActiveSnapshot(GetTransactionSnapshot());
 			while (forst_compact_one(ts))
+			{
+				forst_stats_add(FS_COMPACTIONS, 1);
 				CHECK_FOR_INTERRUPTS();
+			}
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}

@@ -42,8 +42,10 @@
 #include "utils/timestamp.h"
 
 #include "forst.h"
+#include "forst_cache.h"
 #include "forst_flush.h"
 #include "forst_shmem.h"
+#include "forst_stats.h"
 #include "forst_wal.h"
 
 PGDLLEXPORT void forst_worker_main(Datum arg);
@@ -141,7 +143,10 @@ flush_round(void)
 			/* without compaction workers, compact here between flushes */
 			if (forst_compaction_workers == 0)
 				while (forst_compact_one(ts))
+				{
+					forst_stats_add(FS_COMPACTIONS, 1);
 					CHECK_FOR_INTERRUPTS();
+				}
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}
@@ -183,6 +188,9 @@ forst_worker_main(Datum arg)
 	retire_known = MemoryContextAllocZero(TopMemoryContext,
 										  sizeof(bool) * forst_shared->nslabs);
 	forst_shared->flush_latch = MyLatch;
+
+	/* the disk cache's index, from the files a previous run left */
+	forst_cache_rebuild();
 
 	for (;;)
 	{

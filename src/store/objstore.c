@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "objstore.h"
 #include "objstore_s3.h"
@@ -323,11 +324,22 @@ fst_objstore_stats(const FstObjStore *store)
 
 /* ---- request wrappers -------------------------------------------------- */
 
-/* Count a finished request; returns code. */
+/* Monotonic microseconds, for request times. */
+static uint64
+now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64) ts.tv_sec * 1000000 + (uint64) ts.tv_nsec / 1000;
+}
+
+/* Count a finished request (begun at store->op_start_usec); returns code. */
 static FstCode
 count(FstObjStore *store, FstObjOp op, FstCode code)
 {
 	store->stats.requests[op]++;
+	store->stats.request_usec[op] += now_usec() - store->op_start_usec;
 	if (code == FST_NOT_FOUND)
 		store->stats.not_found++;
 	else if (code == FST_ALREADY_EXISTS)
@@ -344,6 +356,7 @@ fst_objstore_put(FstObjStore *store, const char *key, const void *data,
 	FstCode		code;
 
 	fst_error_clear(err);
+	store->op_start_usec = now_usec();
 	code = fst_objstore_validate_key(key, err);
 	if (code == FST_OK && data == NULL && len > 0)
 		code = fst_error(err, FST_INVALID_ARGUMENT, "NULL data for put");
@@ -361,6 +374,7 @@ fst_objstore_put_if_absent(FstObjStore *store, const char *key,
 	FstCode		code;
 
 	fst_error_clear(err);
+	store->op_start_usec = now_usec();
 	code = fst_objstore_validate_key(key, err);
 	if (code == FST_OK && data == NULL && len > 0)
 		code = fst_error(err, FST_INVALID_ARGUMENT, "NULL data for put");
@@ -378,6 +392,7 @@ fst_objstore_get(FstObjStore *store, const char *key, FstBuf *out,
 	FstCode		code;
 
 	fst_error_clear(err);
+	store->op_start_usec = now_usec();
 	fst_buf_reset(out);
 	code = fst_objstore_validate_key(key, err);
 	if (code == FST_OK)
@@ -396,6 +411,7 @@ fst_objstore_get_range(FstObjStore *store, const char *key, uint64 offset,
 	FstCode		code;
 
 	fst_error_clear(err);
+	store->op_start_usec = now_usec();
 	*got = 0;
 	code = fst_objstore_validate_key(key, err);
 	if (code == FST_OK && buf == NULL && len > 0)
@@ -416,6 +432,7 @@ fst_objstore_head(FstObjStore *store, const char *key, FstObjInfo *info,
 	FstCode		code;
 
 	fst_error_clear(err);
+	store->op_start_usec = now_usec();
 	memset(info, 0, sizeof(*info));
 	code = fst_objstore_validate_key(key, err);
 	if (code == FST_OK)
@@ -431,6 +448,7 @@ fst_objstore_list(FstObjStore *store, const char *prefix,
 	FstCode		code;
 
 	fst_error_clear(err);
+	store->op_start_usec = now_usec();
 	memset(out, 0, sizeof(*out));
 	if (prefix == NULL)
 		prefix = "";
@@ -481,6 +499,7 @@ fst_objstore_delete_batch(FstObjStore *store, const char *const *keys,
 	int			i;
 
 	fst_error_clear(err);
+	store->op_start_usec = now_usec();
 	if (nkeys < 0 || (nkeys > 0 && keys == NULL))
 		return count(store, FST_OBJ_OP_DELETE,
 					 fst_error(err, FST_INVALID_ARGUMENT,

@@ -138,6 +138,9 @@ typedef struct FstObjStats
 	uint64		bytes_written;	/* object bytes stored by put* */
 	uint64		keys_deleted;	/* keys passed to delete_batch that succeeded */
 	uint64		keys_listed;	/* entries returned by list */
+	uint64		request_usec[FST_OBJ_NUM_OPS];	/* wall time in calls, by kind */
+	uint64		retries;		/* attempts repeated after a retriable
+								 * failure (backends that retry) */
 } FstObjStats;
 
 typedef struct FstObjStore FstObjStore;
@@ -187,6 +190,7 @@ struct FstObjStore
 	FstObjStats stats;
 	FstObjInterruptFn interrupt_fn; /* may be NULL */
 	void	   *interrupt_arg;
+	uint64		op_start_usec;	/* start of the current call (wrappers) */
 };
 
 /* ---- opening and closing ---------------------------------------------- */

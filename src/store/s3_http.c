@@ -699,6 +699,7 @@ s3_request(S3Store *s, const S3Request *req, S3Response *resp, FstError *err)
 			fst_error_prefix(err, "after %d attempts", i + 1);
 			return err->code;
 		}
+		s->base.stats.retries++;
 		code = s3_backoff(s, i, err);
 		if (code != FST_OK)
 			return code;

@@ -757,3 +757,248 @@ FST_TEST(diskcache_adopts_other_handles_entries)
 	fst_diskcache_close(c2);
 	fst_free(data);
 }
+
+/* ---- one index shared by processes (as the server's backends) ---------- */
+
+#include <sys/mman.h>
+
+static volatile char *shared_lock_word;
+
+static void
+spin_lock(void *arg, bool exclusive)
+{
+	while (__atomic_test_and_set((char *) shared_lock_word, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void
+spin_unlock(void *arg)
+{
+	__atomic_clear((char *) shared_lock_word, __ATOMIC_RELEASE);
+}
+
+static FstDiskCache *
+shared_attach(const char *dir, void *region, uint32 chunk, FstError *err)
+{
+	FstDiskCacheOptions o;
+	FstDiskCache *c = NULL;
+
+	fst_diskcache_options_default(&o);
+	o.chunk_size = chunk;
+	o.account_block = 4096;
+	o.lock = spin_lock;
+	o.unlock = spin_unlock;
+	if (fst_diskcache_attach(dir, region, &o, &c, err) != FST_OK)
+		return NULL;
+	return c;
+}
+
+/* Bytes the regular files under dir occupy, in 4 KiB blocks. */
+static uint64
+dir_blocks_bytes(const char *dir)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *de;
+	uint64		total = 0;
+	char		path[1024];
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+	{
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			total += dir_blocks_bytes(path);
+		else if (S_ISREG(st.st_mode))
+			total += ((uint64) st.st_size + 4095) / 4096 * 4096;
+	}
+	closedir(d);
+	return total;
+}
+
+FST_TEST(diskcache_shared_index_bounds_all_processes)
+{
+	char		dir[600];
+	FstError	err;
+	uint32		chunk = 16 * KiB;
+	uint64		cap = 320 * KiB;
+	size_t		len = 12 * cap;
+	char	   *data = dc_data(len, 11);
+	size_t		rsize = fst_diskcache_region_size(cap);
+	void	   *region;
+	FstDiskCache *c;
+	FstDiskCacheStats st;
+	pid_t		pids[3];
+	uint64		maxseen = 0;
+	int			running = 3;
+	int			i;
+
+	dc_dir("sharedidx", dir, sizeof(dir));
+	region = mmap(NULL, rsize + 64, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(region != MAP_FAILED);
+	shared_lock_word = (char *) region + rsize;
+	fst_diskcache_region_init(region, cap);
+	c = shared_attach(dir, region, chunk, &err);
+	CHECK_MSG(c != NULL, "attach: %s", err.msg);
+	/* not ready: reads work, nothing is written */
+	{
+		FstRangeSource *src,
+				   *origin;
+
+		src = dc_source(c, "t/shared-idx.sst", data, len, &origin, &err);
+		CHECK(src != NULL);
+		CHECK(read_check(src, data, 0, 3 * chunk, &err));
+		CHECK_EQ_INT(dir_bytes(dir), 0);
+		fst_range_close(src);
+	}
+	CHECK_OK(fst_diskcache_rebuild(c, &err), &err);
+	fflush(NULL);
+	for (i = 0; i < 3; i++)
+	{
+		pids[i] = fork();
+		CHECK(pids[i] >= 0);
+		if (pids[i] == 0)
+		{
+			FstDiskCache *cc = shared_attach(dir, region, chunk, &err);
+			FstRangeSource *src,
+					   *origin;
+			uint64		seed = fst_test_seed() + 31 * (i + 1);
+			int			bad = 0;
+			int			j;
+
+			if (cc == NULL)
+				_exit(2);
+			src = dc_source(cc, "t/shared-idx.sst", data, len, &origin, &err);
+			if (src == NULL)
+				_exit(2);
+			for (j = 0; j < 1500; j++)
+			{
+				uint64		off = fst_rand_range(&seed, len);
+				uint64		r = fst_rand_range(&seed, 3 * chunk) + 1;
+				size_t		n = (size_t) Min(len - off, r);
+
+				if (!read_check(src, data, off, n, &err))
+				{
+					fprintf(stderr, "child %d: read %llu+%zu: %s\n", i,
+							(unsigned long long) off, n, err.msg);
+					bad++;
+				}
+			}
+			fst_range_close(src);
+			fst_diskcache_close(cc);
+			_exit(bad ? 1 : 0);
+		}
+	}
+	/* sample the directory while they run: within the bound, blocks counted */
+	while (running > 0)
+	{
+		uint64		used = dir_blocks_bytes(dir);
+
+		maxseen = Max(maxseen, used);
+		CHECK_MSG(used <= cap, "dir holds " UINT64_FORMAT " bytes", used);
+		for (i = 0; i < 3; i++)
+		{
+			int			status;
+
+			if (pids[i] > 0 && waitpid(pids[i], &status, WNOHANG) == pids[i])
+			{
+				CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+						  "child %d: status %d", i, status);
+				pids[i] = 0;
+				running--;
+			}
+		}
+	}
+	fst_diskcache_stats(c, &st);
+	CHECK(maxseen > cap / 2);
+	CHECK(st.bytes_used <= cap);
+	CHECK(st.bytes_used == dir_blocks_bytes(dir));
+	CHECK(st.evictions > 0);
+	CHECK(st.hits > 0);
+	CHECK_EQ_INT(st.corrupt_entries, 0);
+	CHECK_EQ_INT(st.adoptions, 0);
+	fst_diskcache_close(c);
+
+	/* a restart: a fresh region rebuilt from the files has the same count */
+	fst_diskcache_region_init(region, cap);
+	c = shared_attach(dir, region, chunk, &err);
+	CHECK(c != NULL);
+	CHECK_OK(fst_diskcache_rebuild(c, &err), &err);
+	{
+		FstDiskCacheStats st2;
+
+		fst_diskcache_stats(c, &st2);
+		CHECK(st2.ready);
+		CHECK_EQ_INT(st2.entries, st.entries);
+		CHECK(st2.bytes_used == st.bytes_used);
+	}
+	fst_diskcache_close(c);
+	munmap(region, rsize + 64);
+	fst_free(data);
+}
+
+/* admit_on_second_miss: one-off reads do not fill, repeated ones do. */
+FST_TEST(diskcache_admission_filter)
+{
+	char		dir[600];
+	char		path[1500];
+	FstError	err;
+	uint32		chunk = 16 * KiB;
+	size_t		len = 40 * chunk;
+	char	   *data = dc_data(len, 12);
+	FstDiskCacheOptions o;
+	FstDiskCache *c = NULL;
+	FstRangeSource *src,
+			   *origin;
+	FstDiskCacheStats st;
+	struct stat sb;
+	int			i;
+
+	dc_dir("filter", dir, sizeof(dir));
+	fst_diskcache_options_default(&o);
+	o.chunk_size = chunk;
+	o.admit_on_second_miss = true;
+	CHECK_OK(fst_diskcache_open(dir, 8 * (chunk + 100), &o, &c, &err), &err);
+	src = dc_source(c, "t/filter.sst", data, len, &origin, &err);
+	CHECK(src != NULL);
+
+	/* a one-off read of chunk 3: fetched, not cached */
+	CHECK(read_check(src, data, 3 * chunk + 10, 100, &err));
+	fst_diskcache_entry_path(c, "t/filter.sst", 3, path, sizeof(path));
+	CHECK(stat(path, &sb) != 0);
+	fst_diskcache_stats(c, &st);
+	CHECK_EQ_INT(st.not_admitted, 1);
+	CHECK_EQ_INT(st.entries, 0);
+	/* its second miss caches it; the third read is a hit */
+	CHECK(read_check(src, data, 3 * chunk + 10, 100, &err));
+	CHECK(stat(path, &sb) == 0);
+	CHECK(read_check(src, data, 3 * chunk + 10, 100, &err));
+	CHECK_EQ_INT(origin->reads, 2);
+
+	/* a hot chunk read between one-off reads of 36 others stays cached */
+	for (i = 4; i < 40; i++)
+	{
+		CHECK(read_check(src, data, (uint64) i * chunk, 10, &err));
+		CHECK(read_check(src, data, 3 * chunk, 10, &err));
+	}
+	fst_diskcache_stats(c, &st);
+	CHECK(stat(path, &sb) == 0);
+	CHECK_EQ_INT(st.not_admitted, 1 + 36);
+	CHECK_EQ_INT(st.entries, 1);
+	CHECK_EQ_INT(st.evictions, 0);
+
+	/* write-through admission is not filtered */
+	CHECK_OK(fst_diskcache_admit(c, "t/fresh.sst", data, 2 * chunk, &err), &err);
+	fst_diskcache_stats(c, &st);
+	CHECK_EQ_INT(st.entries, 3);
+	fst_range_close(src);
+	fst_diskcache_close(c);
+	fst_free(data);
+}

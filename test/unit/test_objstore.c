@@ -692,6 +692,9 @@ FST_TEST(objstore_stats)
 	CHECK_EQ_INT(st->bytes_written, 5 + 3);
 	CHECK_EQ_INT(st->bytes_read, 5 + 4);
 	CHECK(strcmp(fst_objstore_op_name(FST_OBJ_OP_GET_RANGE), "get_range") == 0);
+	/* wall time is counted per kind (a put writes and renames a file) */
+	CHECK(st->request_usec[FST_OBJ_OP_PUT] > 0 || st->request_usec[FST_OBJ_OP_PUT_IF_ABSENT] > 0);
+	CHECK_EQ_INT(st->retries, 0);
 	fst_buf_free(&b);
 	fst_objstore_close(store);
 }

@@ -111,6 +111,7 @@ s3it_connection_refused(void)
 	CHECK_MSG(now_s() - t0 < 5.0, "took %.1f s", now_s() - t0);
 	CHECK_MSG(strstr(err.msg, "could not connect") != NULL &&
 			  strstr(err.msg, "after 4 attempts") != NULL, "%s", err.msg);
+	CHECK_EQ_INT(fst_objstore_stats(store)->retries, 3);
 	fst_buf_free(&b);
 	fst_objstore_close(store);
 }

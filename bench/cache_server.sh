@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# bench/cache_server.sh -- point reads of a forst table through the server's
+# local disk cache, on a skewed (Zipf) key distribution, with pgbench:
+#
+#   no cache     forst.cache_size = 0: every block the per-backend block
+#                cache misses is a ranged read of the object store
+#   cold 10%     a cache of 10% of the table's SST bytes, empty at start
+#   warm 10%     the same cache after the cold run
+#   all cached   a cache larger than the table, filled by a full scan first
+#
+#   bench/cache_server.sh [--rows N] [--seconds S] [--clients C] [--zipf Z]
+#
+# Defaults: 300,000 rows of ~270 bytes (incompressible), 20 s per run, 2
+# clients, Zipf exponent 1.1.  forst.block_cache_size is at its minimum
+# (256 kB per backend) so that reads reach the disk cache.  The store is
+# file:// (in the data directory): its "remote" reads are page-cache reads,
+# so this measures what the cache costs and saves on top of a fast store;
+# against S3 a miss costs a request (milliseconds), see docs/benchmarks.md.
+# FORST_BENCH_CONF=file appends settings (forst.remote_dir, S3 ones) to
+# the server's configuration.  Runs as the unprivileged test user when
+# started as root, on a private copy of PostgreSQL (scripts/lib.sh).
+# Prints a markdown table.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+rows=300000
+seconds=20
+clients=2
+zipf=1.1
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--rows) rows=$2; shift ;;
+		--seconds) seconds=$2; shift ;;
+		--clients) clients=$2; shift ;;
+		--zipf) zipf=$2; shift ;;
+		-h | --help) forst_usage "${BASH_SOURCE[0]}"; exit 0 ;;
+		*) forst_usage "${BASH_SOURCE[0]}" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+is_root && forst_ensure_pg_user
+work=$(forst_user_tmpdir forst-bench-cache)
+trap 'as_pg_user "$bindir/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+bindir=$(forst_build_private_install "$work/pg")
+! is_root || chown -R "$FORST_TEST_USER:" "$work"
+port=$(forst_free_port)
+data="$work/data"
+
+pg() { as_pg_user "$bindir/$@"; }
+sql() { pg psql -XAtq -h "$work" -p "$port" -d postgres -c "$1"; }
+
+pg initdb -D "$data" -A trust >/dev/null
+cat >>"$data/postgresql.conf" <<EOF
+shared_preload_libraries = 'forst'
+listen_addresses = ''
+unix_socket_directories = '$work'
+port = $port
+forst.memtable_size = '4MB'
+forst.memtable_memory = '32MB'
+forst.block_cache_size = '256kB'
+include_if_exists = 'bench_cache.conf'
+EOF
+if [ -n "${FORST_BENCH_CONF:-}" ]; then
+	cat "$FORST_BENCH_CONF" >>"$data/postgresql.conf"
+fi
+
+start() { pg pg_ctl -D "$data" -l "$work/log" -w start >/dev/null; }
+stop() { pg pg_ctl -D "$data" -m fast -w stop >/dev/null; }
+set_cache() { echo "forst.cache_size = '$1'" | as_pg_user tee "$data/bench_cache.conf" >/dev/null; }
+
+set_cache 0
+start
+sql "CREATE EXTENSION forst"
+sql "CREATE TABLE f (k int PRIMARY KEY, v text) USING forst"
+log "loading $rows rows"
+step=50000
+for ((lo = 1; lo <= rows; lo += step)); do
+	hi=$((lo + step - 1 < rows ? lo + step - 1 : rows))
+	sql "INSERT INTO f SELECT g, md5(g::text) || md5((g + 1)::text) || md5((g + 2)::text) || md5((g + 3)::text) || md5((g + 4)::text) || md5((g + 5)::text) || md5((g + 6)::text) || md5((g + 7)::text) FROM generate_series($lo, $hi) g"
+done
+# the rows left in the active memtable go to an SST file at the restart's
+# catch-up only if memory is wanted: flush what is frozen, then measure
+sleep 5
+sst_bytes=$(sql "SELECT sst_bytes FROM forst.tables")
+log "SST bytes: $sst_bytes"
+
+cat >"$work/read.sql" <<EOF
+\\set k random_zipfian(1, $rows, $zipf)
+SELECT length(v) FROM f WHERE k = :k;
+EOF
+! is_root || chown "$FORST_TEST_USER:" "$work/read.sql"
+
+# run NAME: one pgbench run; prints a table row
+run()
+{
+	local name=$1 out tps hits misses
+	sql "SELECT forst.stats_reset()" >/dev/null
+	out=$(pg pgbench -n -h "$work" -p "$port" -c "$clients" -j "$clients" -T "$seconds" \
+		-M prepared -f "$work/read.sql" postgres 2>&1)
+	tps=$(printf '%s\n' "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
+	IFS='|' read -r hits misses fetched < <(sql "SELECT coalesce(cache_hits, 0), coalesce(cache_misses, 0), store_bytes_read FROM forst.stats")
+	printf '| %s | %s | %s | %s | %s |\n' "$name" "$tps" "$hits" "$misses" "$fetched"
+}
+
+echo
+echo "rows $rows, SST bytes $sst_bytes, Zipf $zipf, $clients clients, ${seconds}s per run"
+echo
+echo '| run | reads/s | disk cache hits | misses | store bytes read |'
+echo '|---|---|---|---|---|'
+run "no cache"
+stop
+set_cache "$((sst_bytes / 10 / 1024))kB"
+rm -rf "$data/forst/cache"
+start
+run "cold, cache = 10%"
+run "warm, cache = 10%"
+stop
+set_cache "$((sst_bytes * 2 / 1024 + 4096))kB"
+start
+sql "SELECT count(*) FROM f" >/dev/null
+run "all cached"
+stop
