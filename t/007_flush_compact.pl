@@ -124,5 +124,17 @@ $node->start;
 ($nf, $nh, $d1, $d2, $dk) = split /\|/, $node->safe_psql('postgres', $cmp);
 is("$nf|$d1|$d2|$dk", "$nh|0|0|0", 'equal after a crash');
 
+# after a restart, an INSERT into a keyless table is the first thing that
+# touches it: its hidden row ids must not reuse those of flushed rows
+$node->restart;
+$node->safe_psql('postgres', q{
+INSERT INTO fk SELECT g, 'restarted' FROM generate_series(1, 500) g;
+INSERT INTO hk SELECT g, 'restarted' FROM generate_series(1, 500) g;
+});
+($nf, $nh, $d1, $d2, $dk) = split /\|/, $node->safe_psql('postgres', $cmp);
+is($dk, '0', 'keyless rows inserted first after a restart add to the flushed ones');
+is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT ctid) FROM fk'),
+	't', 'and keep distinct row ids');
+
 $node->stop;
 done_testing();

@@ -22,6 +22,7 @@
 #include "utils/relcache.h"
 
 #include "forst_am.h"
+#include "forst_store.h"
 
 static HTAB *relinfo_cache = NULL;
 
@@ -133,7 +134,17 @@ forst_row_user_part(ForstRelInfo *info, TupleTableSlot *slot,
 	}
 	else
 	{
-		int64		rowid = (int64) pg_atomic_add_fetch_u64(&ts->next_rowid, 1);
+		int64		rowid;
+
+		/*
+		 * Hidden row ids are sequence numbers: unique, increasing and past
+		 * every row id in the table's SST files once the table is loaded
+		 * (forst_table_load moves the sequence past the manifest's; every
+		 * earlier row id was a sequence number of its time, or smaller).
+		 * A counter of their own would start again after a restart.
+		 */
+		forst_table_load(ts);
+		rowid = (int64) forst_next_seq();
 
 		forst_key_encode_value(INT8OID, Int64GetDatum(rowid), out);
 		kg = forst_key_group_of_bytes(out->data + FST_KG_BYTES,

@@ -12,7 +12,7 @@
  * inserted it, so applying records in WAL order rebuilds the same memtable
  * generations (readers look at a table's memtables newest first, so the
  * order matters across generations).  Replay also moves the global
- * sequence counter and the table's hidden row-id counter past what it saw.
+ * sequence counter past what it saw (hidden row ids are sequence numbers).
  *
  *-------------------------------------------------------------------------
  */
@@ -136,20 +136,6 @@ apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
 						rnode->spcNode, rnode->dbNode, rnode->relNode)));
 	advance_u64(&forst_shared->next_seq, e.hdr.seq);
 	ts = forst_table_shared(rnode, true);
-
-	/*
-	 * Hidden row ids: the user key of a keyless table is one int8, 8 bytes
-	 * big-endian with the sign bit flipped.  A keyed table with an 8-byte
-	 * key moves its (unused) row-id counter too, which is harmless.
-	 */
-	if (e.user_key.len == 8)
-	{
-		int64		rowid = (int64) (fst_get_be64(e.user_key.data) ^
-									 UINT64CONST(0x8000000000000000));
-
-		if (rowid > 0)
-			advance_u64(&ts->next_rowid, (uint64) rowid);
-	}
 
 	if (version_present(ts, e.user_part, e.hdr.seq) ||
 		version_flushed(ts, e.user_part, e.hdr.seq))

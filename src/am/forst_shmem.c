@@ -173,7 +173,6 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 		ts->busy = 0;
 		ts->compacting = false;
 		ts->drop_pending = false;
-		pg_atomic_init_u64(&ts->next_rowid, 0);
 		pg_atomic_init_u64(&ts->live_estimate, 0);
 	}
 	LWLockRelease(forst_shared->lock);

@@ -74,7 +74,6 @@ typedef struct ForstTableShared
 								 * (forst_shared->lock) */
 	bool		compacting;		/* a compaction worker has it */
 	bool		drop_pending;	/* dropped meanwhile: the last worker drops it */
-	pg_atomic_uint64 next_rowid;	/* hidden row ids of keyless tables */
 	pg_atomic_uint64 live_estimate; /* inserts - deletes, for the planner */
 } ForstTableShared;
 
