@@ -13,6 +13,17 @@
  * bottom level) and everything older is dropped.  Versions of aborted
  * transactions are dropped; versions of running ones are kept.
  *
+ * Expiry (forst_expiry.h), with the cutoff at the compaction's start: that
+ * all-visible version, if it is an expired row, is dropped at the bottom
+ * level and replaced by a tombstone above it (older versions below stay
+ * hidden).  Before picking a merge, files whose rows are all expired are
+ * dropped whole, without being read: those with a TTL range wholly below
+ * the cutoff, no tombstones, and either a key column as TTL column (every
+ * version of a key has the same TTL value, so nothing older can reappear)
+ * or no files in deeper levels (nothing older exists).  Outputs record the
+ * TTL range of their rows.  What expiry removed is counted in the table's
+ * shared state (forst.tables).
+ *
  * The new files and the next manifest version are uploaded before the
  * table's shared state switches to it.  The input files stay in the object
  * store: readers holding an older view (and TIDs into those files) may
@@ -29,6 +40,7 @@
 #include "compaction.h"
 #include "compaction_pick.h"
 #include "forst.h"
+#include "forst_expiry.h"
 #include "forst_flush.h"
 #include "forst_store.h"
 #include "merge_iter.h"
@@ -38,6 +50,9 @@ typedef struct DropCtx
 	TransactionId horizon;		/* committed before this: seen by all */
 	bool		bottom;
 	bool		settled;		/* the key's all-visible version was seen */
+	ForstExpiry expiry;
+	uint64		expired_rows;
+	uint64		expired_bytes;
 } DropCtx;
 
 static FstDropDecision
@@ -61,9 +76,69 @@ mvcc_drop(void *arg, const FstEntry *e, bool newest_of_key)
 	if (!all_visible)
 		return FST_DROP_KEEP;
 	ctx->settled = true;
-	if ((e->hdr.flags & FST_ENTRY_TOMBSTONE) && ctx->bottom)
-		return FST_DROP_DROP;
+	if (e->hdr.flags & FST_ENTRY_TOMBSTONE)
+		return ctx->bottom ? FST_DROP_DROP : FST_DROP_KEEP;
+	if (ctx->expiry.active && forst_row_expired(&ctx->expiry, e->payload))
+	{
+		ctx->expired_rows++;
+		ctx->expired_bytes += e->user_part.len + FST_SEQ_BYTES +
+			FST_ENTRY_HEADER_SIZE + e->payload.len;
+		return ctx->bottom ? FST_DROP_DROP : FST_DROP_TOMBSTONE;
+	}
 	return FST_DROP_KEEP;
+}
+
+/* The TTL column of an output row, for its file's TTL range. */
+static bool
+compact_ttl_of(void *arg, FstSlice payload, int64 *ttl)
+{
+	if (!forst_expiry_value((const ForstExpiry *) arg, payload, ttl))
+		*ttl = PG_INT64_MAX;	/* NULL: never expires */
+	return true;
+}
+
+/*
+ * Adds to edit the removal of every file that holds only expired rows and
+ * may go without being read (see the header); returns how many, and their
+ * bytes and entries in *bytes and *rows.
+ */
+static int
+expired_files(const FstManifest *m, const ForstExpiry *x, FstManifestEdit *edit,
+			  uint64 *bytes, uint64 *rows)
+{
+	int			deepest = -1;
+	int			n = 0;
+	int			l,
+				i;
+	FstError	err;
+
+	*bytes = *rows = 0;
+	if (!x->active)
+		return 0;
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+		if (m->levels[l].nfiles > 0)
+			deepest = l;
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+	{
+		if (!x->is_key && (l == 0 || l != deepest))
+			continue;
+		for (i = 0; i < m->levels[l].nfiles; i++)
+		{
+			const FstManifestFile *mf = &m->levels[l].files[i];
+			const FstFileMeta *f = &mf->meta;
+			FstCode		rc;
+
+			if (!f->has_ttl || f->ttl_max >= x->cutoff || f->num_tombstones > 0)
+				continue;
+			rc = fst_manifest_edit_remove(edit, l, f->file_id, mf->owner, &err);
+			if (rc != FST_OK)
+				forst_report(rc, &err, "building an expiry edit");
+			*bytes += f->size;
+			*rows += f->num_entries;
+			n++;
+		}
+	}
+	return n;
 }
 
 typedef struct OutputCtx
@@ -102,6 +177,47 @@ out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
 	return rc;
 }
 
+/*
+ * Applies edit (freed here) to m, uploads the result as the next manifest
+ * version and switches the table's readers to it.
+ */
+static void
+publish(ForstTableShared *ts, const FstManifest *m, uint64 base_version,
+		FstManifestEdit *edit)
+{
+	RelFileNode rnode = ts->rnode;
+	FstManifest next;
+	FstBuf		enc;
+	FstError	err;
+	FstCode		rc;
+	char		okey[FORST_KEY_LEN];
+
+	rc = fst_manifest_apply(m, edit, &next, &err);
+	fst_manifest_edit_free(edit);
+	if (rc != FST_OK)
+		forst_report(rc, &err, "applying a compaction edit");
+	next.version = base_version + 1;
+	fst_buf_init(&enc);
+	rc = fst_manifest_encode(&next, &enc, &err);
+	fst_manifest_free(&next);
+	if (rc == FST_OK)
+	{
+		forst_manifest_object_key(&rnode, base_version + 1, okey, sizeof(okey));
+		rc = fst_objstore_put_if_absent(forst_objstore(), okey, enc.data, enc.len, &err);
+	}
+	fst_buf_free(&enc);
+	if (rc != FST_OK)
+		forst_report(rc, &err, "writing a manifest");
+
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	if (!ts->drop_pending)
+	{
+		Assert(ts->manifest_version == base_version);
+		ts->manifest_version = base_version + 1;
+	}
+	LWLockRelease(&ts->lock);
+}
+
 bool
 forst_compact_one(ForstTableShared *ts)
 {
@@ -113,14 +229,17 @@ forst_compact_one(ForstTableShared *ts)
 	FstCompactionPickOptions po;
 	FstCompactionPick pick;
 	FstManifestEdit edit;
-	FstManifest next;
 	FstCompactionResult result;
+	ForstExpiry expiry;
+	int			ndropped;
+	uint64		dropped_bytes,
+				dropped_rows;
+	uint64		dctx_rows = 0,
+				dctx_bytes = 0;
 	OutputCtx	out;
-	FstBuf		enc;
 	FstError	err;
 	FstCode		rc;
 	bool		picked;
-	char		okey[FORST_KEY_LEN];
 	int			l,
 				i,
 				s;
@@ -141,6 +260,22 @@ forst_compact_one(ForstTableShared *ts)
 		levels.files[l] = arrays[l];
 		levels.nfiles[l] = m->levels[l].nfiles;
 	}
+	/* wholly expired files go first, without being read */
+	(void) forst_expiry_shared_rule(ts, GetCurrentTimestamp(), &expiry);
+	fst_manifest_edit_init(&edit);
+	ndropped = expired_files(m, &expiry, &edit, &dropped_bytes, &dropped_rows);
+	if (ndropped > 0)
+	{
+		elog(DEBUG1, "forst: dropping %d expired files of %u/%u (" UINT64_FORMAT " bytes)",
+			 ndropped, rnode.dbNode, rnode.relNode, dropped_bytes);
+		publish(ts, m, base_version, &edit);
+		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_bytes, dropped_bytes);
+		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_rows, dropped_rows);
+		pg_atomic_fetch_add_u64(&ts->expiry.dropped_files, ndropped);
+		return true;
+	}
+	fst_manifest_edit_free(&edit);
+
 	fst_compaction_pick_options_default(&po);
 	po.level1_target_bytes = (uint64) 64 * 1024 * 1024;
 	rc = fst_compaction_pick(&levels, &po, &pick, &picked, &err);
@@ -201,10 +336,17 @@ forst_compact_one(ForstTableShared *ts)
 		dctx.horizon = GetOldestNonRemovableTransactionId(NULL);
 		dctx.bottom = pick.bottom_level;
 		dctx.settled = false;
+		dctx.expiry = expiry;
+		dctx.expired_rows = dctx.expired_bytes = 0;
 		memset(&params, 0, sizeof(params));
 		fst_drop_policy_init(&params.policy, 0, pick.bottom_level);
 		params.policy.custom = mvcc_drop;
 		params.policy.custom_arg = &dctx;
+		if (expiry.attnum > 0)
+		{
+			params.policy.ttl_of = compact_ttl_of;
+			params.policy.ttl_arg = &dctx.expiry;
+		}
 		fst_sst_options_default(&params.sst);
 		params.sst.compression = forst_compression == FORST_COMPRESSION_LZ4 ?
 			FST_COMPRESS_LZ4 : FST_COMPRESS_NONE;
@@ -214,6 +356,8 @@ forst_compact_one(ForstTableShared *ts)
 		params.output.finish_output = out_finish;
 		params.output.arg = &out;
 		rc = fst_compaction_run(merged, &params, &result, &err);
+		dctx_rows = dctx.expired_rows;
+		dctx_bytes = dctx.expired_bytes;
 		fst_iter_destroy(merged);
 		fst_buf_free(&out.buf);
 		if (rc != FST_OK)
@@ -228,31 +372,13 @@ forst_compact_one(ForstTableShared *ts)
 		edit.next_file_id = out.next_file_id;
 	}
 
-	rc = fst_manifest_apply(m, &edit, &next, &err);
-	fst_manifest_edit_free(&edit);
 	fst_compaction_result_free(&result);
 	fst_compaction_pick_free(&pick);
-	if (rc != FST_OK)
-		forst_report(rc, &err, "applying a compaction edit");
-	next.version = base_version + 1;
-	fst_buf_init(&enc);
-	rc = fst_manifest_encode(&next, &enc, &err);
-	fst_manifest_free(&next);
-	if (rc == FST_OK)
+	publish(ts, m, base_version, &edit);
+	if (dctx_rows > 0)
 	{
-		forst_manifest_object_key(&rnode, base_version + 1, okey, sizeof(okey));
-		rc = fst_objstore_put_if_absent(forst_objstore(), okey, enc.data, enc.len, &err);
+		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_bytes, dctx_bytes);
+		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_rows, dctx_rows);
 	}
-	fst_buf_free(&enc);
-	if (rc != FST_OK)
-		forst_report(rc, &err, "writing a manifest");
-
-	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
-	if (!ts->drop_pending)
-	{
-		Assert(ts->manifest_version == base_version);
-		ts->manifest_version = base_version + 1;
-	}
-	LWLockRelease(&ts->lock);
 	return true;
 }
