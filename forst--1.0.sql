@@ -150,12 +150,127 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'forst_memory'
 LANGUAGE C STRICT VOLATILE;
 
+-- Expiry of windowed state (src/am/forst_expiry.c, docs/expiry.md): one
+-- row per forst table with a TTL column.  Read directly by the server (not
+-- through SQL, so row security does not hide rows from it); users change it
+-- through forst.set_ttl() and forst.advance_watermark() only.
+CREATE TABLE forst.expiry (
+    relid regclass PRIMARY KEY,
+    attnum int2 NOT NULL,
+    ttl interval,
+    watermark timestamptz,
+    version bigint NOT NULL
+);
+COMMENT ON TABLE forst.expiry IS 'TTL column, TTL and watermark of forst tables (change with forst.set_ttl / forst.advance_watermark)';
+SELECT pg_catalog.pg_extension_config_dump('forst.expiry', '');
+ALTER TABLE forst.expiry ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_only ON forst.expiry
+    USING (pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = relid), 'USAGE'));
+GRANT SELECT, INSERT, UPDATE ON forst.expiry TO PUBLIC;
+
+-- A dropped table's row goes with it (its OID may be reused later).
+CREATE FUNCTION forst._expiry_forget_dropped()
+RETURNS event_trigger LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM forst.expiry e
+     USING pg_event_trigger_dropped_objects() d
+     WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0
+       AND e.relid = d.objid;
+END
+$$;
+CREATE EVENT TRIGGER forst_expiry_forget_dropped ON sql_drop
+    EXECUTE FUNCTION forst._expiry_forget_dropped();
+
+CREATE FUNCTION forst._expiry_column(tbl regclass, "column" name)
+RETURNS int2 AS 'MODULE_PATHNAME', 'forst_expiry_column' LANGUAGE C VOLATILE;
+CREATE FUNCTION forst._ttl_cutoff(ttl interval)
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'forst_ttl_cutoff' LANGUAGE C STABLE STRICT;
+CREATE FUNCTION forst._expiry_note(tbl regclass, attnum int2, ttl interval,
+    watermark timestamptz, version bigint)
+RETURNS void AS 'MODULE_PATHNAME', 'forst_expiry_note' LANGUAGE C VOLATILE;
+
+-- Sets (or with ttl NULL removes) the TTL of a forst table on a timestamp
+-- column.  Removing or changing a TTL first folds the cutoff reached so far
+-- into the watermark: rows that were expired stay expired.
+CREATE FUNCTION forst.set_ttl(tbl regclass, "column" name, ttl interval)
+RETURNS void LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    att int2 := forst._expiry_column(tbl, "column");
+    cur forst.expiry;
+    wm timestamptz;
+BEGIN
+    IF "column" IS NULL THEN
+        RAISE EXCEPTION 'the TTL column must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF ttl IS NOT NULL THEN
+        PERFORM forst._ttl_cutoff(ttl);     -- validates: positive, no months
+    END IF;
+    INSERT INTO forst.expiry VALUES (tbl, att, NULL, NULL, 0) ON CONFLICT (relid) DO NOTHING;
+    SELECT * INTO STRICT cur FROM forst.expiry WHERE relid = tbl FOR UPDATE;
+    IF cur.attnum <> att THEN
+        RAISE EXCEPTION 'the TTL column of table % is "%"', tbl,
+            (SELECT attname FROM pg_attribute WHERE attrelid = tbl AND attnum = cur.attnum)
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'The TTL column of a table cannot be changed; create a new table.';
+    END IF;
+    wm := cur.watermark;
+    IF cur.ttl IS NOT NULL AND cur.ttl IS DISTINCT FROM ttl THEN
+        wm := greatest(wm, forst._ttl_cutoff(cur.ttl));
+    END IF;
+    UPDATE forst.expiry SET ttl = set_ttl.ttl, watermark = wm, version = cur.version + 1
+     WHERE relid = tbl;
+    PERFORM forst._expiry_note(tbl, att, ttl, wm, cur.version + 1);
+END
+$$;
+COMMENT ON FUNCTION forst.set_ttl(regclass, name, interval) IS 'expire rows of a forst table whose timestamp column is older than now() - ttl (NULL ttl: remove the TTL; expired rows stay expired)';
+
+-- Advances the watermark of a forst table: rows whose TTL column is below
+-- it are expired.  Monotonic: a value not above the current watermark
+-- changes nothing.  Returns the watermark in effect.
+CREATE FUNCTION forst.advance_watermark(tbl regclass, value timestamptz)
+RETURNS timestamptz LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cur forst.expiry;
+BEGIN
+    PERFORM forst._expiry_column(tbl, NULL);
+    SELECT * INTO cur FROM forst.expiry WHERE relid = tbl FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % has no TTL column', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call forst.set_ttl(table, column, NULL) first to name the timestamp column the watermark applies to.';
+    END IF;
+    IF cur.watermark IS NOT NULL AND value <= cur.watermark THEN
+        RETURN cur.watermark;
+    END IF;
+    UPDATE forst.expiry SET watermark = value, version = cur.version + 1 WHERE relid = tbl;
+    PERFORM forst._expiry_note(tbl, cur.attnum, cur.ttl, value, cur.version + 1);
+    RETURN value;
+END
+$$;
+COMMENT ON FUNCTION forst.advance_watermark(regclass, timestamptz) IS 'expire rows of a forst table whose TTL column is below value (never moves backwards)';
+
+CREATE FUNCTION forst.table_expiry(tbl regclass,
+    OUT ttl_column name, OUT ttl interval, OUT watermark timestamptz,
+    OUT expiry_cutoff timestamptz, OUT expired_bytes_reclaimed bigint,
+    OUT expired_rows_reclaimed bigint, OUT expired_files_dropped bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'forst_table_expiry'
+LANGUAGE C STRICT VOLATILE;
+
 CREATE VIEW forst.tables AS
 SELECT c.oid::regclass AS "table", i.*, c.reltuples::bigint AS rows_estimate,
-       128 AS key_groups
+       128 AS key_groups, x.*
   FROM pg_class c
   JOIN pg_am a ON a.oid = c.relam AND a.amname = 'forst'
   CROSS JOIN LATERAL forst.table_info(c.oid) i
+  CROSS JOIN LATERAL forst.table_expiry(c.oid) x
  WHERE c.relkind = 'r';
 
 CREATE VIEW forst.files AS
@@ -205,3 +320,73 @@ COMMENT ON FUNCTION forst.stats_reset() IS 'zero the counters of forst.stats (no
 -- counters are no secret (as pg_stat_statements); resetting them is
 GRANT SELECT ON forst.stats TO PUBLIC;
 REVOKE ALL ON FUNCTION forst.stats_reset() FROM PUBLIC;
+-- Window helpers (src/am/forst_window.c, docs/windows.md).  Windows are
+-- half-open [start, end), aligned to an origin (default: the Unix epoch),
+-- of fixed length (a day is 24 hours; months are refused); timestamptz
+-- arithmetic is on the absolute time line, independent of TimeZone.
+CREATE FUNCTION forst.tumble_start(ts timestamptz, size interval,
+    origin timestamptz DEFAULT '1970-01-01 00:00:00+00')
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'forst_tumble_start_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.tumble_end(ts timestamptz, size interval,
+    origin timestamptz DEFAULT '1970-01-01 00:00:00+00')
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'forst_tumble_end_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.hop_start(ts timestamptz, size interval, slide interval,
+    origin timestamptz DEFAULT '1970-01-01 00:00:00+00')
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'forst_hop_start_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.hop_end(ts timestamptz, size interval, slide interval,
+    origin timestamptz DEFAULT '1970-01-01 00:00:00+00')
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'forst_hop_end_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.hop_windows(ts timestamptz, size interval, slide interval,
+    origin timestamptz DEFAULT '1970-01-01 00:00:00+00')
+RETURNS TABLE (window_start timestamptz, window_end timestamptz)
+AS 'MODULE_PATHNAME', 'forst_hop_windows_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 4;
+
+CREATE FUNCTION forst.tumble_start(ts timestamp, size interval,
+    origin timestamp DEFAULT '1970-01-01 00:00:00')
+RETURNS timestamp AS 'MODULE_PATHNAME', 'forst_tumble_start_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.tumble_end(ts timestamp, size interval,
+    origin timestamp DEFAULT '1970-01-01 00:00:00')
+RETURNS timestamp AS 'MODULE_PATHNAME', 'forst_tumble_end_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.hop_start(ts timestamp, size interval, slide interval,
+    origin timestamp DEFAULT '1970-01-01 00:00:00')
+RETURNS timestamp AS 'MODULE_PATHNAME', 'forst_hop_start_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.hop_end(ts timestamp, size interval, slide interval,
+    origin timestamp DEFAULT '1970-01-01 00:00:00')
+RETURNS timestamp AS 'MODULE_PATHNAME', 'forst_hop_end_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.hop_windows(ts timestamp, size interval, slide interval,
+    origin timestamp DEFAULT '1970-01-01 00:00:00')
+RETURNS TABLE (window_start timestamp, window_end timestamp)
+AS 'MODULE_PATHNAME', 'forst_hop_windows_ts'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 4;
+
+CREATE FUNCTION forst.tumble_start(ts bigint, size bigint, origin bigint DEFAULT 0)
+RETURNS bigint AS 'MODULE_PATHNAME', 'forst_tumble_start_int8'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.tumble_end(ts bigint, size bigint, origin bigint DEFAULT 0)
+RETURNS bigint AS 'MODULE_PATHNAME', 'forst_tumble_end_int8'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.hop_start(ts bigint, size bigint, slide bigint, origin bigint DEFAULT 0)
+RETURNS bigint AS 'MODULE_PATHNAME', 'forst_hop_start_int8'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.hop_end(ts bigint, size bigint, slide bigint, origin bigint DEFAULT 0)
+RETURNS bigint AS 'MODULE_PATHNAME', 'forst_hop_end_int8'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION forst.hop_windows(ts bigint, size bigint, slide bigint, origin bigint DEFAULT 0)
+RETURNS TABLE (window_start bigint, window_end bigint)
+AS 'MODULE_PATHNAME', 'forst_hop_windows_int8'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 4;
+
+COMMENT ON FUNCTION forst.tumble_start(timestamptz, interval, timestamptz) IS 'start of the tumbling window [start, start + size) holding ts';
+COMMENT ON FUNCTION forst.tumble_end(timestamptz, interval, timestamptz) IS 'end (exclusive) of the tumbling window holding ts';
+COMMENT ON FUNCTION forst.hop_start(timestamptz, interval, interval, timestamptz) IS 'start of the newest hopping window holding ts (ts is aligned down to the slide)';
+COMMENT ON FUNCTION forst.hop_end(timestamptz, interval, interval, timestamptz) IS 'end (exclusive) of the newest hopping window holding ts';
+COMMENT ON FUNCTION forst.hop_windows(timestamptz, interval, interval, timestamptz) IS 'every hopping window [window_start, window_end) holding ts, earliest first';

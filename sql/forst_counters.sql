@@ -27,12 +27,15 @@ BEGIN
 END $$;
 SELECT sst_files > 0 AS flushed FROM forst.tables WHERE "table" = 'stats_t'::regclass;
 
--- point reads through SST files (bloom filters, block cache, disk cache)
-SET enable_seqscan = off;
--- even keys are there; odd ones are not, and the bloom filters say so
-SELECT count(*) FROM stats_t WHERE k IN (2, 14, 1000, 40000, 159998, 200000);
-SELECT count(*) FROM stats_t WHERE k IN (1, 7, 1001, 40001, 99999, 159999);
-RESET enable_seqscan;
+-- key lookups through SST files (bloom filters, block cache, disk cache):
+-- the unique checks of inserts look up each key's newest version; even
+-- keys are there, odd ones are not, and the bloom filters say so
+INSERT INTO stats_t VALUES (2, 'x'), (14, 'x'), (1000, 'x'), (40000, 'x'),
+  (159998, 'x'), (160000, 'x') ON CONFLICT (k) DO NOTHING;
+BEGIN;
+INSERT INTO stats_t VALUES (1, 'x'), (7, 'x'), (1001, 'x'), (40001, 'x'),
+  (99999, 'x'), (159999, 'x');
+ROLLBACK;
 SELECT count(*) FROM stats_t;
 
 SELECT flushes > 0 AS flushes, flush_bytes > 0 AS flush_bytes,

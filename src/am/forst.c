@@ -20,6 +20,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_cache.h"
+#include "forst_expiry.h"
 #include "forst_flush.h"
 #include "forst_onconflict.h"
 #include "forst_shmem.h"
@@ -50,6 +51,7 @@ _PG_init(void)
 	forst_onconflict_init();
 	forst_relinfo_init();
 	forst_pending_init();
+	forst_expiry_init();
 	forst_worker_register();
 	forst_compactor_register();
 	forst_wal_init();

@@ -14,6 +14,17 @@
  * bottom level) and everything older is dropped.  Versions of aborted
  * transactions are dropped; versions of running ones are kept.
  *
+ * Expiry (forst_expiry.h), with the cutoff at the compaction's start: that
+ * all-visible version, if it is an expired row, is dropped at the bottom
+ * level and replaced by a tombstone above it (older versions below stay
+ * hidden).  Before picking a merge, files whose rows are all expired are
+ * dropped whole, without being read: those with a TTL range wholly below
+ * the cutoff, no tombstones, and either a key column as TTL column (every
+ * version of a key has the same TTL value, so nothing older can reappear)
+ * or no files in deeper levels (nothing older exists).  Outputs record the
+ * TTL range of their rows.  What expiry removed is counted in the table's
+ * shared state (forst.tables).
+ *
  * Output files get ids from the table's shared counter, and the edit
  * (inputs out, outputs in) is applied under the table's manifest lock to
  * the version current at the end, which flushes may have given new level-0
@@ -42,6 +53,7 @@
 #include "compaction_pick.h"
 #include "forst.h"
 #include "forst_cache.h"
+#include "forst_expiry.h"
 #include "forst_flush.h"
 #include "forst_stats.h"
 #include "forst_store.h"
@@ -53,6 +65,9 @@ typedef struct DropCtx
 	TransactionId horizon;		/* committed before this: seen by all */
 	bool		bottom;
 	bool		settled;		/* the key's all-visible version was seen */
+	ForstExpiry expiry;
+	uint64		expired_rows;
+	uint64		expired_bytes;
 } DropCtx;
 
 static FstDropDecision
@@ -76,9 +91,69 @@ mvcc_drop(void *arg, const FstEntry *e, bool newest_of_key)
 	if (!all_visible)
 		return FST_DROP_KEEP;
 	ctx->settled = true;
-	if ((e->hdr.flags & FST_ENTRY_TOMBSTONE) && ctx->bottom)
-		return FST_DROP_DROP;
+	if (e->hdr.flags & FST_ENTRY_TOMBSTONE)
+		return ctx->bottom ? FST_DROP_DROP : FST_DROP_KEEP;
+	if (ctx->expiry.active && forst_row_expired(&ctx->expiry, e->payload))
+	{
+		ctx->expired_rows++;
+		ctx->expired_bytes += e->user_part.len + FST_SEQ_BYTES +
+			FST_ENTRY_HEADER_SIZE + e->payload.len;
+		return ctx->bottom ? FST_DROP_DROP : FST_DROP_TOMBSTONE;
+	}
 	return FST_DROP_KEEP;
+}
+
+/* The TTL column of an output row, for its file's TTL range. */
+static bool
+compact_ttl_of(void *arg, FstSlice payload, int64 *ttl)
+{
+	if (!forst_expiry_value((const ForstExpiry *) arg, payload, ttl))
+		*ttl = PG_INT64_MAX;	/* NULL: never expires */
+	return true;
+}
+
+/*
+ * Adds to edit the removal of every file that holds only expired rows and
+ * may go without being read (see the header); returns how many, and their
+ * bytes and entries in *bytes and *rows.
+ */
+static int
+expired_files(const FstManifest *m, const ForstExpiry *x, FstManifestEdit *edit,
+			  uint64 *bytes, uint64 *rows)
+{
+	int			deepest = -1;
+	int			n = 0;
+	int			l,
+				i;
+	FstError	err;
+
+	*bytes = *rows = 0;
+	if (!x->active)
+		return 0;
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+		if (m->levels[l].nfiles > 0)
+			deepest = l;
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+	{
+		if (!x->is_key && (l == 0 || l != deepest))
+			continue;
+		for (i = 0; i < m->levels[l].nfiles; i++)
+		{
+			const FstManifestFile *mf = &m->levels[l].files[i];
+			const FstFileMeta *f = &mf->meta;
+			FstCode		rc;
+
+			if (!f->has_ttl || f->ttl_max >= x->cutoff || f->num_tombstones > 0)
+				continue;
+			rc = fst_manifest_edit_remove(edit, l, f->file_id, mf->owner, &err);
+			if (rc != FST_OK)
+				forst_report(rc, &err, "building an expiry edit");
+			*bytes += f->size;
+			*rows += f->num_entries;
+			n++;
+		}
+	}
+	return n;
 }
 
 typedef struct OutputCtx
@@ -157,6 +232,47 @@ out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
 	return rc;
 }
 
+/*
+ * Applies edit (freed here) to the table's current manifest version, under
+ * its manifest lock (flushes may have added level-0 files since the
+ * compaction read its version; only one worker compacts a table, so every
+ * file the edit removes is still there), uploads the result as the next
+ * version, switches the table's readers to it and tells a standby.
+ */
+static void
+publish(ForstTableShared *ts, FstManifestEdit *edit)
+{
+	RelFileNode rnode = ts->rnode;
+	const FstManifest *m;
+	FstManifest next;
+	FstError	err;
+	FstCode		rc;
+	uint64		cur_version;
+	uint64		new_version;
+
+	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
+	cur_version = ts->manifest_version;
+	m = forst_manifest_at(&rnode, cur_version);
+	edit->has_next_file_id = true;
+	edit->next_file_id = Max(m->next_file_id, pg_atomic_read_u64(&ts->next_file_id));
+	rc = fst_manifest_apply(m, edit, &next, &err);
+	fst_manifest_edit_free(edit);
+	if (rc != FST_OK)
+		forst_report(rc, &err, "applying a compaction edit");
+	next.version = cur_version + 1;
+	forst_manifest_publish(&rnode, &next);
+	new_version = next.version;
+	fst_manifest_free(&next);
+
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	if (!ts->drop_pending)
+		ts->manifest_version = new_version;
+	LWLockRelease(&ts->lock);
+	/* a standby follows (no memtable changed: nothing newly covered) */
+	forst_wal_log_manifest(&rnode, new_version, InvalidXLogRecPtr);
+	LWLockRelease(&ts->manifest_lock);
+}
+
 bool
 forst_compact_one(ForstTableShared *ts)
 {
@@ -168,14 +284,17 @@ forst_compact_one(ForstTableShared *ts)
 	FstCompactionPickOptions po;
 	FstCompactionPick pick;
 	FstManifestEdit edit;
-	FstManifest next;
 	FstCompactionResult result;
+	ForstExpiry expiry;
+	int			ndropped;
+	uint64		dropped_bytes,
+				dropped_rows;
+	uint64		dctx_rows = 0,
+				dctx_bytes = 0;
 	OutputCtx	out;
 	FstError	err;
 	FstCode		rc;
 	bool		picked;
-	uint64		cur_version;
-	uint64		new_version;
 	int			l,
 				i,
 				s;
@@ -196,6 +315,22 @@ forst_compact_one(ForstTableShared *ts)
 		levels.files[l] = arrays[l];
 		levels.nfiles[l] = m->levels[l].nfiles;
 	}
+	/* wholly expired files go first, without being read */
+	(void) forst_expiry_shared_rule(ts, GetCurrentTimestamp(), &expiry);
+	fst_manifest_edit_init(&edit);
+	ndropped = expired_files(m, &expiry, &edit, &dropped_bytes, &dropped_rows);
+	if (ndropped > 0)
+	{
+		elog(DEBUG1, "forst: dropping %d expired files of %u/%u (" UINT64_FORMAT " bytes)",
+			 ndropped, rnode.dbNode, rnode.relNode, dropped_bytes);
+		publish(ts, &edit);
+		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_bytes, dropped_bytes);
+		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_rows, dropped_rows);
+		pg_atomic_fetch_add_u64(&ts->expiry.dropped_files, ndropped);
+		return true;
+	}
+	fst_manifest_edit_free(&edit);
+
 	fst_compaction_pick_options_default(&po);
 	po.level1_target_bytes = (uint64) 64 * 1024 * 1024;
 	rc = fst_compaction_pick(&levels, &po, &pick, &picked, &err);
@@ -257,10 +392,17 @@ forst_compact_one(ForstTableShared *ts)
 		dctx.horizon = GetOldestNonRemovableTransactionId(NULL);
 		dctx.bottom = pick.bottom_level;
 		dctx.settled = false;
+		dctx.expiry = expiry;
+		dctx.expired_rows = dctx.expired_bytes = 0;
 		memset(&params, 0, sizeof(params));
 		fst_drop_policy_init(&params.policy, 0, pick.bottom_level);
 		params.policy.custom = mvcc_drop;
 		params.policy.custom_arg = &dctx;
+		if (expiry.attnum > 0)
+		{
+			params.policy.ttl_of = compact_ttl_of;
+			params.policy.ttl_arg = &dctx.expiry;
+		}
 		fst_sst_options_default(&params.sst);
 		params.sst.compression = forst_compression == FORST_COMPRESSION_LZ4 ?
 			FST_COMPRESS_LZ4 : FST_COMPRESS_NONE;
@@ -270,6 +412,8 @@ forst_compact_one(ForstTableShared *ts)
 		params.output.finish_output = out_finish;
 		params.output.arg = &out;
 		rc = fst_compaction_run(merged, &params, &result, &err);
+		dctx_rows = dctx.expired_rows;
+		dctx_bytes = dctx.expired_bytes;
 		fst_iter_destroy(merged);
 		fst_buf_free(&out.buf);
 		if (rc != FST_OK)
@@ -282,33 +426,13 @@ forst_compact_one(ForstTableShared *ts)
 		}
 	}
 
-	/*
-	 * The edit applies to the current version, which may have gained level-0
-	 * files from flushes meanwhile (only this worker compacts the table, so
-	 * every input file is still there).
-	 */
-	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
-	cur_version = ts->manifest_version;
-	m = forst_manifest_at(&rnode, cur_version);
-	edit.has_next_file_id = true;
-	edit.next_file_id = Max(m->next_file_id, pg_atomic_read_u64(&ts->next_file_id));
-	rc = fst_manifest_apply(m, &edit, &next, &err);
-	fst_manifest_edit_free(&edit);
 	fst_compaction_result_free(&result);
 	fst_compaction_pick_free(&pick);
-	if (rc != FST_OK)
-		forst_report(rc, &err, "applying a compaction edit");
-	next.version = cur_version + 1;
-	forst_manifest_publish(&rnode, &next);
-	new_version = next.version;
-	fst_manifest_free(&next);
-
-	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
-	if (!ts->drop_pending)
-		ts->manifest_version = new_version;
-	LWLockRelease(&ts->lock);
-	/* a standby follows (no memtable changed: nothing newly covered) */
-	forst_wal_log_manifest(&rnode, new_version, InvalidXLogRecPtr);
-	LWLockRelease(&ts->manifest_lock);
+	publish(ts, &edit);
+	if (dctx_rows > 0)
+	{
+		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_bytes, dctx_bytes);
+		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_rows, dctx_rows);
+	}
 	return true;
 }

@@ -36,6 +36,7 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts)
 	c->mcxt = mcxt;
 	c->rel = rel;
 	c->snapshot = snapshot;
+	forst_expiry_get(rel, &c->expiry);
 	forst_table_view(ts, &rel->rd_node, &c->view);
 	c->nchildren = c->view.nslabs;
 	if (c->view.manifest)
@@ -175,6 +176,8 @@ forst_cursor_next(ForstCursor *c)
 		appendBinaryStringInfo(&c->decided, e.user_part.data, e.user_part.len);
 		c->have_decided = true;
 		if (e.hdr.flags & FST_ENTRY_TOMBSTONE)
+			continue;
+		if (c->expiry.active && forst_row_expired(&c->expiry, e.payload))
 			continue;
 		if (c->cur.loc.in_sst)
 		{

@@ -7,7 +7,7 @@
  * It merges the table's memtables (newest first) and its SST files (level
  * 0 newest first, then the deeper levels), walks each key's versions
  * newest first and stops at the first one the snapshot can see, skipping
- * the key when that is a tombstone.  Its iterators are malloc'ed by the
+ * the key when that is a tombstone or an expired row (forst_expiry.h).  Its iterators are malloc'ed by the
  * engine; the cursor frees them when closed or, after an error, when the
  * memory context it was opened in is reset.
  *
@@ -17,6 +17,7 @@
 #define FORST_CURSOR_H
 
 #include "forst_am.h"
+#include "forst_expiry.h"
 #include "forst_store.h"
 #include "iter.h"
 #include "utils/memutils.h"
@@ -35,6 +36,7 @@ typedef struct ForstCursor
 	bool		valid;
 	bool		pending_next;	/* advance past cur before reading on */
 	ForstVersion cur;			/* the row the cursor is at */
+	ForstExpiry expiry;			/* expired rows are skipped (forst_expiry.h) */
 	MemoryContext mcxt;			/* holds the cursor; deleted by close */
 	MemoryContextCallback cb;
 } ForstCursor;

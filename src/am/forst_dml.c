@@ -33,6 +33,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_store.h"
+#include "forst_expiry.h"
 #include "forst_wal.h"
 
 /* The row of a slot as a minimal tuple without external TOAST pointers. */
@@ -185,6 +186,27 @@ lock_key_settled(Relation rel, ForstTableShared *ts, StringInfo up,
 }
 
 /*
+ * Whether a key's newest version holds a live row: not a tombstone and not
+ * expired (an expired row counts as absent, so INSERT and ON CONFLICT write
+ * a new row over it, see forst_expiry.h).
+ */
+static bool
+newest_is_live(Relation rel, const ForstExpiry *x, const ForstNewest *newest)
+{
+	ItemPointerData tid;
+	ForstVersion v;
+
+	if (!newest->found || (newest->hdr.flags & FST_ENTRY_TOMBSTONE))
+		return false;
+	if (!x->active)
+		return true;
+	forst_tid_set(&tid, &newest->loc);
+	if (!forst_fetch_version(rel, &tid, &v))
+		return true;
+	return !forst_row_expired(x, v.entry.payload);
+}
+
+/*
  * Inserts a row.  If the key has a live row, a plain insert raises a unique
  * violation; a speculative one (ON CONFLICT) writes nothing, points the
  * slot's TID at the live row and returns false.
@@ -198,7 +220,9 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 	StringInfoData up;
 	ForstNewest newest;
 	ForstLoc	loc;
+	ForstExpiry x;
 
+	forst_expiry_get(rel, &x);
 	initStringInfo(&up);
 	forst_row_user_part(info, slot, ts, &up);
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
@@ -207,7 +231,7 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 	{
 		(void) lock_key_settled(rel, ts, &up, AccessExclusiveLock, true,
 								&newest, XLTW_InsertIndex);
-		if (newest.found && !(newest.hdr.flags & FST_ENTRY_TOMBSTONE))
+		if (newest_is_live(rel, &x, &newest))
 		{
 			forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
 			if (!speculative)
@@ -456,11 +480,13 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	if (key_changed)
 	{
 		ForstNewest other;
+		ForstExpiry x;
 
 		/* the new key must be free: a unique check, as for an insert */
+		forst_expiry_get(rel, &x);
 		(void) lock_key_settled(rel, ts, &new_up, AccessExclusiveLock, true,
 								&other, XLTW_InsertIndex);
-		if (other.found && !(other.hdr.flags & FST_ENTRY_TOMBSTONE))
+		if (newest_is_live(rel, &x, &other))
 		{
 			forst_unlock_key(rel, fst_slice(new_up.data, new_up.len), AccessExclusiveLock);
 			forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);

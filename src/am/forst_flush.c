@@ -13,6 +13,11 @@
  * transaction writes more than the pool holds, so they are flushed too.)
  * Aborted entries are dropped.
  *
+ * When the table's expiry settings are known (forst_expiry.h), the SST's
+ * properties record the range of its rows' TTL column (a NULL counts as
+ * never expiring), so that compaction can later drop a wholly expired file
+ * without reading it.
+ *
  * The SST is uploaded (an SST left by an earlier failed attempt with the
  * same file id is replaced), then the next manifest version (previous
  * files + the new one at level 0) create-if-absent, then, under the
@@ -36,6 +41,7 @@
 
 #include "forst.h"
 #include "forst_cache.h"
+#include "forst_expiry.h"
 #include "forst_flush.h"
 #include "forst_stats.h"
 #include "forst_store.h"
@@ -43,8 +49,8 @@
 
 /* Writes the memtable's entries that did not abort into an SST in file. */
 static FstCode
-flush_write_sst(FstMemtable *mt, FstBuf *file, FstSstProps *props,
-				uint64 *max_seq, FstError *err)
+flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
+				FstSstProps *props, uint64 *max_seq, FstError *err)
 {
 	FstSstOptions opt;
 	FstBufSink	sink;
@@ -95,6 +101,14 @@ flush_write_sst(FstMemtable *mt, FstBuf *file, FstSstProps *props,
 		appendBinaryStringInfo(&value, v.data, v.len);
 		value.data[0] = (char) flags;
 		rc = fst_sst_writer_add(w, k, fst_slice(value.data, value.len), err);
+		if (rc == FST_OK && x->attnum > 0 && !(flags & FST_ENTRY_TOMBSTONE))
+		{
+			int64		ttl;
+
+			if (!forst_expiry_value(x, e.payload, &ttl))
+				ttl = PG_INT64_MAX;
+			fst_sst_writer_note_ttl(w, ttl);
+		}
 	}
 	fst_iter_destroy(it);
 	pfree(value.data);
@@ -122,6 +136,7 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	XLogRecPtr	covered;
 	uint64		file_id;
 	bool		have_file;
+	ForstExpiry expiry;
 	char		okey[FORST_KEY_LEN];
 
 	*retired_slab = -1;
@@ -140,7 +155,8 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	file_id = forst_table_new_file_id(ts);
 	fst_buf_init(&file);
 	fst_sst_props_init(&props);
-	rc = flush_write_sst(mt, &file, &props, &max_seq, &err);
+	(void) forst_expiry_shared_rule(ts, GetCurrentTimestamp(), &expiry);
+	rc = flush_write_sst(mt, &expiry, &file, &props, &max_seq, &err);
 	if (rc != FST_OK)
 	{
 		fst_buf_free(&file);

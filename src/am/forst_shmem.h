@@ -51,6 +51,32 @@ typedef struct ForstSlab
 	int			next_free;		/* free-list link, -1 at the end */
 } ForstSlab;
 
+/*
+ * A table's expiry settings as the flush worker needs them (it has no
+ * catalog access; forst_expiry.c pushes them here from the catalog table
+ * forst.expiry).  version orders pushes: an older one never overwrites a
+ * newer one.  attlen/attalign describe columns 1..attnum so that the TTL
+ * column can be found in a stored row without a tuple descriptor.
+ * Protected by the table's lock; the counters are atomics.
+ */
+#define FORST_EXPIRY_MAX_ATTNUM 64
+
+typedef struct ForstExpiryShared
+{
+	uint64		version;		/* 0: settings not known (yet) */
+	int16		attnum;			/* TTL column, 0: no expiry */
+	bool		is_key;			/* a primary-key column */
+	bool		has_ttl;
+	int64		ttl_us;
+	bool		has_watermark;
+	int64		watermark;		/* TimestampTz */
+	int16		attlen[FORST_EXPIRY_MAX_ATTNUM];
+	char		attalign[FORST_EXPIRY_MAX_ATTNUM];
+	pg_atomic_uint64 reclaimed_bytes;	/* by expiry, since start-up */
+	pg_atomic_uint64 reclaimed_rows;
+	pg_atomic_uint64 dropped_files;
+} ForstExpiryShared;
+
 /* One table with memtables. */
 typedef struct ForstTableShared
 {
@@ -75,6 +101,7 @@ typedef struct ForstTableShared
 	bool		compacting;		/* a compaction worker has it */
 	bool		drop_pending;	/* dropped meanwhile: the last worker drops it */
 	pg_atomic_uint64 live_estimate; /* inserts - deletes, for the planner */
+	ForstExpiryShared expiry;	/* TTL / watermark (forst_expiry.c) */
 } ForstTableShared;
 
 typedef struct ForstShared

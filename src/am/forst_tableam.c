@@ -220,11 +220,16 @@ fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
 {
 	ForstVersion v;
 
+	ForstExpiry x;
+
 	if (!forst_fetch_version(rel, tid, &v) ||
 		(v.entry.hdr.flags & FST_ENTRY_TOMBSTONE))
 		return false;
 	if (!forst_version_visible_v(snapshot, rel, &v))
 		return false;
+	forst_expiry_get(rel, &x);
+	if (forst_row_expired(&x, v.entry.payload))
+		return false;			/* expired rows are invisible everywhere */
 	forst_store_version(slot, &v, RelationGetRelid(rel));
 	return true;
 }

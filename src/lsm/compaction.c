@@ -188,6 +188,11 @@ process_entry(CompactState *s, FstSlice key, FstSlice value,
 		keep = true;
 	else if (d == FST_DROP_DROP)
 		st->dropped_custom++;
+	else if (d == FST_DROP_TOMBSTONE)
+	{
+		st->expired_to_tombstone++;
+		keep = to_tombstone = true;
+	}
 	else if (!below)
 		keep = true;
 	else if (s->below_seen)

@@ -19,6 +19,8 @@
  *	  versions in lower levels stay hidden);
  *	- every older version is shadowed and dropped.
  *
+ * A TOMBSTONE from the hook keeps the version's key and sequence with an
+ * empty tombstone value (counted in expired_to_tombstone).
  * A DROP from the hook removes only that version; when at or below the
  * horizon it still counts as the key's first such version, so older
  * versions are dropped as shadowed (and may reappear from lower levels:
@@ -44,7 +46,11 @@ typedef enum FstDropDecision
 {
 	FST_DROP_DEFAULT = 0,		/* apply the rules above */
 	FST_DROP_KEEP,				/* keep this version as it is */
-	FST_DROP_DROP				/* drop this version */
+	FST_DROP_DROP,				/* drop this version */
+	FST_DROP_TOMBSTONE			/* replace it by a tombstone of the same key
+								 * and sequence (an expired row above the
+								 * bottom level: older versions below stay
+								 * hidden) */
 } FstDropDecision;
 
 typedef struct FstDropPolicy

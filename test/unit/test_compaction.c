@@ -430,6 +430,8 @@ test_hook(void *arg, const FstEntry *e, bool newest_of_key)
 		return FST_DROP_DROP;
 	if (e->payload.len == 4 && memcmp(e->payload.data, "keep", 4) == 0)
 		return FST_DROP_KEEP;
+	if (e->payload.len == 4 && memcmp(e->payload.data, "tomb", 4) == 0)
+		return FST_DROP_TOMBSTONE;
 	return FST_DROP_DEFAULT;
 }
 
@@ -465,6 +467,39 @@ FST_TEST(compaction_custom_hook)
 	CHECK_EQ_INT(res.stats.dropped_custom, 2);
 	CHECK_EQ_INT(res.stats.dropped_shadowed, 2);
 	CHECK_EQ_INT(res.stats.dropped_tombstones, 1);
+	fst_compaction_result_free(&res);
+	kvs_free(&out);
+	mem_free(&m);
+	kvs_free(&in);
+}
+
+/* TOMBSTONE from the hook: same key and sequence, empty tombstone value */
+FST_TEST(compaction_custom_hook_tombstone)
+{
+	TestKVs		in,
+				out;
+	MemOut		m;
+	FstCompactionParams p;
+	FstCompactionResult res;
+	FstError	err;
+	HookState	h = {0};
+
+	kvs_init(&in);
+	kvs_add(&in, "a", 4, 0, "tomb");	/* becomes a tombstone at seq 4 */
+	kvs_add(&in, "a", 3, 0, "a3");	/* shadowed by it */
+	kvs_add(&in, "b", 2, 0, "b2");
+	kvs_init(&out);
+	mem_init(&m);
+	params_init(&p, &m, 5, false);
+	p.policy.custom = test_hook;
+	p.policy.custom_arg = &h;
+	CHECK_OK(run(&in, &p, &m, &res, &out, &err), &err);
+	CHECK_EQ_INT(out.n, 2);
+	CHECK(out_is(&out, 0, "a", 4, true));
+	CHECK(out_is(&out, 1, "b", 2, false));
+	CHECK_EQ_INT(res.stats.expired_to_tombstone, 1);
+	CHECK_EQ_INT(res.stats.dropped_shadowed, 1);
+	CHECK_EQ_INT(res.files[0].num_tombstones, 1);
 	fst_compaction_result_free(&res);
 	kvs_free(&out);
 	mem_free(&m);
