@@ -70,6 +70,8 @@ forst.s3_secret_access_key = '$sk'
 forst.s3_max_retries = 8
 forst.memtable_size = '1MB'
 forst.memtable_memory = '16MB'
+# every read goes to the store (through the faults), none to the disk cache
+forst.cache_size = 0
 });
 $node->start;
 
