@@ -93,7 +93,7 @@ $open->pump until $out =~ /inserted/;
 my $bindir = $node->config_data('--bindir');
 my ($bout, $berr) = ('', '');
 my $bench = IPC::Run::start(
-	[ "$bindir/pgbench", '-n', '-c', '4', '-T', '60', '-f', $script, '-h', $node->host,
+	[ "$bindir/pgbench", '-n', '-c', '4', '-T', '60', '--max-tries=20', '-f', $script, '-h', $node->host,
 	  '-p', $node->port, 'postgres' ],
 	'>', \$bout, '2>', \$berr);
 # a checkpoint in the middle of the load, then more load, then the crash

@@ -51,6 +51,7 @@ _PG_init(void)
 	forst_onconflict_init();
 	forst_relinfo_init();
 	forst_pending_init();
+	forst_pin_init();
 	forst_expiry_init();
 	forst_worker_register();
 	forst_compactor_register();

@@ -207,6 +207,17 @@ newest_is_live(Relation rel, const ForstExpiry *x, const ForstNewest *newest)
 }
 
 /*
+ * AFTER trigger events of a forst table (deferred ones until COMMIT) keep
+ * TIDs of its rows: the memtable slabs they point into must stay.
+ */
+static inline void
+pin_for_triggers(Relation rel)
+{
+	if (rel->trigdesc != NULL)
+		forst_pin_until_commit();
+}
+
+/*
  * Inserts a row.  If the key has a live row, a plain insert raises a unique
  * violation; a speculative one (ON CONFLICT) writes nothing, points the
  * slot's TID at the live row and returns false.
@@ -222,6 +233,7 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 	ForstLoc	loc;
 	ForstExpiry x;
 
+	pin_for_triggers(rel);
 	forst_expiry_get(rel, &x);
 	initStringInfo(&up);
 	forst_row_user_part(info, slot, ts, &up);
@@ -403,6 +415,7 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 	TM_Result	result;
 	ForstLoc	loc;
 
+	pin_for_triggers(rel);
 	fetch_or_error(rel, tid, &v);
 	version_user_part(&v, &up);
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
@@ -445,6 +458,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	TM_Result	result;
 	ForstLoc	loc;
 
+	pin_for_triggers(rel);
 	fetch_or_error(rel, otid, &v);
 	version_user_part(&v, &old_up);
 	row = slot_to_row(rel, slot);

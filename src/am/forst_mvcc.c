@@ -268,6 +268,7 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 	memset(v, 0, sizeof(*v));
 	if (!forst_tid_get(tid, &v->loc))
 		return false;
+	forst_pin();				/* v may point into a memtable slab */
 	if (v->loc.in_sst)
 	{
 		RelFileNode rnode;

@@ -67,11 +67,20 @@ version_present(ForstTableShared *ts, FstSlice user_part, uint64 seq)
 }
 
 /*
- * Is the version (user_part, seq) already in one of the table's SST files?
- * Replay starts at forst's slot, the oldest record whose entry was not yet
- * flushed when the slot last moved; records after it are mostly flushed,
- * and putting them into memtables again could need more memory than the
- * pool has (with the flush worker unable to help during replay).
+ * Do the table's SST files hold the version (user_part, seq) or a newer
+ * version of the key?  Replay starts at forst's slot, the oldest record
+ * whose entry was not yet flushed when the slot last moved; records after
+ * it are mostly flushed, and putting them into memtables again could need
+ * more memory than the pool has (with the flush worker unable to help
+ * during replay).
+ *
+ * A newer version in an SST file means the version was flushed too, and
+ * compaction may have dropped it since as shadowed: it must not come back
+ * into a memtable, where it would outlive its successor once compaction
+ * drops that (a tombstone at the bottom level, say) and so resurrect a
+ * deleted row.  Per key, WAL order is sequence order (writers hold the key
+ * lock from logging to inserting), so nothing newer of the key is in the
+ * memtables yet when a version is replayed.
  */
 static bool
 version_flushed(ForstTableShared *ts, FstSlice user_part, uint64 seq)
@@ -87,7 +96,7 @@ version_flushed(ForstTableShared *ts, FstSlice user_part, uint64 seq)
 		return false;
 	initStringInfo(&target);
 	appendBinaryStringInfo(&target, user_part.data, user_part.len);
-	fst_put_be64(seqb, seq);
+	fst_put_be64(seqb, FST_MAX_SEQ);	/* the key's newest version first */
 	appendBinaryStringInfo(&target, seqb, FST_SEQ_BYTES);
 	for (level = 0; level < FST_NUM_LEVELS && !found; level++)
 	{
@@ -101,7 +110,7 @@ version_flushed(ForstTableShared *ts, FstSlice user_part, uint64 seq)
 			FstError	err;
 			FstCode		rc;
 
-			if (seq < f->seq_min || seq > f->seq_max ||
+			if (f->seq_max < seq ||
 				(r = forst_sst_reader_for_key(&ts->rnode, f, user_part)) == NULL)
 				continue;
 			it = fst_sst_iter_create(r);
@@ -109,7 +118,8 @@ version_flushed(ForstTableShared *ts, FstSlice user_part, uint64 seq)
 				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 			fst_iter_seek(it, fst_slice(target.data, target.len));
 			found = fst_iter_valid(it) &&
-				fst_ikey_cmp(fst_iter_key(it), fst_slice(target.data, target.len)) == 0;
+				fst_slice_cmp(fst_ikey_user_part(fst_iter_key(it)), user_part) == 0 &&
+				fst_ikey_seq(fst_iter_key(it)) >= seq;
 			rc = fst_iter_status(it, &err);
 			fst_iter_destroy(it);
 			if (rc != FST_OK)

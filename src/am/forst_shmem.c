@@ -43,9 +43,9 @@ forst_shared_size(void)
 {
 	return add_size(add_size(offsetof(ForstShared, slabs),
 							 mul_size(forst_nslabs(), sizeof(ForstSlab))),
-					add_size(mul_size(MaxBackends + 1, sizeof(bool)),
-							 add_size(mul_size(MaxBackends + 1, sizeof(pg_atomic_uint64)),
-									  sizeof(pg_atomic_uint64))));
+					add_size(mul_size(2 * (MaxBackends + 1), sizeof(bool)),
+							 add_size(mul_size(2 * (MaxBackends + 1), sizeof(pg_atomic_uint64)),
+									  2 * sizeof(pg_atomic_uint64))));
 }
 
 static Size
@@ -103,11 +103,17 @@ forst_shmem_startup(void)
 		for (i = 0; i < FORST_MAX_COMPACTION_WORKERS; i++)
 			forst_shared->compact_latch[i] = NULL;
 		forst_shared->waiting = (bool *) &forst_shared->slabs[forst_shared->nslabs];
-		memset(forst_shared->waiting, 0, sizeof(bool) * (MaxBackends + 1));
+		forst_shared->victim = forst_shared->waiting + MaxBackends + 1;
+		memset(forst_shared->waiting, 0, sizeof(bool) * 2 * (MaxBackends + 1));
 		forst_shared->inflight = (pg_atomic_uint64 *)
-			TYPEALIGN(sizeof(pg_atomic_uint64), forst_shared->waiting + MaxBackends + 1);
+			TYPEALIGN(sizeof(pg_atomic_uint64), forst_shared->victim + MaxBackends + 1);
+		forst_shared->pins = forst_shared->inflight + MaxBackends + 1;
 		for (i = 0; i <= MaxBackends; i++)
+		{
 			pg_atomic_init_u64(&forst_shared->inflight[i], 0);
+			pg_atomic_init_u64(&forst_shared->pins[i], 0);
+		}
+		pg_atomic_init_u64(&forst_shared->retire_epoch, 0);
 		ConditionVariableInit(&forst_shared->slab_cv);
 	}
 	memset(&info, 0, sizeof(info));
@@ -408,6 +414,20 @@ wait_for_slab(void)
 									   PG_WAIT_EXTENSION);
 	ConditionVariableCancelSleep();
 	forst_shared->waiting[MyBackendId] = false;
+
+	/*
+	 * The flush worker found this wait in a cycle (see forst_worker.c): the
+	 * memory can only come from a transaction that waits for this one.
+	 */
+	if (forst_shared->victim[MyBackendId])
+	{
+		forst_shared->victim[MyBackendId] = false;
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_DEADLOCK_DETECTED),
+				 errmsg("deadlock detected"),
+				 errdetail("This transaction waits for forst memtable memory, which only becomes free when a transaction that waits for this one ends."),
+				 errhint("Retry the transaction.  Raise forst.memtable_memory if this happens often.")));
+	}
 	forst_stats_add(FS_WRITE_STALLS, 1);
 	forst_stats_add(FS_WRITE_STALL_US,
 					(uint64) Max(GetCurrentTimestamp() - start, 0));

@@ -118,6 +118,10 @@ typedef struct ForstShared
 	Latch	   *compact_latch[FORST_MAX_COMPACTION_WORKERS];	/* compaction
 															 * workers' */
 	bool	   *waiting;		/* per backend id: waits for memtable memory */
+	pg_atomic_uint64 retire_epoch;	/* retirements so far (forst_pin.c) */
+	pg_atomic_uint64 *pins;		/* per backend id (forst_pin.c) */
+	bool	   *victim;			/* per backend id: its wait for memory is in a
+								 * deadlock (set by the flush worker) */
 	pg_atomic_uint64 *inflight; /* per backend id: a lower bound of the LSN
 								 * of a record logged but not yet in a
 								 * memtable, or 0 */
@@ -142,6 +146,13 @@ extern ForstTableShared *forst_table_shared(const RelFileNode *rnode,
 extern void forst_table_shared_drop(const RelFileNode *rnode);
 extern int	forst_tables_of_database(Oid dbid, RelFileNode *out, int max);
 extern int	forst_tables_count(void);
+
+/* forst_pin.c: who may hold pointers into retired memtable slabs */
+extern void forst_pin_init(void);
+extern void forst_pin(void);
+extern void forst_pin_until_commit(void);
+extern bool forst_slab_reusable(uint64 retired_epoch, const bool *skip);
+extern int	forst_slab_blocker(uint64 retired_epoch);
 extern ForstTableShared *forst_compact_begin(const RelFileNode *rnode);
 extern void forst_compact_end(ForstTableShared *ts);
 extern int	forst_all_tables(RelFileNode *out, int max);

@@ -472,6 +472,8 @@ forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
 	view->rnode = *rnode;
 	if (ts == NULL)
 		return;
+	/* before the view: its slabs stay until this backend unpins */
+	forst_pin();
 	forst_table_load(ts);
 	LWLockAcquire(&ts->lock, LW_SHARED);
 	if (ts->active >= 0)

@@ -10,10 +10,11 @@
  * doubling to 30 s); the memtable stays readable meanwhile, and writers wait once the pool is
  * used up, so nothing is lost and memory stays bounded.
  *
- * Retiring a slab: a transaction that was running when a memtable left the
- * table's view may hold TIDs into it (an UPDATE's target rows, AFTER
- * trigger events, ...).  The worker records the virtual transaction ids
- * running at that moment and frees the slab when all have ended.
+ * Retiring a slab: a backend that took a view of the table before the
+ * memtable left it may hold TIDs into it (an UPDATE's target rows, AFTER
+ * trigger events, an open cursor, ...).  The worker frees the slab once no
+ * backend that pinned before the retirement still holds its pin
+ * (forst_pin.c).
  *
  * On a hot standby the worker runs too (from the consistent state on),
  * but only retires: WAL replay frees the memtables that a MANIFEST record
@@ -36,6 +37,7 @@
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "storage/sinvaladt.h"
 #include "tcop/tcopprot.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -55,8 +57,8 @@ bool		forst_in_flush_worker = false;
 typedef struct Retiring
 {
 	int			slab;
-	int			nvxids;
-	VirtualTransactionId *vxids;
+	uint64		epoch;			/* its retirement's number (forst_pin.c) */
+	TimestampTz since;			/* when it was retired */
 } Retiring;
 
 static List *retiring = NIL;
@@ -67,18 +69,72 @@ retire(int slab)
 {
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 	Retiring   *r = palloc(sizeof(Retiring));
-	VirtualTransactionId *v;
 
-	v = GetCurrentVirtualXIDs(InvalidTransactionId, false, true, 0, &r->nvxids);
-	r->vxids = palloc(sizeof(VirtualTransactionId) * Max(r->nvxids, 1));
-	memcpy(r->vxids, v, sizeof(VirtualTransactionId) * r->nvxids);
+	/* numbered after the slab left its table's view (forst_pin.c) */
+	pg_memory_barrier();
+	r->epoch = pg_atomic_add_fetch_u64(&forst_shared->retire_epoch, 1);
 	r->slab = slab;
+	r->since = GetCurrentTimestamp();
 	retiring = lappend(retiring, r);
 	retire_known[slab] = true;
 	MemoryContextSwitchTo(old);
 }
 
-/* Frees the slabs whose readers have all gone; true if any still wait. */
+/*
+ * A deadlock through memtable memory: a writer waits for memory (holding
+ * its key locks and its transaction), memory waits for a retired slab, the
+ * slab for transaction v, and v waits for a lock the writer holds.  The
+ * lock manager cannot see the first two edges.  If v waits for a lock held
+ * by a transaction that waits for memory, that one is told to give up
+ * (wait_for_slab raises "deadlock detected"), as PostgreSQL's deadlock
+ * detector would choose a victim.
+ */
+static void
+break_memory_deadlock(BackendId blocker)
+{
+	PGPROC	   *proc = BackendIdGetProc(blocker);
+	LOCK	   *lock;
+	LOCKTAG		tag;
+	LOCKMODE	mode;
+	VirtualTransactionId *holders;
+	int			n,
+				i;
+
+	if (proc == NULL || (lock = proc->waitLock) == NULL)
+		return;
+	/* copied without the partition lock: at worst a stale, harmless tag */
+	tag = lock->tag;
+	mode = proc->waitLockMode;
+	if (tag.locktag_lockmethodid != DEFAULT_LOCKMETHOD || mode <= 0 ||
+		mode > MaxLockMode)
+		return;
+	holders = GetLockConflicts(&tag, mode, &n);
+	for (i = 0; i < n; i++)
+	{
+		BackendId	b = holders[i].backendId;
+
+		if (b > 0 && b <= MaxBackends && forst_shared->waiting[b] &&
+			!forst_shared->victim[b])
+		{
+			PGPROC	   *victim = BackendIdGetProc(b);
+
+			ereport(LOG,
+					(errmsg("forst: breaking a deadlock through memtable memory: backend %d waits for memory that waits for backend %d, which waits for it",
+							b, blocker)));
+			forst_shared->victim[b] = true;
+			if (victim)
+				SetLatch(&victim->procLatch);
+			ConditionVariableBroadcast(&forst_shared->slab_cv);
+		}
+	}
+}
+
+/*
+ * Frees the slabs that no backend can still be reading (forst_pin.c); true
+ * if any still wait.  A backend waiting for memtable memory does not count:
+ * otherwise a transaction that writes more than the pool holds would wait
+ * for itself.
+ */
 static bool
 free_retired(void)
 {
@@ -88,25 +144,23 @@ free_retired(void)
 	{
 		Retiring   *r = lfirst(lc);
 
-		while (r->nvxids > 0)
+		if (!forst_slab_reusable(r->epoch, forst_shared->waiting))
 		{
-			VirtualTransactionId v = r->vxids[r->nvxids - 1];
+			if (forst_shared->nfree == 0 &&
+				TimestampDifferenceExceeds(r->since, GetCurrentTimestamp(),
+										   DeadlockTimeout))
+			{
+				BackendId	b = forst_slab_blocker(r->epoch);
 
-			/* a transaction waiting for memtable memory does not count */
-			if (!(v.backendId > 0 && v.backendId <= MaxBackends &&
-				  forst_shared->waiting[v.backendId]) &&
-				!VirtualXactLock(v, false))
-				break;
-			r->nvxids--;
+				if (b != InvalidBackendId)
+					break_memory_deadlock(b);
+			}
+			continue;
 		}
-		if (r->nvxids == 0)
-		{
-			retire_known[r->slab] = false;
-			forst_slab_free(r->slab);
-			pfree(r->vxids);
-			pfree(r);
-			retiring = foreach_delete_current(retiring, lc);
-		}
+		retire_known[r->slab] = false;
+		forst_slab_free(r->slab);
+		pfree(r);
+		retiring = foreach_delete_current(retiring, lc);
 	}
 	return retiring != NIL;
 }
