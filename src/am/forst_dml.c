@@ -87,12 +87,6 @@ put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 	char		seqbuf[FST_SEQ_BYTES];
 	XLogRecPtr	lsn;
 
-	/*
-	 * The sequence must be past every version of the table in its SST
-	 * files, which loading the table ensures (after a restart, nothing else
-	 * may have read it yet, as for an INSERT into a keyless table).
-	 */
-	forst_table_load(ts);
 	initStringInfo(&ikey);
 	appendBinaryStringInfo(&ikey, user_part->data, user_part->len);
 	fst_put_be64(seqbuf, forst_next_seq());

@@ -137,13 +137,11 @@ forst_row_user_part(ForstRelInfo *info, TupleTableSlot *slot,
 		int64		rowid;
 
 		/*
-		 * Hidden row ids are sequence numbers: unique, increasing and past
-		 * every row id in the table's SST files once the table is loaded
-		 * (forst_table_load moves the sequence past the manifest's; every
-		 * earlier row id was a sequence number of its time, or smaller).
+		 * Hidden row ids are sequence numbers: unique and increasing across
+		 * restarts (forst_seq.c), so past every row id in the table's files
+		 * (earlier row ids were sequence numbers of their time, or smaller).
 		 * A counter of their own would start again after a restart.
 		 */
-		forst_table_load(ts);
 		rowid = (int64) forst_next_seq();
 
 		forst_key_encode_value(INT8OID, Int64GetDatum(rowid), out);

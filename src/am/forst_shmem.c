@@ -85,7 +85,10 @@ forst_shmem_startup(void)
 
 		forst_shared->lock = &(GetNamedLWLockTranche("forst"))->lock;
 		forst_shared->tranche_id = LWLockNewTrancheId();
-		pg_atomic_init_u64(&forst_shared->next_seq, 0);
+		/* past every number handed out before (forst_seq.c) */
+		pg_atomic_init_u64(&forst_shared->seq_lease, forst_seq_lease_read());
+		pg_atomic_init_u64(&forst_shared->next_seq,
+							pg_atomic_read_u64(&forst_shared->seq_lease));
 		forst_shared->nslabs = forst_nslabs();
 		forst_shared->slab_size = (Size) forst_memtable_size_kb * 1024;
 		for (i = 0; i < forst_shared->nslabs; i++)

@@ -109,6 +109,7 @@ typedef struct ForstShared
 	LWLock	   *lock;			/* pool free list and registry */
 	int			tranche_id;		/* of the per-table locks */
 	pg_atomic_uint64 next_seq;	/* global entry sequence */
+	pg_atomic_uint64 seq_lease;	/* sequence numbers below it may be used */
 	int			nslabs;
 	Size		slab_size;
 	int			free_head;		/* -1: pool exhausted */
@@ -183,11 +184,19 @@ extern XLogRecPtr forst_oldest_unflushed_lsn(void);
 extern XLogRecPtr forst_table_unflushed_lsn(ForstTableShared *ts);
 extern int	forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn);
 
-/* Next global sequence number. */
+/* forst_seq.c: the sequence's lease */
+extern uint64 forst_seq_lease_read(void);
+extern void forst_seq_extend_lease(uint64 seq);
+
+/* Next global sequence number (forst_seq.c says why under a lease). */
 static inline uint64
 forst_next_seq(void)
 {
-	return pg_atomic_fetch_add_u64(&forst_shared->next_seq, 1) + 1;
+	uint64		seq = pg_atomic_fetch_add_u64(&forst_shared->next_seq, 1) + 1;
+
+	if (unlikely(seq >= pg_atomic_read_u64(&forst_shared->seq_lease)))
+		forst_seq_extend_lease(seq);
+	return seq;
 }
 
 /*

@@ -395,6 +395,25 @@ forst_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	forst_wal_log_rel(XLOG_FORST_CREATE, newrnode);
 
 	/*
+	 * A new relfilenode has nothing flushed: no need to list the object
+	 * store before its first write (which could then fail while the store
+	 * is down).  Should the store still hold objects of an earlier table
+	 * with this number, the first flush writes its manifest version after
+	 * theirs (forst_manifest_publish).
+	 */
+	{
+		ForstTableShared *ts = forst_table_shared(newrnode, true);
+
+		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+		if (!ts->loaded)
+		{
+			ts->loaded = true;
+			ts->manifest_version = 0;
+		}
+		LWLockRelease(&ts->lock);
+	}
+
+	/*
 	 * An empty main fork, so that PostgreSQL's own storage bookkeeping
 	 * (pending deletes, DROP DATABASE) works as for any relation.
 	 */
