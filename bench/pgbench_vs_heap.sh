@@ -27,7 +27,9 @@
 # latency, WAL bytes (pg_current_wal_lsn before/after) per transaction (one
 # row each), peak server memory (sum of PSS and of RSS of the postmaster and
 # its children, bench/pgbench/sample_mem.py), peak pg_wal size, and the lag
-# of forst's replication slot after the run.
+# of forst's replication slot after the run, and full-page images written
+# (pg_stat_wal.wal_fpi: heap's WAL includes one per page first modified
+# after a checkpoint).
 #
 # Each phase holds /tmp/forst-install.lock (like scripts/test.sh) while it
 # installs this checkout's forst.so and runs its server, and releases it
@@ -169,18 +171,22 @@ load_table()
 # One pgbench run: phase workload table clients -> one TSV line.
 run_one()
 {
-	local phase=$1 wl=$2 t=$3 c=$4 rows=$5 script out lsn0 lsn1 wal tps lat txns mem
+	local phase=$1 wl=$2 t=$3 c=$4 rows=$5 script out lsn0 lsn1 fpi0 fpi1 wal tps lat txns mem
 	script="$work/$wl-$t.sql"
 	sed "s/@TABLE@/$t/g" "$work/$wl.sql" >"$script"
 	! is_root || chown "$FORST_TEST_USER:" "$script"
 	psql_q -c "CHECKPOINT"
+	sleep 1
 	lsn0=$(psql_q -c "SELECT pg_current_wal_lsn()")
+	fpi0=$(psql_q -c "SELECT wal_fpi FROM pg_stat_wal")
 	/usr/bin/python3 "$work/sample_mem.py" "$(postmaster_pid)" "$data" "$work/mem.out" 0.5 &
 	local sampler=$!
 	out=$(as_pg_user "$bindir/pgbench" -n -M prepared -c "$c" -j "$c" -T "$DURATION" \
 		--random-seed="$SEED" -D nkeys="$rows" -f "$script" -h 127.0.0.1 -p "$port" postgres 2>&1) ||
 		{ echo "$out" >&2; die "pgbench failed ($phase $wl $t c=$c)"; }
 	lsn1=$(psql_q -c "SELECT pg_current_wal_lsn()")
+	sleep 1	# exited backends' WAL counters reach pg_stat_wal
+	fpi1=$(psql_q -c "SELECT wal_fpi FROM pg_stat_wal")
 	kill -TERM "$sampler"
 	wait "$sampler" || true
 	mem=$(cat "$work/mem.out")
@@ -189,9 +195,9 @@ run_one()
 	lat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out")
 	txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
 	# shellcheck disable=SC2086 # $mem is five numbers
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$phase" "$wl" "$t" "$c" "$rows" "$tps" "$lat" "$txns" "$wal" \
-		$mem "$(slot_lag)" "$(forst_mem_bytes f)" >>"$TSV"
+		$mem "$(slot_lag)" "$(forst_mem_bytes f)" "$((fpi1 - fpi0))" >>"$TSV"
 	log "$phase $wl $t c=$c: tps $tps, latency $lat ms, WAL $wal bytes / $txns rows"
 }
 
@@ -285,7 +291,7 @@ run_phase()
 	log "phase $phase done, lock released"
 }
 
-printf 'phase\tworkload\ttable\tclients\trows\ttps\tlatency_ms\ttxns\twal_bytes\tpeak_pss\tpeak_rss\tpeak_pg_wal\tlast_pg_wal\tsamples\tslot_lag\tforst_memtable_bytes\n' >"$TSV"
+printf 'phase\tworkload\ttable\tclients\trows\ttps\tlatency_ms\ttxns\twal_bytes\tpeak_pss\tpeak_rss\tpeak_pg_wal\tlast_pg_wal\tsamples\tslot_lag\tforst_memtable_bytes\twal_fpi\n' >"$TSV"
 printf 'phase\ttable\trows\tload_seconds\tbytes\tslot_lag\tforst_memtable_bytes\n' >"$LOADS"
 for p in $PHASES; do
 	case "$p" in

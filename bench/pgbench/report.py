@@ -43,7 +43,11 @@ for phase in phases:
             wh = f(h['wal_bytes']) / max(1, f(h['txns']))
             wf = f(fo['wal_bytes']) / max(1, f(fo['txns']))
             wr = f'{wf / wh:.2f}' if wl == 'upsert' and wh > 0 else '–'
-            print(f"| {wl} | {c} | {f(h['tps']):,.0f} | {f(fo['tps']):,.0f} | **{ratio:.2f}×** | {wh:,.0f} | {wf:,.0f} | {wr} | "
+            if h.get('wal_fpi') not in (None, '') and f(h['txns']) > 0:
+                wh_s = f"{wh:,.0f} ({f(h['wal_fpi']) / f(h['txns']):.2f} FPI)"
+            else:
+                wh_s = f'{wh:,.0f}'
+            print(f"| {wl} | {c} | {f(h['tps']):,.0f} | {f(fo['tps']):,.0f} | **{ratio:.2f}×** | {wh_s} | {wf:,.0f} | {wr} | "
                   f"{f(h['peak_pss']) / MiB:,.0f} MiB | {f(fo['peak_pss']) / MiB:,.0f} MiB | {f(fo['slot_lag']) / MiB:,.1f} MiB |")
             goals.append((phase, wl, c, ratio, wf / wh if wh > 0 else float('nan')))
     print()
