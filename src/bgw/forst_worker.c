@@ -5,7 +5,10 @@
  *	  their slabs to the pool once no transaction can still use them.
  *
  * Writers wake it when they freeze a memtable (and when they wait for
- * memtable memory); it also looks every second.  A flush that fails (the
+ * memtable memory); it also looks every second.  It also freezes active
+ * memtables when forst's slot holds back more than a quarter of
+ * max_wal_size: a table written a little and then left alone would
+ * otherwise keep every WAL segment written after it (by anything) for ever.  A flush that fails (the
  * object store is down, say) is logged and retried on the next round; the
  * memtable stays readable meanwhile, and writers wait once the pool is
  * used up, so nothing is lost and memory stays bounded.
@@ -20,6 +23,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -146,6 +150,25 @@ flush_round(void)
 		forst_wal_advance_slot(forst_oldest_unflushed_lsn());
 }
 
+/*
+ * Whether the oldest WAL record forst still needs is more than a quarter
+ * of max_wal_size behind the insert position (checkpoints are requested
+ * at max_wal_size; heap's WAL would be recycled long before).
+ */
+static bool
+wal_held_back(void)
+{
+	XLogRecPtr	oldest;
+	XLogRecPtr	insert;
+
+	if (RecoveryInProgress())
+		return false;
+	insert = GetXLogInsertRecPtr();
+	oldest = forst_oldest_unflushed_lsn();
+	return insert > oldest &&
+		insert - oldest > (uint64) max_wal_size_mb * 1024 * 1024 / 4;
+}
+
 void
 forst_worker_main(Datum arg)
 {
@@ -177,8 +200,11 @@ forst_worker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		/* memory is short: flush what other tables keep in active memtables */
-		if (forst_memory_wanted() && retiring == NIL)
+		/*
+		 * Memory is short, or old WAL is kept only for rows in active
+		 * memtables: flush what tables keep in them.
+		 */
+		if ((forst_memory_wanted() || wal_held_back()) && retiring == NIL)
 			(void) forst_freeze_actives();
 		flush_round();
 		waiting = free_retired();
