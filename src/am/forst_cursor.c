@@ -22,8 +22,30 @@ cursor_reset_callback(void *arg)
 	}
 }
 
+/*
+ * Whether file may hold rows with user parts in [lo, hi) (and, for a
+ * point range, lo itself according to its bloom filter).  Opens the
+ * file's reader, which may fail: call before anything is malloc'ed.
+ */
+static bool
+file_may_hold(Relation rel, const FstFileMeta *file, FstSlice lo, FstSlice hi,
+			  bool point)
+{
+	if (point)
+		return forst_sst_reader_for_key(&rel->rd_node, file, lo) != NULL;
+	if (lo.len > 0 &&
+		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_largest(file)), lo) < 0)
+		return false;
+	if (hi.len > 0 &&
+		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_smallest(file)), hi) >= 0)
+		return false;
+	(void) forst_sst_reader(&rel->rd_node, file);
+	return true;
+}
+
 ForstCursor *
-forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts)
+forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
+				  FstSlice lo, FstSlice hi, bool point)
 {
 	FstIter   **children;
 	MemoryContext mcxt = AllocSetContextCreate(CurrentMemoryContext,
@@ -51,13 +73,20 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts)
 					j,
 					n = c->view.nslabs;
 
-		/* open the readers first: that may fail, before anything is malloc'ed */
+		/*
+		 * Open the readers first: that may fail, before anything is
+		 * malloc'ed.  Files outside the range are left out: a point read
+		 * would otherwise seek (and load a block of) every file.
+		 */
 		for (level = 0; level < FST_NUM_LEVELS; level++)
-			for (j = 0; j < c->view.manifest->levels[level].nfiles; j++, n++)
+			for (j = 0; j < c->view.manifest->levels[level].nfiles; j++)
 			{
-				c->files[n] = &c->view.manifest->levels[level].files[j].meta;
-				(void) forst_sst_reader(&rel->rd_node, c->files[n]);
+				const FstFileMeta *f = &c->view.manifest->levels[level].files[j].meta;
+
+				if (file_may_hold(rel, f, lo, hi, point))
+					c->files[n++] = f;
 			}
+		c->nchildren = n;
 	}
 	for (i = 0; i < c->nchildren; i++)
 	{

@@ -42,12 +42,17 @@ typedef struct ForstCursor
 } ForstCursor;
 
 /*
- * Opens over the table's current memtables and SST files, in a new memory
- * context under CurrentMemoryContext (ts may be NULL: a table that never
- * wrote).
+ * Opens over the table's current memtables and those of its SST files that
+ * may hold rows with user parts in [lo, hi) (hi of length 0: no bound; lo
+ * of length 0: from the start), in a new memory context under
+ * CurrentMemoryContext (ts may be NULL: a table that never wrote).  With
+ * point, the range stands for exactly one user part, lo, and files whose
+ * bloom filter rules it out are left out as well.  The caller must seek
+ * within [lo, hi): rows outside it may be missing.
  */
 extern ForstCursor *forst_cursor_open(Relation rel, Snapshot snapshot,
-									  ForstTableShared *ts);
+									  ForstTableShared *ts, FstSlice lo,
+									  FstSlice hi, bool point);
 
 /* Positions before the first row with user part >= lo (empty: the start). */
 extern void forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi);

@@ -50,6 +50,7 @@ typedef struct KeyScanState
 	StringInfoData hi;			/* exclusive; len 0: none */
 	bool		empty;			/* the quals can match nothing */
 	int			kg;				/* the one key group, or -1 for all */
+	bool		point;			/* equality on every key column */
 } KeyScanState;
 
 static IndexBuildResult *
@@ -228,6 +229,7 @@ plan_range(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
 	resetStringInfo(&st->hi);
 	st->empty = false;
 	st->kg = -1;
+	st->point = false;
 	if (info->codec == NULL)
 		return;
 
@@ -262,6 +264,7 @@ plan_range(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
 	{
 		forst_key_encode_prefix(info->codec, neq, eq, &st->lo, &kg);
 		st->kg = kg;
+		st->point = (neq == info->nkeys);
 		appendBinaryStringInfo(&st->hi, st->lo.data, st->lo.len);
 		if (!forst_key_successor_prefix(&st->hi))
 			resetStringInfo(&st->hi);
@@ -364,10 +367,9 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 	{
 		StringInfoData lo,
 					hi;
-		ForstCursor *c = forst_cursor_open(heap, scan->xs_snapshot, ts);
+		ForstCursor *c;
 		char		kgb[FST_KG_BYTES];
 
-		st->cursors[st->ncursors] = c;
 		fst_put_be16(kgb, (uint16) kg);
 		initStringInfo(&lo);
 		appendBinaryStringInfo(&lo, kgb, FST_KG_BYTES);
@@ -385,6 +387,10 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 			if (kg + 1 < FST_MAX_KEY_GROUPS)
 				appendBinaryStringInfo(&hi, kgb, FST_KG_BYTES);
 		}
+		c = forst_cursor_open(heap, scan->xs_snapshot, ts,
+							  fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len),
+							  st->point);
+		st->cursors[st->ncursors] = c;
 		forst_cursor_seek(c, fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len));
 		st->has_row[st->ncursors] = forst_cursor_next(c);
 		st->ncursors++;

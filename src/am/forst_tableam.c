@@ -94,7 +94,8 @@ scan_start(ForstScanDesc scan)
 	/* ANALYZE scans without a snapshot: it samples what is committed */
 	scan->cursor = forst_cursor_open(rel, scan->rs_base.rs_snapshot ?
 									 scan->rs_base.rs_snapshot : SnapshotSelf,
-									 forst_table_shared(&rel->rd_node, true));
+									 forst_table_shared(&rel->rd_node, true),
+									 fst_slice(NULL, 0), fst_slice(NULL, 0), false);
 	forst_cursor_seek(scan->cursor, fst_slice(NULL, 0), fst_slice(NULL, 0));
 }
 

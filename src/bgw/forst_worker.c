@@ -5,9 +5,13 @@
  *	  their slabs to the pool once no transaction can still use them.
  *
  * Writers wake it when they freeze a memtable (and when they wait for
- * memtable memory); it also looks every second.  A flush that fails (the
- * object store is down, say) is logged and retried after a backoff (1 s
- * doubling to 30 s); the memtable stays readable meanwhile, and writers wait once the pool is
+ * memtable memory); it also looks every second.  It also freezes active
+ * memtables when forst's slot holds back more than a quarter of
+ * max_wal_size: a table written a little and then left alone would
+ * otherwise keep every WAL segment written after it (by anything) for
+ * ever.  A flush that fails (the object store is down, say) is logged and
+ * retried after a backoff (1 s doubling to 30 s); the memtable stays
+ * readable meanwhile, and writers wait once the pool is
  * used up, so nothing is lost and memory stays bounded.
  *
  * Retiring a slab: a backend that took a view of the table before the
@@ -225,6 +229,25 @@ flush_round(void)
 	return ok;
 }
 
+/*
+ * Whether the oldest WAL record forst still needs is more than a quarter
+ * of max_wal_size behind the insert position (checkpoints are requested
+ * at max_wal_size; heap's WAL would be recycled long before).
+ */
+static bool
+wal_held_back(void)
+{
+	XLogRecPtr	oldest;
+	XLogRecPtr	insert;
+
+	if (RecoveryInProgress())
+		return false;
+	insert = GetXLogInsertRecPtr();
+	oldest = forst_oldest_unflushed_lsn();
+	return insert > oldest &&
+		insert - oldest > (uint64) max_wal_size_mb * 1024 * 1024 / 4;
+}
+
 void
 forst_worker_main(Datum arg)
 {
@@ -281,8 +304,11 @@ forst_worker_main(Datum arg)
 		now = GetCurrentTimestamp();
 		if (!RecoveryInProgress() && now >= next_round)
 		{
-			/* memory is short: flush what tables keep in active memtables */
-			if (forst_memory_wanted() && retiring == NIL)
+			/*
+			 * Memory is short, or old WAL is kept only for rows in active
+			 * memtables: flush what tables keep in them.
+			 */
+			if ((forst_memory_wanted() || wal_held_back()) && retiring == NIL)
 				(void) forst_freeze_actives();
 			if (flush_round())
 				failures = 0;
