@@ -463,6 +463,24 @@ slab_take(ForstTableShared *ts)
 	return slab;
 }
 
+/*
+ * Makes the table's active memtable its newest immutable one (the table
+ * then has no active memtable).  Caller holds ts->lock exclusively and has
+ * checked that there is room among the immutable ones.
+ */
+static void
+freeze_active_locked(ForstTableShared *ts)
+{
+	Assert(ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE);
+	fst_memtable_freeze(forst_slab_memtable(ts->active));
+	forst_shared->slabs[ts->active].state = FORST_SLAB_IMMUTABLE;
+	memmove(&ts->immutable[1], &ts->immutable[0],
+			sizeof(int) * ts->nimmutable);
+	ts->immutable[0] = ts->active;
+	ts->nimmutable++;
+	ts->active = -1;
+}
+
 void
 forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 				   XLogRecPtr lsn, int *slab_out, uint32 *ref_out)
@@ -515,14 +533,7 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 			continue;
 		}
 		if (ts->active >= 0)
-		{
-			fst_memtable_freeze(forst_slab_memtable(ts->active));
-			forst_shared->slabs[ts->active].state = FORST_SLAB_IMMUTABLE;
-			memmove(&ts->immutable[1], &ts->immutable[0],
-					sizeof(int) * ts->nimmutable);
-			ts->immutable[0] = ts->active;
-			ts->nimmutable++;
-		}
+			freeze_active_locked(ts);
 		ts->active = newslab;
 		LWLockRelease(&ts->lock);
 		forst_wake_flusher();
@@ -664,15 +675,7 @@ forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn)
 
 		if (!XLogRecPtrIsInvalid(s->first_lsn) && s->first_lsn < covered_lsn &&
 			ts->nimmutable < FORST_MAX_IMMUTABLE)
-		{
-			fst_memtable_freeze(forst_slab_memtable(ts->active));
-			s->state = FORST_SLAB_IMMUTABLE;
-			memmove(&ts->immutable[1], &ts->immutable[0],
-					sizeof(int) * ts->nimmutable);
-			ts->immutable[0] = ts->active;
-			ts->nimmutable++;
-			ts->active = -1;
-		}
+			freeze_active_locked(ts);
 	}
 	/* oldest last; a memtable only holds entries newer than older ones' */
 	for (i = ts->nimmutable - 1; i >= 0; i--)
@@ -734,13 +737,7 @@ forst_freeze_actives(void)
 		if (ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE &&
 			fst_memtable_num_entries(forst_slab_memtable(ts->active)) > 0)
 		{
-			fst_memtable_freeze(forst_slab_memtable(ts->active));
-			forst_shared->slabs[ts->active].state = FORST_SLAB_IMMUTABLE;
-			memmove(&ts->immutable[1], &ts->immutable[0],
-					sizeof(int) * ts->nimmutable);
-			ts->immutable[0] = ts->active;
-			ts->nimmutable++;
-			ts->active = -1;
+			freeze_active_locked(ts);
 			frozen++;
 		}
 		LWLockRelease(&ts->lock);
