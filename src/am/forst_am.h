@@ -127,6 +127,19 @@ extern bool forst_version_visible_v(Snapshot snapshot, Relation rel,
 extern void forst_store_version(TupleTableSlot *slot, const ForstVersion *v,
 								Oid relid);
 
+/*
+ * Did xid commit (clog)?  Callers that take "not committed and not in
+ * progress" for an abort must ask TransactionIdIsInProgress first, or ask
+ * this again afterwards: clog is written before a committing transaction
+ * leaves the proc array, so asking clog first and the proc array second
+ * can see neither a commit nor a running transaction, for a commit.
+ */
+static inline bool
+forst_xid_committed(TransactionId xid)
+{
+	return TransactionIdDidCommit(xid);
+}
+
 /* forst_slot.c: minimal-tuple slots that also answer xmin, cmin, cmax */
 extern TupleTableSlotOps forst_slot_ops;
 extern void forst_slot_init(void);

@@ -82,10 +82,12 @@ mvcc_drop(void *arg, const FstEntry *e, bool newest_of_key)
 		return FST_DROP_DROP;	/* shadowed for every snapshot */
 	if (e->hdr.flags & FST_ENTRY_FROZEN)
 		all_visible = true;
-	else if ((e->hdr.flags & FST_ENTRY_COMMITTED) || TransactionIdDidCommit(e->hdr.xid))
+	else if ((e->hdr.flags & FST_ENTRY_COMMITTED) || forst_xid_committed(e->hdr.xid))
 		all_visible = TransactionIdPrecedes(e->hdr.xid, ctx->horizon);
 	else if (TransactionIdIsInProgress(e->hdr.xid))
 		return FST_DROP_KEEP;
+	else if (forst_xid_committed(e->hdr.xid))
+		return FST_DROP_KEEP;	/* committed just now: next time */
 	else
 		return FST_DROP_DROP;	/* aborted */
 	if (!all_visible)

@@ -92,9 +92,13 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 		{
 			if (hint & FST_MT_HINT_ABORTED)
 				continue;
-			if ((hint & FST_MT_HINT_COMMITTED) || TransactionIdDidCommit(e.hdr.xid))
+			if ((hint & FST_MT_HINT_COMMITTED) || forst_xid_committed(e.hdr.xid))
 				flags |= FST_ENTRY_COMMITTED;
-			else if (!TransactionIdIsInProgress(e.hdr.xid))
+			else if (TransactionIdIsInProgress(e.hdr.xid))
+				;				/* running: flushed unmarked */
+			else if (forst_xid_committed(e.hdr.xid))
+				flags |= FST_ENTRY_COMMITTED;	/* committed meanwhile */
+			else
 				continue;		/* aborted, or crashed before committing */
 		}
 		resetStringInfo(&value);

@@ -34,13 +34,20 @@ xid_committed(TransactionId xid, FstMemtable *mt, uint32 ref, uint8 hint)
 		return true;
 	if (hint & FST_MT_HINT_ABORTED)
 		return false;
-	if (TransactionIdDidCommit(xid))
+	if (forst_xid_committed(xid))
 	{
 		if (mt)
 			(void) fst_memtable_set_hint(mt, ref, FST_MT_HINT_COMMITTED, NULL);
 		return true;
 	}
-	if (mt && !TransactionIdIsInProgress(xid))
+
+	/*
+	 * Not committed when clog was read; aborted only if it has also ended
+	 * since and clog still says no (a transaction writes clog before it
+	 * leaves the proc array, so checking the other way round could take a
+	 * commit in between for an abort, as heap's visibility rules know).
+	 */
+	if (mt && !TransactionIdIsInProgress(xid) && !forst_xid_committed(xid))
 		(void) fst_memtable_set_hint(mt, ref, FST_MT_HINT_ABORTED, NULL);
 	return false;
 }

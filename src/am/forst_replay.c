@@ -158,8 +158,8 @@ apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
 	 */
 	if (!RecoveryInProgress() &&
 		!(e.hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)) &&
-		!TransactionIdDidCommit(e.hdr.xid) &&
-		!TransactionIdIsInProgress(e.hdr.xid))
+		!TransactionIdIsInProgress(e.hdr.xid) &&
+		!TransactionIdDidCommit(e.hdr.xid))
 		return;
 	forst_memtable_put(ts, ikey, value, lsn, &slab, &ref);
 

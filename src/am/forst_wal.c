@@ -530,6 +530,18 @@ forst_wal_catchup_before(XLogRecPtr upto)
 }
 
 /*
+ * Whether the catch-up replay is done.  The flush and compaction workers do
+ * nothing before: the replay frees and reuses the memtables it rebuilds,
+ * and what it has not replayed yet is in no memtable (a flush would move
+ * forst's slot past it).
+ */
+bool
+forst_wal_ready(void)
+{
+	return pg_atomic_read_u32(&walsh->ready) != 0;
+}
+
+/*
  * Before anyone uses a table's memtables: waits for (or does) the
  * catch-up replay.
  */

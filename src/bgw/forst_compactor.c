@@ -35,6 +35,7 @@
 #include "forst_flush.h"
 #include "forst_shmem.h"
 #include "forst_stats.h"
+#include "forst_wal.h"
 
 PGDLLEXPORT void forst_compactor_main(Datum arg);
 
@@ -99,7 +100,8 @@ forst_compactor_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (!RecoveryInProgress())
+		/* not while the catch-up replay rebuilds memtables (forst_wal.c) */
+		if (!RecoveryInProgress() && forst_wal_ready())
 			compact_round(worker);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 1000, PG_WAIT_EXTENSION);

@@ -302,7 +302,7 @@ forst_worker_main(Datum arg)
 		 * meanwhile and carry on when a round succeeds.
 		 */
 		now = GetCurrentTimestamp();
-		if (!RecoveryInProgress() && now >= next_round)
+		if (!RecoveryInProgress() && forst_wal_ready() && now >= next_round)
 		{
 			/*
 			 * Memory is short, or old WAL is kept only for rows in active
