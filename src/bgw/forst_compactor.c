@@ -39,12 +39,14 @@
 
 PGDLLEXPORT void forst_compactor_main(Datum arg);
 
-static void
+/* Compacts what is due in every table; false if any compaction failed. */
+static bool
 compact_round(int worker)
 {
 	RelFileNode rnodes[256];
 	int			n = forst_all_tables(rnodes, lengthof(rnodes));
 	int			k;
+	bool		ok = true;
 
 	for (k = 0; k < n; k++)
 	{
@@ -71,11 +73,13 @@ compact_round(int worker)
 			EmitErrorReport();
 			FlushErrorState();
 			AbortCurrentTransaction();
+			ok = false;
 		}
 		PG_END_TRY();
 		forst_compact_end(ts);
 		CHECK_FOR_INTERRUPTS();
 	}
+	return ok;
 }
 
 void
@@ -101,8 +105,13 @@ forst_compactor_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		/* not while the catch-up replay rebuilds memtables (forst_wal.c) */
-		if (!RecoveryInProgress() && forst_wal_ready())
-			compact_round(worker);
+		if (!RecoveryInProgress() && forst_wal_ready() && !compact_round(worker))
+		{
+			/* a failure (the store is down, say): back off, do not spin */
+			(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 10000, PG_WAIT_EXTENSION);
+			continue;
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 1000, PG_WAIT_EXTENSION);
 	}
