@@ -161,6 +161,17 @@ apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
 		!TransactionIdIsInProgress(e.hdr.xid) &&
 		!TransactionIdDidCommit(e.hdr.xid))
 		return;
+
+	/*
+	 * During recovery, a transaction whose abort is already in clog (it
+	 * ended before the checkpoint recovery started from) is no different:
+	 * a rolled-back transaction larger than the pool would otherwise fill
+	 * it before the WAL says that its flushed part was dropped.
+	 */
+	if (RecoveryInProgress() &&
+		!(e.hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)) &&
+		TransactionIdDidAbort(e.hdr.xid))
+		return;
 	forst_memtable_put(ts, ikey, value, lsn, &slab, &ref);
 
 	/* the planner's estimate: updates count as inserts here */
