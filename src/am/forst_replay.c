@@ -193,8 +193,10 @@ apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
  * newest version may be ahead of its replay), if the version is in the
  * store it reads; either way it frees memtables that the version covers
  * only if it can read the version.  Crash recovery and catch-up replay
- * leave the version to forst_table_load (which lists the store: a version
- * written just before a crash has no record) and free what is covered.
+ * leave the version to forst_table_load, which lists this server's store:
+ * a version written just before a crash has no record, and a promoted
+ * standby's WAL names versions of its old primary's store.  They free what
+ * is covered.
  * Nothing here may fail on store errors: this runs in the startup process.
  */
 static void
@@ -232,8 +234,6 @@ apply_manifest(const xl_forst_manifest *xlrec)
 			ts->manifest_version = xlrec->version;
 		ts->loaded = true;
 	}
-	else if (visible && ts->loaded && xlrec->version > ts->manifest_version)
-		ts->manifest_version = xlrec->version;
 	if (visible && !XLogRecPtrIsInvalid(xlrec->covered_lsn))
 		(void) forst_retire_covered(ts, xlrec->covered_lsn);
 	LWLockRelease(&ts->lock);
