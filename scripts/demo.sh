@@ -122,10 +122,19 @@ shared_preload_libraries = 'forst'
 forst.memtable_size = '1MB'
 forst.memtable_memory = '64MB'
 CONF
-log "starting PostgreSQL 15 on 127.0.0.1:$port (log: $dir/server.log)"
-as_pg_user "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w \
-	-o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$dir'" \
-	start >/dev/null
+# Another server (a concurrent test run) may take the free port before
+# ours binds it: then try the next free one.
+for attempt in 1 2 3 4 5; do
+	log "starting PostgreSQL 15 on 127.0.0.1:$port (log: $dir/server.log)"
+	if as_pg_user "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w \
+		-o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$dir'" \
+		start >/dev/null; then
+		break
+	fi
+	tail -n 20 "$dir/server.log" | grep -q 'Address already in use' && [ "$attempt" -lt 5 ] ||
+		die "the server did not start (log: $dir/server.log)"
+	port=$(forst_free_port)
+done
 
 # psql as the server user; SQL files are read by this shell (the server
 # user may not be able to read the checkout)
