@@ -103,9 +103,8 @@ cleanup()
 }
 trap cleanup EXIT
 
-# Each run starts from a new data directory: the job recreates all its
-# tables anyway, and a server restarted on an earlier run's data directory
-# currently trips over forst bugs in WAL replay (docs/pipeline.md).
+# Each run starts from a new data directory, so that runs are repeatable
+# (the job recreates all its tables anyway).
 if [ -e "$data" ]; then
 	[ ! -f "$data/postmaster.pid" ] || die "a server seems to run on $data (postmaster.pid)"
 	log "removing the data directory of an earlier run, $data"
