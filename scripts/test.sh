@@ -2,7 +2,7 @@
 # scripts/test.sh -- every test of forst, as CI runs it (the README's test
 # command).  Works on a fresh Debian 12 machine, as root or with sudo.
 #
-#   bash scripts/test.sh [--quick] [--only unit|fuzz|regress|isolation|tap|s3]
+#   bash scripts/test.sh [--quick] [--only unit|fuzz|regress|isolation|tap|s3|pipeline]
 #
 #   unit     engine unit tests, no server (make unit; FST_TEST_SEED=n to vary)
 #   fuzz     each libFuzzer target for FUZZ_SECONDS (default 20; --quick: 5)
@@ -19,6 +19,8 @@
 #            downloaded with the aws CLI, checked by build/forst-sst-verify.
 #            Ceph RGW by default (scripts/rgw.sh, ~20 s to start), or
 #            s3rver with FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
+#   pipeline the streaming job of the demo in its short mode
+#            (scripts/demo.sh --quick): 1 passed if its verification says PASS
 #
 # The PostgreSQL tests run as an unprivileged user from a copy of the test
 # files in a temporary directory, which is removed when everything passed
@@ -37,7 +39,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) quick=1 ;;
 		--only)
-			[ $# -ge 2 ] || die "--only needs unit, fuzz, regress, isolation, tap or s3"
+			[ $# -ge 2 ] || die "--only needs unit, fuzz, regress, isolation, tap, s3 or pipeline"
 			only=$2
 			shift
 			;;
@@ -48,8 +50,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$only" in
-	"" | unit | fuzz | regress | isolation | tap | s3) ;;
-	*) die "--only takes unit, fuzz, regress, isolation, tap or s3, not '$only'" ;;
+	"" | unit | fuzz | regress | isolation | tap | s3 | pipeline) ;;
+	*) die "--only takes unit, fuzz, regress, isolation, tap, s3 or pipeline, not '$only'" ;;
 esac
 if [ -z "${FUZZ_SECONDS:-}" ]; then
 	if [ "$quick" -eq 1 ]; then FUZZ_SECONDS=5; else FUZZ_SECONDS=20; fi
@@ -215,6 +217,23 @@ step_tap()
 		done
 	fi
 	record tap "$p" "$f"
+}
+
+# The demo's streaming job, short mode, on a server of its own started from
+# the private copy of PostgreSQL; its verification (emitted windows against
+# a recomputation from the source log, bounded state, the offset) prints
+# PASS or FAIL.
+step_pipeline()
+{
+	log "pipeline: scripts/demo.sh --quick"
+	run_logged "$logs/pipeline.log" env FORST_BINDIR="$bindir" \
+		bash "$FORST_ROOT/scripts/demo.sh" --quick "$work/pipeline"
+	if [ "$rc" -eq 0 ] && grep -q '^PASS: ' "$logs/pipeline.log"; then
+		record pipeline 1 0
+	else
+		[ ! -f "$work/pipeline/server.log" ] || tail -n 50 "$work/pipeline/server.log"
+		record pipeline 0 1
+	fi
 }
 
 # The S3 server of the s3 step: started in a directory of its own and
@@ -440,7 +459,7 @@ pgxs_dir=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
 pg_regress="$pgxs_dir/src/test/regress/pg_regress"
 pg_isolation_regress="$pgxs_dir/src/test/isolation/pg_isolation_regress"
 bindir=$("$PG_CONFIG" --bindir)
-if wants regress || wants isolation || wants tap || wants s3; then
+if wants regress || wants isolation || wants tap || wants s3 || wants pipeline; then
 	# forst is installed into a private copy of PostgreSQL in the work
 	# directory, never system-wide: checkouts on one machine cannot load
 	# each other's builds, and tests need no root.
@@ -461,6 +480,7 @@ fi
 ! wants isolation || step_isolation
 ! wants tap || step_tap
 ! wants s3 || step_s3
+! wants pipeline || step_pipeline
 
 echo
 log "summary ($((SECONDS - started))s)"

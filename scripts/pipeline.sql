@@ -1,0 +1,356 @@
+-- scripts/pipeline.sql -- the streaming job of scripts/demo.sh (docs/pipeline.md).
+--
+-- Creates, in the current database (dropping earlier copies):
+--   nexmark.*   a deterministic Nexmark-style event generator (people,
+--               auctions, bids) and its source log, nexmark.events (heap);
+--   pipeline.*  the job: windowed state in forst tables, output tables,
+--               the source offset (forst), one transaction per batch.
+-- The caller sets the job's parameters with psql variables:
+--   seed, delta_us (event time between two events), jitter_us (bounded
+--   out-of-orderness), batch (events per pipeline transaction), hop_size,
+--   hop_slide, tumble_size (intervals).
+\set ON_ERROR_STOP 1
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS pipeline CASCADE;
+DROP SCHEMA IF EXISTS nexmark CASCADE;
+CREATE EXTENSION IF NOT EXISTS forst;
+RESET client_min_messages;
+
+CREATE SCHEMA nexmark;
+CREATE SCHEMA pipeline;
+
+-- The job's parameters, one row.
+CREATE TABLE pipeline.config (
+    seed        bigint NOT NULL,
+    delta_us    bigint NOT NULL CHECK (delta_us > 0),
+    jitter_us   bigint NOT NULL CHECK (jitter_us > 0),
+    batch       bigint NOT NULL CHECK (batch > 0),
+    hop_size    interval NOT NULL,
+    hop_slide   interval NOT NULL,
+    tumble_size interval NOT NULL,
+    base        timestamptz NOT NULL DEFAULT '2026-01-01 00:00:00+00'
+);
+INSERT INTO pipeline.config (seed, delta_us, jitter_us, batch, hop_size, hop_slide, tumble_size)
+VALUES (:seed, :delta_us, :jitter_us, :batch, :'hop_size', :'hop_slide', :'tumble_size');
+
+------------------------------------------------------------------------
+-- The generator.  Event i (1, 2, ...) is a pure function of (seed, i):
+-- in each block of 50 events, one person, three auctions, 46 bids (the
+-- Nexmark proportions).  Bids go to recent auctions, three quarters of
+-- them to the 10 newest ("hot" auctions).  Event time advances by
+-- delta_us per event, minus a pseudo-random delay below jitter_us, so
+-- events arrive out of order but never later than jitter_us.
+------------------------------------------------------------------------
+
+CREATE TABLE nexmark.events (
+    id       bigint PRIMARY KEY,
+    kind     text NOT NULL CHECK (kind IN ('person', 'auction', 'bid')),
+    at       timestamptz NOT NULL,
+    person   bigint,            -- person: its id
+    name     text,
+    city     text,
+    auction  bigint,            -- auction: its id; bid: the auction bid on
+    seller   bigint,            -- auction
+    category int,               -- auction
+    reserve  bigint,            -- auction
+    bidder   bigint,            -- bid
+    price    bigint             -- bid
+);
+
+-- A pseudo-random number in [0, m), from (seed, event, stream).
+CREATE FUNCTION nexmark.rnd(seed bigint, id bigint, stream int, m bigint)
+RETURNS bigint LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS
+$$ SELECT ((hashint8extended(id, seed * 64 + stream) % m) + m) % m $$;
+
+-- Events lo .. hi, as rows of nexmark.events.
+CREATE FUNCTION nexmark.gen(c pipeline.config, lo bigint, hi bigint)
+RETURNS SETOF nexmark.events LANGUAGE sql STABLE AS $$
+SELECT i,
+       CASE WHEN i % 50 = 0 THEN 'person' WHEN i % 50 <= 3 THEN 'auction' ELSE 'bid' END,
+       c.base + (i * c.delta_us - nexmark.rnd(c.seed, i, 0, c.jitter_us)) * interval '1 microsecond',
+       CASE WHEN i % 50 = 0 THEN i / 50 END,
+       CASE WHEN i % 50 = 0 THEN 'person ' || i / 50 END,
+       CASE WHEN i % 50 = 0 THEN (ARRAY['Phoenix', 'Portland', 'Boise', 'Bend', 'Seattle'])[1 + nexmark.rnd(c.seed, i, 1, 5)] END,
+       CASE WHEN i % 50 = 0 THEN NULL
+            WHEN i % 50 <= 3 THEN (i / 50) * 3 + i % 50 - 1
+            ELSE greatest(0, (i / 50) * 3 + 2 -
+                 nexmark.rnd(c.seed, i, 2, CASE WHEN nexmark.rnd(c.seed, i, 3, 4) > 0 THEN 10 ELSE 200 END)) END,
+       CASE WHEN i % 50 BETWEEN 1 AND 3 THEN (i / 50) - nexmark.rnd(c.seed, i, 4, least(i / 50 + 1, 20)) END,
+       CASE WHEN i % 50 BETWEEN 1 AND 3 THEN nexmark.rnd(c.seed, i, 5, 5)::int END,
+       CASE WHEN i % 50 BETWEEN 1 AND 3 THEN 100 + nexmark.rnd(c.seed, i, 6, 1000) END,
+       CASE WHEN i % 50 > 3 THEN (i / 50) - nexmark.rnd(c.seed, i, 7, least(i / 50 + 1, 100)) END,
+       CASE WHEN i % 50 > 3 THEN 100 + nexmark.rnd(c.seed, i, 8, 10000) END
+  FROM generate_series(lo, hi) i
+$$;
+
+-- Appends total events to nexmark.events in transactions of batch events,
+-- at rate events per second of wall-clock time (0: as fast as it can).
+CREATE PROCEDURE nexmark.generate(total bigint, batch bigint, rate bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    c       pipeline.config;
+    lo      bigint;
+    started timestamptz := clock_timestamp();
+    ahead   float8;
+BEGIN
+    SELECT * INTO c FROM pipeline.config;
+    SELECT coalesce(max(id), 0) + 1 INTO lo FROM nexmark.events;
+    WHILE lo <= total LOOP
+        INSERT INTO nexmark.events SELECT * FROM nexmark.gen(c, lo, least(lo + batch - 1, total));
+        lo := least(lo + batch, total + 1);
+        COMMIT;
+        IF rate > 0 THEN
+            ahead := (lo - 1)::float8 / rate - extract(epoch FROM clock_timestamp() - started);
+            IF ahead > 0 THEN
+                PERFORM pg_sleep(ahead);
+            END IF;
+        END IF;
+    END LOOP;
+END $$;
+
+------------------------------------------------------------------------
+-- The job's state, all in forst tables.  Each state table is keyed by
+-- window start first, which is also its TTL column: advancing the
+-- watermark past a window's start makes its rows invisible at once and
+-- compaction drops them (whole files without reading them).
+------------------------------------------------------------------------
+
+-- Where the job is: the last event folded into the state (the source
+-- offset) and the event-time watermark.  Written in the same transaction
+-- as the state, so a batch is applied exactly once.
+CREATE TABLE pipeline.offsets (
+    job       text PRIMARY KEY,
+    last_id   bigint NOT NULL,
+    watermark timestamptz NOT NULL,
+    batches   bigint NOT NULL
+) USING forst;
+INSERT INTO pipeline.offsets SELECT 'nexmark', 0, '-infinity', 0;
+
+-- Nexmark q5 ("hot items"): bids per auction per hopping window.
+CREATE TABLE pipeline.q5_state (
+    window_start timestamptz,
+    auction      bigint,
+    bids         bigint NOT NULL,
+    PRIMARY KEY (window_start, auction)
+) USING forst;
+
+-- Nexmark q7: the highest bid per tumbling window (ties: the earliest bid).
+CREATE TABLE pipeline.q7_state (
+    window_start timestamptz PRIMARY KEY,
+    price        bigint NOT NULL,
+    bid_id       bigint NOT NULL,
+    auction      bigint NOT NULL,
+    bidder       bigint NOT NULL
+) USING forst;
+
+-- Per-seller activity: auctions opened and their reserves per tumbling window.
+CREATE TABLE pipeline.seller_state (
+    window_start timestamptz,
+    seller       bigint,
+    auctions     bigint NOT NULL,
+    reserve_sum  bigint NOT NULL,
+    PRIMARY KEY (window_start, seller)
+) USING forst;
+
+SELECT forst.set_ttl('pipeline.q5_state', 'window_start', NULL),
+       forst.set_ttl('pipeline.q7_state', 'window_start', NULL),
+       forst.set_ttl('pipeline.seller_state', 'window_start', NULL);
+
+-- Outputs: closed windows, emitted once each.
+CREATE TABLE pipeline.q5_hot_items (
+    window_start timestamptz,
+    window_end   timestamptz NOT NULL,
+    auction      bigint,
+    bids         bigint NOT NULL,
+    PRIMARY KEY (window_start, auction)
+) USING forst;
+
+CREATE TABLE pipeline.q7_highest_bid (
+    window_start timestamptz PRIMARY KEY,
+    window_end   timestamptz NOT NULL,
+    price        bigint NOT NULL,
+    bid_id       bigint NOT NULL,
+    auction      bigint NOT NULL,
+    bidder       bigint NOT NULL
+) USING forst;
+
+CREATE TABLE pipeline.seller_activity (
+    window_start timestamptz,
+    window_end   timestamptz NOT NULL,
+    seller       bigint,
+    auctions     bigint NOT NULL,
+    reserve_sum  bigint NOT NULL,
+    PRIMARY KEY (window_start, seller)
+) USING forst;
+
+-- Progress samples (heap; written by pipeline.run once a second).
+CREATE TABLE pipeline.samples (
+    at              timestamptz NOT NULL,
+    last_id         bigint NOT NULL,
+    q5_rows         bigint NOT NULL,
+    q7_rows         bigint NOT NULL,
+    seller_rows     bigint NOT NULL,
+    memtable_bytes  bigint NOT NULL,
+    sst_bytes       bigint NOT NULL,
+    sst_files       bigint NOT NULL,
+    reclaimed_bytes bigint NOT NULL
+);
+
+------------------------------------------------------------------------
+-- One step: the next batch of events after the stored offset, folded into
+-- the state; windows closed by the new watermark emitted; the state's
+-- watermarks advanced; the new offset stored.  The caller runs it in a
+-- transaction of its own: all of it commits, or none of it.  Returns the
+-- number of events consumed (0: none available yet).
+------------------------------------------------------------------------
+CREATE FUNCTION pipeline.step() RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    c     pipeline.config;
+    o     pipeline.offsets;
+    hi    bigint;
+    max_t timestamptz;
+    wm    timestamptz;
+BEGIN
+    SELECT * INTO c FROM pipeline.config;
+    -- the offset row, locked: two runners of the job serialize here
+    SELECT * INTO o FROM pipeline.offsets WHERE job = 'nexmark' FOR UPDATE;
+    SELECT max(id), max(at) INTO hi, max_t
+      FROM nexmark.events WHERE id > o.last_id AND id <= o.last_id + c.batch;
+    IF hi IS NULL THEN
+        RETURN 0;
+    END IF;
+
+    -- 1. fold the batch into the windowed state
+    INSERT INTO pipeline.q5_state AS s (window_start, auction, bids)
+    SELECT w.window_start, e.auction, count(*)
+      FROM nexmark.events e,
+           forst.hop_windows(e.at, c.hop_size, c.hop_slide) w
+     WHERE e.id > o.last_id AND e.id <= hi AND e.kind = 'bid'
+     GROUP BY 1, 2
+    ON CONFLICT (window_start, auction) DO UPDATE SET bids = s.bids + excluded.bids;
+
+    INSERT INTO pipeline.q7_state AS s (window_start, price, bid_id, auction, bidder)
+    SELECT DISTINCT ON (1) forst.tumble_start(e.at, c.tumble_size), e.price, e.id, e.auction, e.bidder
+      FROM nexmark.events e
+     WHERE e.id > o.last_id AND e.id <= hi AND e.kind = 'bid'
+     ORDER BY 1, e.price DESC, e.id
+    ON CONFLICT (window_start) DO UPDATE
+       SET price = excluded.price, bid_id = excluded.bid_id,
+           auction = excluded.auction, bidder = excluded.bidder
+     WHERE excluded.price > s.price OR (excluded.price = s.price AND excluded.bid_id < s.bid_id);
+
+    INSERT INTO pipeline.seller_state AS s (window_start, seller, auctions, reserve_sum)
+    SELECT forst.tumble_start(e.at, c.tumble_size), e.seller, count(*), sum(e.reserve)
+      FROM nexmark.events e
+     WHERE e.id > o.last_id AND e.id <= hi AND e.kind = 'auction'
+     GROUP BY 1, 2
+    ON CONFLICT (window_start, seller) DO UPDATE
+       SET auctions = s.auctions + excluded.auctions,
+           reserve_sum = s.reserve_sum + excluded.reserve_sum;
+
+    -- 2. the watermark: no later event is older than max_t - jitter
+    wm := greatest(o.watermark, max_t - c.jitter_us * interval '1 microsecond');
+
+    -- 3. emit the windows it closes (window_end <= wm).  Windows emitted
+    -- earlier are expired (step 4 of the earlier batches), so they are
+    -- invisible here: nothing is emitted twice.
+    INSERT INTO pipeline.q5_hot_items
+    SELECT window_start, window_start + c.hop_size, auction, bids
+      FROM (SELECT s.*, rank() OVER (PARTITION BY window_start ORDER BY bids DESC) AS r
+              FROM pipeline.q5_state s
+             WHERE window_start <= wm - c.hop_size) ranked
+     WHERE r = 1;
+
+    INSERT INTO pipeline.q7_highest_bid
+    SELECT window_start, window_start + c.tumble_size, price, bid_id, auction, bidder
+      FROM pipeline.q7_state
+     WHERE window_start <= wm - c.tumble_size;
+
+    INSERT INTO pipeline.seller_activity
+    SELECT window_start, window_start + c.tumble_size, seller, auctions, reserve_sum
+      FROM pipeline.seller_state
+     WHERE window_start <= wm - c.tumble_size;
+
+    -- 4. expire the emitted windows: rows whose window_start is below the
+    -- watermark are invisible from now on and reclaimed by compaction
+    PERFORM forst.advance_watermark('pipeline.q5_state', wm - c.hop_size + interval '1 microsecond'),
+            forst.advance_watermark('pipeline.q7_state', wm - c.tumble_size + interval '1 microsecond'),
+            forst.advance_watermark('pipeline.seller_state', wm - c.tumble_size + interval '1 microsecond');
+
+    -- 5. the new source offset, in the same transaction
+    UPDATE pipeline.offsets
+       SET last_id = hi, watermark = wm, batches = batches + 1
+     WHERE job = 'nexmark';
+    RETURN hi - o.last_id;
+END $$;
+
+-- Size of the state: live rows (open windows) and what forst holds.
+CREATE VIEW pipeline.state_size AS
+SELECT (SELECT count(*) FROM pipeline.q5_state) AS q5_rows,
+       (SELECT count(*) FROM pipeline.q7_state) AS q7_rows,
+       (SELECT count(*) FROM pipeline.seller_state) AS seller_rows,
+       (SELECT count(DISTINCT window_start) FROM pipeline.q5_state) AS q5_windows,
+       sum(t.memtable_bytes)::bigint AS memtable_bytes,
+       sum(t.sst_bytes)::bigint AS sst_bytes,
+       sum(t.sst_files)::bigint AS sst_files,
+       sum(t.expired_bytes_reclaimed)::bigint AS reclaimed_bytes,
+       sum(t.expired_files_dropped)::bigint AS files_dropped
+  FROM forst.tables t
+ WHERE t."table" IN ('pipeline.q5_state'::regclass, 'pipeline.q7_state'::regclass,
+                     'pipeline.seller_state'::regclass);
+
+-- Runs steps, each in its own transaction, until the offset reaches total
+-- (waiting for the generator when it is ahead), printing progress (and
+-- recording a sample) about once a second.
+CREATE PROCEDURE pipeline.run(total bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    started   timestamptz := clock_timestamp();
+    tick      timestamptz := clock_timestamp();
+    tick_id   bigint;
+    n         bigint;
+    o         pipeline.offsets;
+    s         pipeline.state_size;
+    generated bigint;
+    emitted   text;
+    now_      timestamptz;
+BEGIN
+    SELECT last_id INTO tick_id FROM pipeline.offsets WHERE job = 'nexmark';
+    LOOP
+        n := pipeline.step();
+        COMMIT;
+        IF n = 0 THEN
+            PERFORM pg_sleep(0.02);
+        END IF;
+        SELECT * INTO o FROM pipeline.offsets WHERE job = 'nexmark';
+        now_ := clock_timestamp();
+        IF now_ - tick >= interval '1 second' OR o.last_id >= total THEN
+            SELECT * INTO s FROM pipeline.state_size;
+            SELECT coalesce(max(id), 0) INTO generated FROM nexmark.events;
+            SELECT format('%s/%s/%s',
+                          (SELECT count(DISTINCT window_start) FROM pipeline.q5_hot_items),
+                          (SELECT count(*) FROM pipeline.q7_highest_bid),
+                          (SELECT count(DISTINCT window_start) FROM pipeline.seller_activity))
+              INTO emitted;
+            INSERT INTO pipeline.samples
+            VALUES (now_, o.last_id, s.q5_rows, s.q7_rows, s.seller_rows,
+                    s.memtable_bytes, s.sst_bytes, s.sst_files, s.reclaimed_bytes);
+            RAISE NOTICE '%s  events %  %/s  lag %  open q5 windows %  state rows %  mem %  sst % in % files  reclaimed % (% files dropped)  emitted q5/q7/seller windows %',
+                lpad(to_char(extract(epoch FROM now_ - started), 'FM9990.0'), 6),
+                lpad(o.last_id::text, 8),
+                lpad(round((o.last_id - tick_id) / extract(epoch FROM now_ - tick))::text, 6),
+                lpad((generated - o.last_id)::text, 6),
+                lpad(s.q5_windows::text, 2),
+                lpad((s.q5_rows + s.q7_rows + s.seller_rows)::text, 5),
+                lpad(pg_size_pretty(s.memtable_bytes), 7),
+                lpad(pg_size_pretty(s.sst_bytes), 7), lpad(s.sst_files::text, 3),
+                lpad(pg_size_pretty(s.reclaimed_bytes), 7), s.files_dropped,
+                emitted;
+            COMMIT;
+            tick := now_;
+            tick_id := o.last_id;
+        END IF;
+        EXIT WHEN o.last_id >= total;
+    END LOOP;
+END $$;
