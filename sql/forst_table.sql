@@ -122,5 +122,20 @@ VACUUM clicks;
 ANALYZE clicks;
 SELECT reltuples > 0 FROM pg_class WHERE relname = 'clicks';
 
+-- backward key scans: max(), ORDER BY ... DESC (read forward, returned from the end)
+CREATE TABLE desc_t (a int, b int, v text, PRIMARY KEY (a, b)) USING forst;
+INSERT INTO desc_t SELECT g % 7, g, 'v' || g FROM generate_series(1, 500) g;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT max(a) FROM desc_t;
+SELECT max(a), min(a) FROM desc_t;
+SELECT max(b) FROM desc_t WHERE a = 3;
+SELECT a, b FROM desc_t WHERE a = 3 ORDER BY a DESC, b DESC LIMIT 4;
+SELECT a, b FROM desc_t WHERE a BETWEEN 2 AND 4 AND b < 20 ORDER BY a DESC, b DESC;
+RESET enable_seqscan;
+SELECT (SELECT string_agg(a || ':' || b, ',' ORDER BY a DESC, b DESC) FROM desc_t) =
+       (SELECT string_agg(a || ':' || b, ',' ORDER BY a DESC, b DESC)
+          FROM (SELECT a, b FROM desc_t OFFSET 0) s) AS desc_matches;
+DROP TABLE desc_t;
+
 DROP TABLE clicks, words, events, later;
 DROP EXTENSION forst;

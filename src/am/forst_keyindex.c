@@ -25,6 +25,7 @@
 #include "catalog/index.h"
 #include "catalog/pg_type.h"
 #include "commands/vacuum.h"
+#include "miscadmin.h"
 #include "storage/predicate.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
@@ -51,6 +52,17 @@ typedef struct KeyScanState
 	bool		empty;			/* the quals can match nothing */
 	int			kg;				/* the one key group, or -1 for all */
 	bool		point;			/* equality on every key column */
+	bool		returned;		/* a row was returned going forward */
+
+	/*
+	 * Backward scans (max(), ORDER BY ... DESC: PostgreSQL plans them for
+	 * any ordered index) read the range forward once and return its row
+	 * ids from the end.  The cursors merge key groups forward only.
+	 */
+	bool		reversed;
+	ItemPointerData *rev;
+	int64		nrev;
+	int64		revpos;			/* next to return is rev[revpos - 1] */
 } KeyScanState;
 
 static IndexBuildResult *
@@ -335,6 +347,12 @@ fkey_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 	close_cursors(st);
 	st->started = false;
+	st->returned = false;
+	st->reversed = false;
+	if (st->rev)
+		pfree(st->rev);
+	st->rev = NULL;
+	st->nrev = st->revpos = 0;
 }
 
 /* Opens the cursors of the key groups to read and positions them. */
@@ -399,17 +417,13 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 	}
 }
 
+/* The next row id in key order across key groups, or false at the end. */
 static bool
-fkey_gettuple(IndexScanDesc scan, ScanDirection dir)
+next_forward(IndexScanDesc scan, KeyScanState *st, ItemPointer tid)
 {
-	KeyScanState *st = scan->opaque;
 	int			best = -1;
 	int			i;
 
-	if (dir == BackwardScanDirection)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("scanning a forst primary key backward is not supported")));
 	if (!st->started)
 		start_scan(scan, st);
 	if (st->empty)
@@ -435,9 +449,56 @@ fkey_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (best < 0)
 		return false;
-	forst_tid_set(&scan->xs_heaptid, &st->cursors[best]->cur.loc);
-	scan->xs_recheck = true;
+	forst_tid_set(tid, &st->cursors[best]->cur.loc);
 	st->has_row[best] = forst_cursor_next(st->cursors[best]);
+	return true;
+}
+
+static bool
+fkey_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	KeyScanState *st = scan->opaque;
+
+	scan->xs_recheck = true;
+	if (dir != BackwardScanDirection)
+	{
+		if (st->reversed)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("changing the direction of a backward scan of a forst primary key is not supported")));
+		if (!next_forward(scan, st, &scan->xs_heaptid))
+			return false;
+		st->returned = true;
+		return true;
+	}
+
+	if (!st->reversed)
+	{
+		Size		cap = 1024;
+		ItemPointerData tid;
+
+		if (st->returned)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("changing the direction of a scan of a forst primary key is not supported"),
+					 errhint("Declare the cursor with ORDER BY in the direction it is read, or without SCROLL.")));
+		st->rev = palloc(sizeof(ItemPointerData) * cap);
+		while (next_forward(scan, st, &tid))
+		{
+			if ((Size) st->nrev == cap)
+			{
+				cap *= 2;
+				st->rev = repalloc_huge(st->rev, sizeof(ItemPointerData) * cap);
+			}
+			st->rev[st->nrev++] = tid;
+			CHECK_FOR_INTERRUPTS();
+		}
+		st->reversed = true;
+		st->revpos = st->nrev;
+	}
+	if (st->revpos == 0)
+		return false;
+	scan->xs_heaptid = st->rev[--st->revpos];
 	return true;
 }
 
