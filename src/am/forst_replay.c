@@ -195,8 +195,7 @@ apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
  * only if it can read the version.  Crash recovery and catch-up replay
  * leave the version to forst_table_load, which lists this server's store:
  * a version written just before a crash has no record, and a promoted
- * standby's WAL names versions of its old primary's store.  They free what
- * is covered.
+ * standby's WAL names versions of its old primary's store.
  * Nothing here may fail on store errors: this runs in the startup process.
  */
 static void
@@ -234,7 +233,16 @@ apply_manifest(const xl_forst_manifest *xlrec)
 			ts->manifest_version = xlrec->version;
 		ts->loaded = true;
 	}
-	if (visible && !XLogRecPtrIsInvalid(xlrec->covered_lsn))
+	/*
+	 * Only a standby, which checked that it reads the version, frees what
+	 * it covers.  Crash recovery and catch-up cannot tell a version of
+	 * this server's own store from one of another server that the record
+	 * names (a promoted standby's WAL names its old primary's, and its
+	 * own store may hold a version of that number): they keep what they
+	 * replay, which is little, as versions the SST files hold (or hold
+	 * newer versions of) and those of aborted transactions are skipped.
+	 */
+	if (visible && standby && !XLogRecPtrIsInvalid(xlrec->covered_lsn))
 		(void) forst_retire_covered(ts, xlrec->covered_lsn);
 	LWLockRelease(&ts->lock);
 }
