@@ -25,7 +25,8 @@
  *			compaction, which changes no memtable).  A standby switches its
  *			readers to V and frees its memtables that hold only entries
  *			before covered_lsn; it reads the SSTs from the same store and
- *			never writes there.  Crash recovery does the same.
+ *			never writes there.  Crash recovery and forst's catch-up keep
+ *			the version to the store's listing and free nothing on it.
  *
  * Redo is idempotent: every version has a unique global sequence number
  * in its key, and a version already present is skipped.
