@@ -147,12 +147,26 @@ forst_user_tmpdir()
 }
 
 # Prints a TCP port on 127.0.0.1 that nothing listens on.
+# A port nothing listens on can still be taken: by a client socket whose
+# local (ephemeral) port it is, or one in TIME_WAIT.  So the port must also
+# bind (without SO_REUSEADDR), when python3 is there to try.
+forst_port_bindable()
+{
+	command -v python3 >/dev/null 2>&1 || return 0
+	python3 -c 'import socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)' "$1" 2>/dev/null
+}
+
 forst_free_port()
 {
 	local p
 
 	for p in $(seq 54320 54420); do
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && forst_port_bindable "$p"; then
 			printf '%s\n' "$p"
 			return 0
 		fi
