@@ -103,15 +103,6 @@ forst_make()
 	make -C "$FORST_ROOT" --no-print-directory PG_CONFIG="$PG_CONFIG" "$@"
 }
 
-# Builds forst.so and installs it into PostgreSQL 15's directories.
-forst_build_install()
-{
-	log "build: make"
-	forst_make -s -j"$(nproc)"
-	log "install: make install"
-	as_root make -C "$FORST_ROOT" --no-print-directory PG_CONFIG="$PG_CONFIG" -s install
-}
-
 # Builds forst and installs it into a private copy of PostgreSQL 15 under
 # DIR (its bin/, lib/ and share/ trees, about 50 MB).  PostgreSQL's
 # installation is relocatable: binaries find lib/ and share/ relative to

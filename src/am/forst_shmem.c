@@ -231,8 +231,13 @@ forst_tables_count(void)
  * Up to max tables of database dbid that are not being dropped already;
  * 0 when none is left.
  */
-int
-forst_tables_of_database(Oid dbid, RelFileNode *out, int max)
+/*
+ * Up to max tables with shared state for which pred is true (called under
+ * forst_shared->lock), their RelFileNodes in out.
+ */
+static int
+collect_tables(bool (*pred) (ForstTableShared *ts, void *arg), void *arg,
+			   RelFileNode *out, int max)
 {
 	HASH_SEQ_STATUS status;
 	ForstTableShared *ts;
@@ -242,11 +247,23 @@ forst_tables_of_database(Oid dbid, RelFileNode *out, int max)
 	hash_seq_init(&status, forst_tables);
 	while ((ts = hash_seq_search(&status)) != NULL)
 	{
-		if (ts->rnode.dbNode == dbid && !ts->drop_pending && n < max)
+		if (n < max && pred(ts, arg))
 			out[n++] = ts->rnode;
 	}
 	LWLockRelease(forst_shared->lock);
 	return n;
+}
+
+static bool
+in_database(ForstTableShared *ts, void *arg)
+{
+	return ts->rnode.dbNode == *(Oid *) arg && !ts->drop_pending;
+}
+
+int
+forst_tables_of_database(Oid dbid, RelFileNode *out, int max)
+{
+	return collect_tables(in_database, &dbid, out, max);
 }
 
 void
@@ -327,22 +344,16 @@ forst_compact_end(ForstTableShared *ts)
 }
 
 /* Up to max tables with shared state (their RelFileNodes). */
+static bool
+not_dropped(ForstTableShared *ts, void *arg)
+{
+	return !ts->drop_pending;
+}
+
 int
 forst_all_tables(RelFileNode *out, int max)
 {
-	HASH_SEQ_STATUS status;
-	ForstTableShared *ts;
-	int			n = 0;
-
-	LWLockAcquire(forst_shared->lock, LW_SHARED);
-	hash_seq_init(&status, forst_tables);
-	while ((ts = hash_seq_search(&status)) != NULL)
-	{
-		if (n < max && !ts->drop_pending)
-			out[n++] = ts->rnode;
-	}
-	LWLockRelease(forst_shared->lock);
-	return n;
+	return collect_tables(not_dropped, NULL, out, max);
 }
 
 void
@@ -565,22 +576,16 @@ forst_slab_free(int slab)
 	ConditionVariableBroadcast(&forst_shared->slab_cv);
 }
 
+static bool
+has_immutable(ForstTableShared *ts, void *arg)
+{
+	return ts->nimmutable > 0;
+}
+
 int
 forst_tables_to_flush(RelFileNode *out, int max)
 {
-	HASH_SEQ_STATUS status;
-	ForstTableShared *ts;
-	int			n = 0;
-
-	LWLockAcquire(forst_shared->lock, LW_SHARED);
-	hash_seq_init(&status, forst_tables);
-	while ((ts = hash_seq_search(&status)) != NULL)
-	{
-		if (ts->nimmutable > 0 && n < max)
-			out[n++] = ts->rnode;
-	}
-	LWLockRelease(forst_shared->lock);
-	return n;
+	return collect_tables(has_immutable, NULL, out, max);
 }
 
 XLogRecPtr
@@ -709,24 +714,20 @@ forst_memory_wanted(void)
 	return false;
 }
 
+static bool
+has_active(ForstTableShared *ts, void *arg)
+{
+	return ts->active >= 0;
+}
+
 int
 forst_freeze_actives(void)
 {
 	RelFileNode rnodes[256];
-	HASH_SEQ_STATUS status;
 	ForstTableShared *ts;
-	int			n = 0;
+	int			n = collect_tables(has_active, NULL, rnodes, lengthof(rnodes));
 	int			frozen = 0;
 	int			i;
-
-	LWLockAcquire(forst_shared->lock, LW_SHARED);
-	hash_seq_init(&status, forst_tables);
-	while ((ts = hash_seq_search(&status)) != NULL)
-	{
-		if (ts->active >= 0 && n < (int) lengthof(rnodes))
-			rnodes[n++] = ts->rnode;
-	}
-	LWLockRelease(forst_shared->lock);
 
 	for (i = 0; i < n; i++)
 	{
