@@ -34,6 +34,15 @@ typedef struct FstFileMeta
 	uint64		seq_max;
 	uint32		xid_min;		/* 0 when every entry is frozen */
 	uint32		xid_max;
+
+	/*
+	 * Range of the xids of entries written without the committed flag (their
+	 * transactions were running when the file was written); 0/0 if none.
+	 * A checkpoint resolves these xids' fate once and for all (forst's
+	 * checkpoint.c), because another server cannot ask this one's clog.
+	 */
+	uint32		pending_xid_min;
+	uint32		pending_xid_max;
 	bool		has_ttl;		/* TTL column range present */
 	int64		ttl_min;
 	int64		ttl_max;

@@ -356,6 +356,8 @@ file_equal(const FstManifestFile *x, const FstManifestFile *y)
 		a->num_tombstones == b->num_tombstones &&
 		a->seq_min == b->seq_min && a->seq_max == b->seq_max &&
 		a->xid_min == b->xid_min && a->xid_max == b->xid_max &&
+		a->pending_xid_min == b->pending_xid_min &&
+		a->pending_xid_max == b->pending_xid_max &&
 		a->has_ttl == b->has_ttl && a->ttl_min == b->ttl_min &&
 		a->ttl_max == b->ttl_max && a->raw_bytes == b->raw_bytes;
 }

@@ -29,7 +29,9 @@
  *		 file id, size, smallest (lenbytes), largest (lenbytes), kg_min,
  *		 kg_max, entries, tombstones, seq_min, seq_max, xid_min, xid_max,
  *		 raw bytes, flags (varints; flag 1 = TTL range follows, 2 = owner
- *		 follows), [ttl_min, ttl_max (zigzag)], [owner (lenbytes)]
+ *		 follows, 4 = pending xid range follows (since 1.1)), [ttl_min,
+ *		 ttl_max (zigzag)], [owner (lenbytes)], [pending xid min, max
+ *		 (varints)]
  *
  * Decoding never trusts a count: a level's file count is checked against
  * the bytes left before anything is allocated for it.
@@ -53,7 +55,8 @@
 
 #define FILE_FLAG_TTL	0x01
 #define FILE_FLAG_OWNER 0x02
-#define FILE_KNOWN_FLAGS (FILE_FLAG_TTL | FILE_FLAG_OWNER)
+#define FILE_FLAG_PENDING 0x04
+#define FILE_KNOWN_FLAGS (FILE_FLAG_TTL | FILE_FLAG_OWNER | FILE_FLAG_PENDING)
 
 /* The fewest bytes one encoded file record can take. */
 #define MIN_FILE_RECORD (2 * (1 + FST_IKEY_OVERHEAD) + 12)
@@ -105,6 +108,8 @@ put_file(FstBuf *b, const FstManifestFile *f)
 		flags |= FILE_FLAG_TTL;
 	if (f->owner != NULL)
 		flags |= FILE_FLAG_OWNER;
+	if (m->pending_xid_min != 0 || m->pending_xid_max != 0)
+		flags |= FILE_FLAG_PENDING;
 	fst_buf_put_varint(b, flags);
 	if (m->has_ttl)
 	{
@@ -113,6 +118,11 @@ put_file(FstBuf *b, const FstManifestFile *f)
 	}
 	if (f->owner != NULL)
 		fst_buf_put_lenbytes(b, f->owner, strlen(f->owner));
+	if (flags & FILE_FLAG_PENDING)
+	{
+		fst_buf_put_varint(b, m->pending_xid_min);
+		fst_buf_put_varint(b, m->pending_xid_max);
+	}
 }
 
 FstCode
@@ -317,6 +327,11 @@ decode_file(FstReader *r, FstManifestFile *f, int level, FstError *err)
 			return fst_error(err, FST_NO_MEMORY, "out of memory decoding manifest");
 		memcpy(f->owner, owner.data, owner.len);
 		f->owner[owner.len] = '\0';
+	}
+	if (flags & FILE_FLAG_PENDING)
+	{
+		fst_get_u32(r, &m->pending_xid_min);
+		fst_get_u32(r, &m->pending_xid_max);
 	}
 	if (r->bad)
 		return fst_error(err, FST_CORRUPT, "malformed file record");

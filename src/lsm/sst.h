@@ -145,6 +145,19 @@ typedef struct FstSstReadOptions
 	bool		verify_checksums;	/* false only for fuzzing the parsers */
 	FstBlockCache *cache;		/* optional decoded-block cache */
 	uint64		cache_id;		/* unique per file within the cache */
+
+	/*
+	 * Optional: called for every entry of a data block when the block is
+	 * read from the source (after its checksum is verified, before it is
+	 * cached), with the entry's value (header first) writable in place.  It
+	 * may change the entry header's flags, xid and cid, nothing else: this
+	 * is how the table AM presents entries of files another server wrote
+	 * (frozen or aborted, by that server's checkpoint).  Blocks rewritten
+	 * this way must get a cache_id of their own.
+	 */
+	void		(*rewrite_entry) (void *arg, FstSlice ikey, char *value,
+								  size_t len);
+	void	   *rewrite_arg;
 } FstSstReadOptions;
 
 extern void fst_sst_read_options_default(FstSstReadOptions *opt);

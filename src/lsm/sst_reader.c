@@ -37,6 +37,35 @@ fst_sst_read_options_default(FstSstReadOptions *opt)
 	opt->verify_checksums = true;
 	opt->cache = NULL;
 	opt->cache_id = 0;
+	opt->rewrite_entry = NULL;
+	opt->rewrite_arg = NULL;
+}
+
+/* Runs the rewrite_entry option over every entry of a fresh block. */
+static FstCode
+rewrite_block(FstSstReader *r, FstBlock *b, FstError *err)
+{
+	FstIter    *it = fst_block_iter_create(b, fst_ikey_cmp);
+	FstCode		rc;
+
+	if (it == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	for (fst_iter_seek_first(it); fst_iter_valid(it); fst_iter_next(it))
+	{
+		FstSlice	v = fst_iter_value(it);
+
+		if (v.len < FST_ENTRY_HEADER_SIZE)
+		{
+			fst_iter_destroy(it);
+			return fst_error(err, FST_CORRUPT, "SST entry without a header");
+		}
+		/* values are stored verbatim in the block's own (malloc'ed) bytes */
+		r->opt.rewrite_entry(r->opt.rewrite_arg, fst_iter_key(it),
+							 (char *) v.data, v.len);
+	}
+	rc = fst_iter_status(it, err);
+	fst_iter_destroy(it);
+	return rc;
 }
 
 const FstSstProps *
@@ -321,6 +350,16 @@ load_data_block(FstSstReader *r, FstBlockHandle h, FstBlock **out, FstError *err
 	if (rc != FST_OK)
 		return rc;
 	(*out)->restart_interval = r->props.restart_interval;
+	if (r->opt.rewrite_entry)
+	{
+		rc = rewrite_block(r, *out, err);
+		if (rc != FST_OK)
+		{
+			fst_block_release(*out);
+			*out = NULL;
+			return rc;
+		}
+	}
 	if (r->opt.cache)
 		fst_block_cache_insert(r->opt.cache, r->opt.cache_id, h.offset, *out);
 	return FST_OK;

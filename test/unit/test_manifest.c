@@ -42,6 +42,11 @@ make_file(FstFileMeta *f, uint64 id, uint16 kg1, uint64 k1, uint64 s1,
 	f->seq_max = Max(s1, s2);
 	f->xid_min = 700;
 	f->xid_max = 900;
+	if (id % 2 == 0)
+	{
+		f->pending_xid_min = 800 + (uint32) id;
+		f->pending_xid_max = 850 + (uint32) id;
+	}
 	f->raw_bytes = 9000 + id;
 }
 
@@ -145,6 +150,8 @@ check_same(const FstManifest *a, const FstManifest *b)
 			CHECK(x->meta.seq_max == y->meta.seq_max);
 			CHECK(x->meta.xid_min == y->meta.xid_min);
 			CHECK(x->meta.xid_max == y->meta.xid_max);
+			CHECK(x->meta.pending_xid_min == y->meta.pending_xid_min);
+			CHECK(x->meta.pending_xid_max == y->meta.pending_xid_max);
 			CHECK(x->meta.has_ttl == y->meta.has_ttl);
 			CHECK(x->meta.ttl_min == y->meta.ttl_min);
 			CHECK(x->meta.ttl_max == y->meta.ttl_max);

@@ -63,6 +63,11 @@ rand_file(uint64 *rng, FstFileMeta *f, uint64 id, uint64 seq_lo, uint64 seq_hi)
 	f->seq_max = seq_hi;
 	f->xid_min = (uint32) fst_rand_next(rng);
 	f->xid_max = (uint32) fst_rand_next(rng);
+	if (fst_rand_range(rng, 2) == 0)
+	{
+		f->pending_xid_min = 3 + (uint32) fst_rand_range(rng, 1000000);
+		f->pending_xid_max = f->pending_xid_min + (uint32) fst_rand_range(rng, 1000);
+	}
 	f->has_ttl = fst_rand_range(rng, 2) == 0;
 	if (f->has_ttl)
 	{

@@ -468,3 +468,83 @@ FST_TEST(sst_positions_address_every_entry)
 	fst_buf_free(&file);
 	fst_free(ents);
 }
+
+/* rewrite_entry: every even-numbered entry frozen, odd ones aborted (xid 0) */
+static int	rewrite_calls = 0;
+
+static void
+rewrite_even_frozen(void *arg, FstSlice ikey, char *value, size_t len)
+{
+	uint32		xid = fst_get_fixed32(value + 1);
+
+	(void) ikey;
+	(void) len;
+	rewrite_calls++;
+	if (((xid - 1000) % 2) == 0)
+		value[0] = (char) (value[0] | FST_ENTRY_FROZEN);
+	else
+		fst_put_fixed32(value + 1, 0);
+	*(int *) arg += 1;
+}
+
+FST_TEST(sst_rewrite_entry_hook)
+{
+	int			n = 600;
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstSstReadOptions ro;
+	FstBlockCache *cache = fst_block_cache_create(1 << 20);
+	FstBuf		file;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstIter    *it;
+	int			i,
+				seen = 0,
+				calls_after_first;
+	int			pass;
+
+	for (i = 0; i < n; i++)
+		test_entry_numbered(&ents[i], i, 10 + i, (size_t) (i % 50));
+	CHECK_OK(test_build_sst(ents, n, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, false);
+	fst_sst_read_options_default(&ro);
+	ro.cache = cache;
+	ro.cache_id = 77;
+	ro.rewrite_entry = rewrite_even_frozen;
+	ro.rewrite_arg = &seen;
+	CHECK_OK(fst_sst_open(src, &ro, &r, &err), &err);
+	calls_after_first = 0;
+	for (pass = 0; pass < 2; pass++)
+	{
+		it = fst_sst_iter_create(r);
+		i = 0;
+		for (fst_iter_seek_first(it); fst_iter_valid(it); fst_iter_next(it), i++)
+		{
+			FstEntry	e;
+
+			CHECK(fst_entry_decode(fst_iter_key(it), fst_iter_value(it), &e));
+			if (i % 2 == 0)
+				CHECK(e.hdr.xid == (uint32) (1000 + i) && (e.hdr.flags & FST_ENTRY_FROZEN));
+			else
+				CHECK(e.hdr.xid == 0 && !(e.hdr.flags & FST_ENTRY_FROZEN));
+			/* the payload is untouched */
+			CHECK(memcmp(fst_iter_value(it).data + FST_ENTRY_HEADER_SIZE,
+						 ents[i].val + FST_ENTRY_HEADER_SIZE,
+						 ents[i].vlen - FST_ENTRY_HEADER_SIZE) == 0);
+		}
+		CHECK_OK(fst_iter_status(it, &err), &err);
+		CHECK_EQ_INT(i, n);
+		fst_iter_destroy(it);
+		if (pass == 0)
+			calls_after_first = rewrite_calls;
+	}
+	/* each entry rewritten once: the second pass hit the cache */
+	CHECK_EQ_INT(seen, n);
+	CHECK_EQ_INT(rewrite_calls, calls_after_first);
+	fst_sst_close(r);
+	fst_range_close(src);
+	fst_block_cache_destroy(cache);
+	fst_buf_free(&file);
+	fst_free(ents);
+}
