@@ -390,3 +390,132 @@ COMMENT ON FUNCTION forst.tumble_end(timestamptz, interval, timestamptz) IS 'end
 COMMENT ON FUNCTION forst.hop_start(timestamptz, interval, interval, timestamptz) IS 'start of the newest hopping window holding ts (ts is aligned down to the slide)';
 COMMENT ON FUNCTION forst.hop_end(timestamptz, interval, interval, timestamptz) IS 'end (exclusive) of the newest hopping window holding ts';
 COMMENT ON FUNCTION forst.hop_windows(timestamptz, interval, interval, timestamptz) IS 'every hopping window [window_start, window_end) holding ts, earliest first';
+
+-- ---------------------------------------------------------------------
+-- Checkpoints, attach / restore / clone / rescale (docs/checkpoints.md)
+
+CREATE FUNCTION forst.cluster_id()
+RETURNS text AS 'MODULE_PATHNAME', 'forst_cluster_id_fn'
+LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION forst.cluster_id() IS 'the id naming this server''s objects in the store (its system identifier)';
+
+CREATE FUNCTION forst.checkpoint()
+RETURNS bigint AS 'MODULE_PATHNAME', 'forst_checkpoint_fn'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION forst.checkpoint() IS 'takes a checkpoint of the forst tables of this database; returns its id';
+REVOKE ALL ON FUNCTION forst.checkpoint() FROM PUBLIC;
+
+CREATE FUNCTION forst.checkpoint_read(id bigint, cluster text DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'forst_checkpoint_read_fn'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION forst.checkpoint_read(bigint, text) IS 'the contents of a checkpoint object (of this cluster, or of another one sharing the store)';
+
+CREATE FUNCTION forst.checkpoint_ids(cluster text DEFAULT NULL)
+RETURNS SETOF bigint AS 'MODULE_PATHNAME', 'forst_checkpoint_ids_fn'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION forst._checkpoint_status(OUT id bigint, OUT dbid oid,
+    OUT started_at timestamptz, OUT duration interval, OUT bytes_written bigint,
+    OUT state_bytes bigint, OUT tables int, OUT lsn pg_lsn, OUT status text,
+    OUT progress text, OUT error text)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'forst_checkpoint_status_fn'
+LANGUAGE C VOLATILE;
+
+-- this server's recent attempts (running, failed, completed), then the
+-- retained checkpoints in the store that it has no record of
+CREATE VIEW forst.checkpoints AS
+SELECT s.id, d.datname::text AS database, s.started_at, s.duration,
+       s.bytes_written, s.state_bytes, s.tables, s.lsn, s.status, s.progress,
+       s.error
+  FROM forst._checkpoint_status() s LEFT JOIN pg_database d ON d.oid = s.dbid
+UNION ALL
+SELECT c.id, j->>'database', (j->>'started_at')::timestamptz, NULL, NULL,
+       (j->>'state_bytes')::bigint, jsonb_array_length(j->'tables'),
+       (j->>'lsn')::pg_lsn, 'completed', NULL, NULL
+  FROM forst.checkpoint_ids() c(id), LATERAL forst.checkpoint_read(c.id) j
+ WHERE c.id NOT IN (SELECT s2.id FROM forst._checkpoint_status() s2
+                     WHERE s2.id IS NOT NULL);
+
+CREATE FUNCTION forst._attach_files(target regclass, cluster text, checkpoint bigint,
+    prefix text, version bigint, kg_lo int, kg_hi int, lo bigint, xmax bigint,
+    ranges text, claim bool)
+RETURNS bigint AS 'MODULE_PATHNAME', 'forst_attach_files'
+LANGUAGE C VOLATILE STRICT;
+
+-- forst.attach: a table of a checkpoint, here, reading its files lazily
+CREATE FUNCTION forst.attach(source text, checkpoint bigint DEFAULT NULL,
+    as_table text DEFAULT NULL, key_groups int4range DEFAULT NULL,
+    mode text DEFAULT 'no_claim', cluster text DEFAULT NULL,
+    into_existing bool DEFAULT false)
+RETURNS regclass LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    ck jsonb;
+    t jsonb;
+    target regclass;
+    target_name text;
+    want text[];
+    lo int := 0;
+    hi int := 127;
+    ranges text;
+    col text;
+BEGIN
+    IF mode IS NULL OR mode NOT IN ('claim', 'no_claim') THEN
+        RAISE EXCEPTION 'forst: mode must be ''claim'' or ''no_claim'', not %', quote_nullable(mode)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'no_claim borrows the files and pins them; claim takes them over and fences the source''s writer.';
+    END IF;
+    IF checkpoint IS NULL THEN
+        SELECT max(i) INTO checkpoint FROM forst.checkpoint_ids(cluster) i;
+        IF checkpoint IS NULL THEN
+            RAISE EXCEPTION 'forst: cluster % has no checkpoints', coalesce(cluster, forst.cluster_id())
+                USING ERRCODE = 'undefined_object',
+                      HINT = 'Take one with SELECT forst.checkpoint() on the source server.';
+        END IF;
+    END IF;
+    ck := forst.checkpoint_read(checkpoint, cluster);
+    want := parse_ident(source);
+    IF array_length(want, 1) = 1 THEN
+        want := ARRAY['public'] || want;
+    END IF;
+    SELECT x INTO t FROM jsonb_array_elements(ck->'tables') x
+     WHERE parse_ident(x->>'name') = want;
+    IF t IS NULL THEN
+        RAISE EXCEPTION 'forst: checkpoint % has no table %', checkpoint, source
+            USING ERRCODE = 'undefined_table',
+                  HINT = 'It holds: ' || coalesce((SELECT string_agg(x->>'name', ', ')
+                                               FROM jsonb_array_elements(ck->'tables') x), 'no tables') || '.';
+    END IF;
+    IF key_groups IS NOT NULL THEN
+        IF isempty(key_groups) OR lower_inf(key_groups) OR upper_inf(key_groups) THEN
+            RAISE EXCEPTION 'forst: key_groups must be a bounded, non-empty range such as ''[0,64)'''
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        lo := lower(key_groups);
+        hi := upper(key_groups) - 1;
+    END IF;
+    target_name := (SELECT string_agg(quote_ident(p), '.')
+                      FROM unnest(parse_ident(coalesce(as_table, t->>'name'))) p);
+    IF into_existing THEN
+        target := target_name::regclass;
+    ELSE
+        EXECUTE format('CREATE TABLE %s (%s%s) USING forst', target_name, t->>'columns',
+                       CASE WHEN coalesce(t->>'constraints', '') <> ''
+                            THEN ', ' || (t->>'constraints') ELSE '' END);
+        target := target_name::regclass;
+        FOREACH col IN ARRAY string_to_array(nullif(t->>'dropped', ''), ',') LOOP
+            EXECUTE format('ALTER TABLE %s DROP COLUMN %s', target, col);
+        END LOOP;
+    END IF;
+    SELECT coalesce(string_agg(format('%s-%s', r->>0, r->>1), ','), '-') INTO ranges
+      FROM jsonb_array_elements(ck->'snapshot'->'visible') r;
+    PERFORM forst._attach_files(target, coalesce(cluster, forst.cluster_id()), checkpoint,
+                                t->>'prefix', (t->>'manifest')::bigint, lo, hi,
+                                (ck->'snapshot'->>'lo')::bigint,
+                                (ck->'snapshot'->>'xmax')::bigint, ranges, mode = 'claim');
+    RETURN target;
+END
+$$;
+COMMENT ON FUNCTION forst.attach(text, bigint, text, int4range, text, text, bool) IS
+    'recreates a table of a checkpoint (of this or another cluster sharing the store) and serves it from the checkpoint''s files, without copying them';
+REVOKE ALL ON FUNCTION forst.attach(text, bigint, text, int4range, text, text, bool) FROM PUBLIC;

@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 
 #include "forst.h"
+#include "forst_checkpoint.h"
 #include "forst_am.h"
 #include "forst_cache.h"
 #include "forst_expiry.h"
@@ -53,6 +54,7 @@ _PG_init(void)
 	forst_pending_init();
 	forst_pin_init();
 	forst_expiry_init();
+	forst_checkpoint_init();
 	forst_worker_register();
 	forst_compactor_register();
 	forst_wal_init();

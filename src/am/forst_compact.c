@@ -68,12 +68,33 @@ typedef struct DropCtx
 	ForstExpiry expiry;
 	uint64		expired_rows;
 	uint64		expired_bytes;
+	uint32		pending_lo;		/* xids of entries kept uncommitted */
+	uint32		pending_hi;
 } DropCtx;
 
+static FstDropDecision mvcc_decide(DropCtx *ctx, const FstEntry *e,
+								   bool newest_of_key);
+
+/*
+ * The drop policy's hook: mvcc_decide's answer, noting the xids of the
+ * entries it keeps without the committed flag (the outputs' pending xid
+ * range, which checkpoints resolve).
+ */
 static FstDropDecision
 mvcc_drop(void *arg, const FstEntry *e, bool newest_of_key)
 {
 	DropCtx    *ctx = arg;
+	FstDropDecision d = mvcc_decide(ctx, e, newest_of_key);
+
+	if (d == FST_DROP_KEEP &&
+		!(e->hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)))
+		forst_xid_range_add(&ctx->pending_lo, &ctx->pending_hi, e->hdr.xid);
+	return d;
+}
+
+static FstDropDecision
+mvcc_decide(DropCtx *ctx, const FstEntry *e, bool newest_of_key)
+{
 	bool		all_visible;
 
 	if (newest_of_key)
@@ -355,7 +376,8 @@ forst_compact_one(ForstTableShared *ts)
 		for (i = 0; i < pick.ninputs[s]; i++)
 		{
 			rc = fst_manifest_edit_remove(&edit, s == 0 ? pick.level : pick.output_level,
-										  pick.inputs[s][i]->file_id, NULL, &err);
+										  pick.inputs[s][i]->file_id,
+										  forst_mfile(pick.inputs[s][i])->owner, &err);
 			if (rc != FST_OK)
 				forst_report(rc, &err, "building a compaction edit");
 		}
@@ -367,7 +389,9 @@ forst_compact_one(ForstTableShared *ts)
 		if (!fst_filemeta_copy(&moved, pick.inputs[0][0]))
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		moved.level = pick.output_level;
-		rc = fst_manifest_edit_add(&edit, pick.output_level, &moved, NULL, &err);
+		/* a borrowed file stays borrowed (and keeps its visibility rule) */
+		rc = fst_manifest_edit_add(&edit, pick.output_level, &moved,
+								   forst_mfile(pick.inputs[0][0])->owner, &err);
 		fst_filemeta_clear(&moved);
 		if (rc != FST_OK)
 			forst_report(rc, &err, "building a compaction edit");
@@ -396,6 +420,7 @@ forst_compact_one(ForstTableShared *ts)
 		dctx.settled = false;
 		dctx.expiry = expiry;
 		dctx.expired_rows = dctx.expired_bytes = 0;
+		dctx.pending_lo = dctx.pending_hi = 0;
 		memset(&params, 0, sizeof(params));
 		fst_drop_policy_init(&params.policy, 0, pick.bottom_level);
 		params.policy.custom = mvcc_drop;
@@ -422,6 +447,9 @@ forst_compact_one(ForstTableShared *ts)
 			forst_report(rc, &err, "compacting SST files");
 		for (i = 0; i < result.nfiles; i++)
 		{
+			/* the range over all outputs: wider than some need, never narrower */
+			result.files[i].pending_xid_min = dctx.pending_lo;
+			result.files[i].pending_xid_max = dctx.pending_hi;
 			rc = fst_manifest_edit_add(&edit, pick.output_level, &result.files[i], NULL, &err);
 			if (rc != FST_OK)
 				forst_report(rc, &err, "building a compaction edit");

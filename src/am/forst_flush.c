@@ -47,10 +47,26 @@
 #include "forst_store.h"
 #include "forst_wal.h"
 
-/* Writes the memtable's entries that did not abort into an SST in file. */
+/* Widens the range [*lo, *hi] (0/0: empty) to hold xid. */
+void
+forst_xid_range_add(uint32 *lo, uint32 *hi, TransactionId xid)
+{
+	if (*lo == 0 && *hi == 0)
+		*lo = *hi = xid;
+	else if (TransactionIdPrecedes(xid, *lo))
+		*lo = xid;
+	else if (TransactionIdFollows(xid, *hi))
+		*hi = xid;
+}
+
+/*
+ * Writes the memtable's entries that did not abort into an SST in file;
+ * [*pending_lo, *pending_hi] gets the xids of those written uncommitted.
+ */
 static FstCode
 flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
-				FstSstProps *props, uint64 *max_seq, FstError *err)
+				FstSstProps *props, uint64 *max_seq, uint32 *pending_lo,
+				uint32 *pending_hi, FstError *err)
 {
 	FstSstOptions opt;
 	FstBufSink	sink;
@@ -95,7 +111,8 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 			if ((hint & FST_MT_HINT_COMMITTED) || forst_xid_committed(e.hdr.xid))
 				flags |= FST_ENTRY_COMMITTED;
 			else if (TransactionIdIsInProgress(e.hdr.xid))
-				;				/* running: flushed unmarked */
+				forst_xid_range_add(pending_lo, pending_hi, e.hdr.xid);	/* running:
+																		 * unmarked */
 			else if (forst_xid_committed(e.hdr.xid))
 				flags |= FST_ENTRY_COMMITTED;	/* committed meanwhile */
 			else
@@ -142,6 +159,8 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	bool		have_file;
 	ForstExpiry expiry;
 	char		okey[FORST_KEY_LEN];
+	uint32		pending_lo = 0,
+				pending_hi = 0;
 
 	*retired_slab = -1;
 	forst_table_load(ts);
@@ -160,7 +179,8 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	fst_buf_init(&file);
 	fst_sst_props_init(&props);
 	(void) forst_expiry_shared_rule(ts, GetCurrentTimestamp(), &expiry);
-	rc = flush_write_sst(mt, &expiry, &file, &props, &max_seq, &err);
+	rc = flush_write_sst(mt, &expiry, &file, &props, &max_seq, &pending_lo,
+						 &pending_hi, &err);
 	if (rc != FST_OK)
 	{
 		fst_buf_free(&file);
@@ -219,6 +239,8 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		meta.file_id = file_id;
 		meta.level = 0;
+		meta.pending_xid_min = pending_lo;
+		meta.pending_xid_max = pending_hi;
 		rc = fst_manifest_edit_add(&edit, 0, &meta, NULL, &err);
 		fst_filemeta_clear(&meta);
 		if (rc != FST_OK)

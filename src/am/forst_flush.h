@@ -19,6 +19,9 @@
  */
 extern bool forst_flush_one(ForstTableShared *ts, int *retired_slab);
 
+/* Widens the xid range [*lo, *hi] (0/0: empty) to hold xid (wraparound-aware). */
+extern void forst_xid_range_add(uint32 *lo, uint32 *hi, TransactionId xid);
+
 /*
  * Runs one leveled compaction of the table's SST files if one is due;
  * false if none was.  Same context as forst_flush_one.

@@ -59,6 +59,12 @@ forst_version_visible(Snapshot snapshot, Relation rel,
 {
 	TransactionId xid = hdr->xid;
 
+	if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
+	{
+		/* the caller waits for whatever these name: never leave them stale */
+		snapshot->xmin = snapshot->xmax = InvalidTransactionId;
+		snapshot->speculativeToken = 0;
+	}
 	if (hdr->flags & FST_ENTRY_FROZEN)
 		return true;
 
@@ -302,7 +308,7 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 			ts = forst_table_shared(&rel->rd_node, true);
 			forst_table_view(ts, &rel->rd_node, &view);
 			if (view.manifest == NULL ||
-				(mf = fst_manifest_find_file(view.manifest, file_id, NULL, NULL)) == NULL)
+				(mf = forst_manifest_file_by_id(view.manifest, file_id)) == NULL)
 				return false;
 			reader = forst_sst_reader(&rel->rd_node, &mf->meta);
 		}

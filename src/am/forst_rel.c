@@ -131,6 +131,25 @@ forst_row_user_part(ForstRelInfo *info, TupleTableSlot *slot,
 		slot_getallattrs(slot);
 		forst_key_encode_row(info->codec, slot->tts_values, slot->tts_isnull,
 							 out, &kg);
+		if (ts != NULL)
+		{
+			if (!ts->loaded)
+				forst_table_load(ts);
+			if (ts->fenced)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("forst: this table was claimed by another server and takes no writes here"),
+						 errhint("Write to the table on the server that attached it with mode => 'claim'.")));
+			if (kg < ts->kg_lo || kg > ts->kg_hi)
+				ereport(ERROR,
+						(errcode(ERRCODE_CHECK_VIOLATION),
+						 errmsg("forst: key %s belongs to key group %u, which this table does not own",
+								forst_key_to_text(info->codec, out->data + FST_KG_BYTES,
+												  out->len - FST_KG_BYTES), kg),
+						 errdetail("The table owns key groups %u..%u (it was attached from a part of a table).",
+								   ts->kg_lo, ts->kg_hi),
+						 errhint("Route the row to the server that owns its key group: forst.key_group() tells which.")));
+		}
 	}
 	else
 	{

@@ -179,6 +179,9 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 		ts->nimmutable = 0;
 		ts->loaded = false;
 		ts->manifest_version = 0;
+		ts->kg_lo = 0;
+		ts->kg_hi = PG_UINT16_MAX;
+		ts->fenced = false;
 		ts->busy = 0;
 		ts->compacting = false;
 		ts->drop_pending = false;
@@ -718,6 +721,39 @@ static bool
 has_active(ForstTableShared *ts, void *arg)
 {
 	return ts->active >= 0;
+}
+
+bool
+forst_table_freeze_before(const RelFileNode *rnode, XLogRecPtr lsn)
+{
+	ForstTableShared *ts = forst_flush_begin(rnode);
+	bool		pending = false;
+	int			i;
+
+	if (ts == NULL)
+		return false;
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	if (ts->active >= 0)
+	{
+		XLogRecPtr	first = forst_shared->slabs[ts->active].first_lsn;
+
+		if (!XLogRecPtrIsInvalid(first) && first < lsn)
+		{
+			if (ts->nimmutable < FORST_MAX_IMMUTABLE)
+				freeze_active_locked(ts);
+			pending = true;
+		}
+	}
+	for (i = 0; i < ts->nimmutable; i++)
+	{
+		XLogRecPtr	first = forst_shared->slabs[ts->immutable[i]].first_lsn;
+
+		if (!XLogRecPtrIsInvalid(first) && first < lsn)
+			pending = true;
+	}
+	LWLockRelease(&ts->lock);
+	forst_flush_end(ts);
+	return pending;
 }
 
 int

@@ -87,6 +87,9 @@ typedef struct ForstTableShared
 	int			immutable[FORST_MAX_IMMUTABLE]; /* newest first */
 	bool		loaded;			/* manifest_version read from the store */
 	uint64		manifest_version;	/* 0: nothing flushed yet */
+	uint16		kg_lo;			/* key groups the table owns (its manifest's */
+	uint16		kg_hi;			/* range; all until a manifest says less) */
+	bool		fenced;			/* another server claimed it: no writes */
 
 	/*
 	 * Held by whoever publishes the next manifest version (a flush, a
@@ -223,6 +226,14 @@ extern bool forst_memory_wanted(void);
  * keep slabs forever).  Returns how many were frozen.
  */
 extern int	forst_freeze_actives(void);
+
+/*
+ * For a checkpoint: freezes the table's active memtable if it holds
+ * entries logged before lsn, and says whether any of its memtables still
+ * does (until the flush worker has written them to SSTs).  Entries still
+ * being logged by running transactions are not waited for.
+ */
+extern bool forst_table_freeze_before(const RelFileNode *rnode, XLogRecPtr lsn);
 
 /* Wakes the flush worker. */
 extern void forst_wake_flusher(void);

@@ -99,6 +99,12 @@ forst_stats_add(ForstStat which, uint64 n)
 		pg_atomic_fetch_add_u64(&stats_shared->counters[which], n);
 }
 
+uint64
+forst_stats_get(ForstStat which)
+{
+	return stats_shared != NULL ? pg_atomic_read_u64(&stats_shared->counters[which]) : 0;
+}
+
 /* Publishes cur - published for one counter. */
 static inline void
 publish_one(ForstStat which, uint64 cur)

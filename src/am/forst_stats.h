@@ -57,6 +57,9 @@ extern void forst_stats_init(void);
 /* Adds to a shared counter at once (rare events). */
 extern void forst_stats_add(ForstStat which, uint64 n);
 
+/* A shared counter's value (what is published so far). */
+extern uint64 forst_stats_get(ForstStat which);
+
 /* Per-process counts, published as deltas (see above). */
 extern uint64 forst_local_bloom_checks;
 extern uint64 forst_local_bloom_negatives;

@@ -24,6 +24,8 @@
 #include "forst_store.h"
 #include "objstore_s3.h"
 #include "objstore_source.h"
+#include "forst_wal.h"
+#include "forst_shmem.h"
 
 static FstObjStore *store = NULL;
 static FstBlockCache *block_cache = NULL;
@@ -303,13 +305,22 @@ forst_table_load(ForstTableShared *ts)
 
 	elog(DEBUG1, "forst: table %u/%u has manifest version " UINT64_FORMAT,
 		 ts->rnode.dbNode, ts->rnode.relNode, newest);
-	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
-	if (!ts->loaded)
 	{
-		ts->manifest_version = newest;
-		ts->loaded = true;
+		const FstManifest *m = newest > 0 ? forst_manifest_at(&ts->rnode, newest) : NULL;
+
+		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+		if (!ts->loaded)
+		{
+			ts->manifest_version = newest;
+			if (m != NULL)
+			{
+				ts->kg_lo = m->kg_lo;
+				ts->kg_hi = m->kg_hi;
+			}
+			ts->loaded = true;
+		}
+		LWLockRelease(&ts->lock);
 	}
-	LWLockRelease(&ts->lock);
 
 	/* new versions must sort after every flushed one */
 	if (newest > 0)
@@ -360,6 +371,44 @@ forst_table_new_file_id(ForstTableShared *ts)
  * this server never saw), so ours is written after it; being the newer
  * version, ours is the one that a restart finds.
  */
+/*
+ * Writer fencing: a manifest version written with a higher writer epoch
+ * than ours means that another server claimed the table (forst.attach with
+ * mode claim); this server must not write it any more.
+ */
+static void
+check_fenced(const RelFileNode *rnode, const char *okey, uint64 our_epoch)
+{
+	FstBuf		buf;
+	FstError	err;
+	FstManifest other;
+	ForstTableShared *ts;
+
+	fst_buf_init(&buf);
+	if (fst_objstore_get(forst_objstore(), okey, &buf, &err) != FST_OK ||
+		fst_manifest_decode(buf.data, buf.len, &other, &err) != FST_OK)
+	{
+		fst_buf_free(&buf);
+		return;					/* unreadable: not evidence of a claim */
+	}
+	fst_buf_free(&buf);
+	if (other.writer_epoch > our_epoch)
+	{
+		fst_manifest_free(&other);
+		ts = forst_table_shared(rnode, false);
+		if (ts != NULL)
+			ts->fenced = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("forst: table %u/%u/%u was claimed by another server; this server may no longer write it",
+						rnode->spcNode, rnode->dbNode, rnode->relNode),
+				 errdetail("Manifest \"%s\" has writer epoch " UINT64_FORMAT ", above this server's " UINT64_FORMAT ".",
+						   okey, other.writer_epoch, our_epoch),
+				 errhint("Write to the table on the server that claimed it; drop it here.")));
+	}
+	fst_manifest_free(&other);
+}
+
 void
 forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
 {
@@ -385,6 +434,7 @@ forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
 			return;
 		if (rc != FST_ALREADY_EXISTS)
 			forst_report(rc, &err, "writing a manifest");
+		check_fenced(rnode, okey, m->writer_epoch);
 		ereport(WARNING,
 				(errmsg("forst: manifest version " UINT64_FORMAT " of table %u/%u/%u exists already; writing version " UINT64_FORMAT " instead",
 						m->version, rnode->spcNode, rnode->dbNode,
@@ -397,6 +447,67 @@ forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
 			 errmsg("forst: could not find a free manifest version for table %u/%u/%u",
 					rnode->spcNode, rnode->dbNode, rnode->relNode),
 			 errhint("Another server may be writing this table's objects; check forst.remote_dir.")));
+}
+
+void
+forst_manifest_install(ForstTableShared *ts, FstManifest *next)
+{
+	RelFileNode rnode = ts->rnode;
+	XLogRecPtr	covered;
+
+	forst_manifest_publish(&rnode, next);
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	ts->manifest_version = next->version;
+	ts->kg_lo = next->kg_lo;
+	ts->kg_hi = next->kg_hi;
+	ts->loaded = true;
+	covered = forst_table_unflushed_lsn(ts);
+	LWLockRelease(&ts->lock);
+	forst_wal_log_manifest(&rnode, next->version, covered);
+}
+
+void
+forst_list_objects(const char *prefix, ForstObjKeys *out)
+{
+	char	   *start_after = NULL;
+	int			cap = 64;
+
+	out->n = 0;
+	out->keys = palloc(sizeof(char *) * cap);
+	out->sizes = palloc(sizeof(uint64) * cap);
+	for (;;)
+	{
+		FstObjList	list;
+		FstError	err;
+		FstCode		rc;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		rc = fst_objstore_list(forst_objstore(), prefix, start_after, 1000, &list, &err);
+		if (rc != FST_OK)
+		{
+			fst_objstore_list_free(&list);
+			forst_report(rc, &err, psprintf("listing \"%s\"", prefix));
+		}
+		for (i = 0; i < list.nentries; i++)
+		{
+			if (out->n == cap)
+			{
+				cap *= 2;
+				out->keys = repalloc(out->keys, sizeof(char *) * cap);
+				out->sizes = repalloc(out->sizes, sizeof(uint64) * cap);
+			}
+			out->keys[out->n] = pstrdup(list.entries[i].key);
+			out->sizes[out->n] = list.entries[i].size;
+			out->n++;
+		}
+		if (start_after)
+			pfree(start_after);
+		start_after = list.truncated && list.next ? pstrdup(list.next) : NULL;
+		fst_objstore_list_free(&list);
+		if (start_after == NULL)
+			break;
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -412,6 +523,7 @@ typedef struct ManifestEntry
 {
 	ManifestKey key;
 	FstManifest manifest;
+	ForstVisList vis;			/* parsed from the manifest's schema blob */
 } ManifestEntry;
 
 static HTAB *manifest_cache = NULL;
@@ -456,12 +568,76 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 	e = hash_search(manifest_cache, &key, HASH_ENTER, &found);
 	rc = fst_manifest_decode(buf.data, buf.len, &e->manifest, &err);
 	fst_buf_free(&buf);
+	if (rc == FST_OK &&
+		!forst_vis_parse(e->manifest.schema, e->manifest.schema_len, &e->vis))
+	{
+		fst_manifest_free(&e->manifest);
+		rc = fst_error(&err, FST_CORRUPT, "malformed table description");
+	}
 	if (rc != FST_OK)
 	{
 		hash_search(manifest_cache, &key, HASH_REMOVE, NULL);
 		forst_report(rc, &err, psprintf("decoding manifest \"%s\"", okey));
 	}
 	return &e->manifest;
+}
+
+const ForstVisList *
+forst_manifest_vis(const FstManifest *m)
+{
+	/* m is the manifest member of a cache entry (forst_manifest_at) */
+	return &((const ManifestEntry *) ((const char *) m - offsetof(ManifestEntry, manifest)))->vis;
+}
+
+const FstManifestFile *
+forst_manifest_file_by_id(const FstManifest *m, uint64 file_id)
+{
+	int			l,
+				i;
+
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+		for (i = 0; i < m->levels[l].nfiles; i++)
+			if (m->levels[l].files[i].meta.file_id == file_id)
+				return &m->levels[l].files[i];
+	return NULL;
+}
+
+void
+forst_file_object_key(const RelFileNode *rnode, const FstManifestFile *f,
+					  char *buf, size_t len)
+{
+	const char *colon;
+
+	if (f->owner == NULL)
+		forst_sst_object_key(rnode, f->meta.file_id, buf, len);
+	else if ((colon = strchr(f->owner, ':')) != NULL)
+		strlcpy(buf, colon + 1, len);
+	else
+		strlcpy(buf, f->owner, len);
+}
+
+/*
+ * The visibility rules of a borrowed file: the owner string's "<n>[+<m>]:"
+ * names entries of the rule list, which only grows, so the table's
+ * current manifest has them.
+ */
+static void
+borrowed_vis(const RelFileNode *rnode, const char *owner, ForstVisSet *set)
+{
+	ForstTableShared *ts = forst_table_shared(rnode, true);
+	uint64		version;
+	const ForstVisList *vl;
+
+	forst_table_load(ts);
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	version = ts->manifest_version;
+	LWLockRelease(&ts->lock);
+	vl = version > 0 ? forst_manifest_vis(forst_manifest_at(rnode, version)) : NULL;
+	if (forst_vis_owner(owner, vl, set) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: borrowed file \"%s\" names visibility rules that the table's manifest lacks",
+						owner)));
 }
 
 void
@@ -500,6 +676,7 @@ typedef struct ReaderEntry
 	ReaderKey	key;
 	FstRangeSource *src;
 	FstSstReader *reader;
+	ForstVisSet *vis;			/* borrowed files: their rules */
 } ReaderEntry;
 
 static HTAB *reader_cache = NULL;
@@ -548,6 +725,8 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	FstSstReadOptions ro;
 	FstError	err;
 	FstCode		rc;
+	const FstManifestFile *mf;
+	ForstVisSet *vis = NULL;
 
 	if (reader_cache == NULL)
 	{
@@ -570,10 +749,17 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	if (e)
 		return e->reader;
 
-	forst_sst_object_key(rnode, file->file_id, okey, sizeof(okey));
+	mf = forst_mfile(file);
+	forst_file_object_key(rnode, mf, okey, sizeof(okey));
+	if (mf->owner)
+	{
+		vis = MemoryContextAlloc(TopMemoryContext, sizeof(ForstVisSet));
+		borrowed_vis(rnode, mf->owner, vis);
+	}
 	e = hash_search(reader_cache, &key, HASH_ENTER, &found);
 	e->src = NULL;
 	e->reader = NULL;
+	e->vis = NULL;
 	rc = fst_range_source_object(forst_objstore(), okey, file->size, &e->src, &err);
 	if (rc == FST_OK && forst_disk_cache() != NULL)
 	{
@@ -590,6 +776,21 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 		fst_sst_read_options_default(&ro);
 		ro.cache = block_cache;
 		ro.cache_id = hash_bytes_extended((const unsigned char *) okey, strlen(okey), 0);
+		if (vis != NULL)
+		{
+			/*
+			 * entries rewritten by this table's rule: blocks of their own
+			 * (the owner string names the rule; one file may be read with
+			 * two rules in one table, after a merge)
+			 */
+			e->vis = vis;
+			ro.rewrite_entry = forst_vis_rewrite;
+			ro.rewrite_arg = e->vis;
+			ro.cache_id = hash_bytes_extended((const unsigned char *) rnode,
+											  sizeof(RelFileNode),
+											  hash_bytes_extended((const unsigned char *) mf->owner,
+																  strlen(mf->owner), 1));
+		}
 		rc = fst_sst_open(e->src, &ro, &e->reader, &err);
 	}
 	if (rc != FST_OK)

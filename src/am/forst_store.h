@@ -27,6 +27,7 @@
 #include "manifest.h"
 #include "objstore.h"
 #include "sst.h"
+#include "forst_vis.h"
 
 #define FORST_KEY_LEN 256
 
@@ -64,6 +65,51 @@ extern void forst_manifest_publish(const RelFileNode *rnode, FstManifest *m);
 /* The manifest of a table at a version (> 0), cached by this backend. */
 extern const FstManifest *forst_manifest_at(const RelFileNode *rnode,
 											uint64 version);
+
+/* The visibility rules of a manifest that forst_manifest_at returned. */
+extern const ForstVisList *forst_manifest_vis(const FstManifest *m);
+
+/*
+ * The manifest record a file's metadata belongs to: every FstFileMeta the
+ * table AM hands around points into a manifest's file array.
+ */
+static inline const FstManifestFile *
+forst_mfile(const FstFileMeta *meta)
+{
+	StaticAssertStmt(offsetof(FstManifestFile, meta) == 0,
+					 "FstFileMeta must be the first member of FstManifestFile");
+	return (const FstManifestFile *) meta;
+}
+
+/*
+ * A file of the manifest by id.  Ids are unique within a table's manifest
+ * whoever owns the file: borrowed files get ids of the borrowing table
+ * when they are attached (forst_attach.c).
+ */
+extern const FstManifestFile *forst_manifest_file_by_id(const FstManifest *m,
+														uint64 file_id);
+
+/* The object key of a file of the table, its own or borrowed. */
+extern void forst_file_object_key(const RelFileNode *rnode,
+								  const FstManifestFile *f, char *buf,
+								  size_t len);
+
+/*
+ * Publishes next (built on the table's current version, which the caller
+ * read under ts->manifest_lock, held) and switches the table to it: the
+ * shared state, and a standby through a MANIFEST record.
+ */
+extern void forst_manifest_install(ForstTableShared *ts, FstManifest *next);
+
+/* Every key under a prefix (palloc'd). */
+typedef struct ForstObjKeys
+{
+	int			n;
+	char	  **keys;
+	uint64	   *sizes;
+} ForstObjKeys;
+
+extern void forst_list_objects(const char *prefix, ForstObjKeys *out);
 
 /* An open reader of one of the table's SST files, cached by this backend. */
 extern FstSstReader *forst_sst_reader(const RelFileNode *rnode,

@@ -1,0 +1,108 @@
+-- Checkpoints and attach: restore, clone, time travel, split and merge by
+-- key groups, on one server (t/013 does it across servers).
+CREATE EXTENSION forst;
+\set VERBOSITY default
+CREATE TABLE ck (k bigint, w text COLLATE "C", v text NOT NULL DEFAULT 'none',
+                 gone int, n int CHECK (n >= 0), PRIMARY KEY (k, w)) USING forst;
+ALTER TABLE ck DROP COLUMN gone;   -- stored rows keep the dropped column's slot
+INSERT INTO ck (k, w, v, n) SELECT g, 'w' || (g % 3), md5(g::text), g FROM generate_series(1, 5000) g;
+INSERT INTO ck (k, w, n) VALUES (0, 'default', 0);
+
+-- rows of a transaction that is still running when a checkpoint flushes
+-- them, and that commits before the next checkpoint
+BEGIN;
+INSERT INTO ck (k, w, v, n) SELECT g, 'late', 'late', 1 FROM generate_series(1, 300) g;
+SELECT forst.checkpoint() > 0 AS checkpoint_inside_transaction;
+COMMIT;
+-- rows of a transaction that aborts, and of one still running at the cut
+BEGIN;
+INSERT INTO ck (k, w, v, n) VALUES (-1, 'aborted', 'x', 1);
+ROLLBACK;
+CREATE TEMP TABLE expected AS
+  SELECT count(*) AS n, md5(string_agg(ck::text, ',' ORDER BY k, w)) AS sum FROM ck;
+BEGIN;
+INSERT INTO ck (k, w, v, n) VALUES (-2, 'running', 'x', 1);
+SELECT forst.checkpoint() AS c1 \gset
+COMMIT;
+
+SELECT status, database, tables, state_bytes > 0 AS has_state, error
+  FROM forst.checkpoints WHERE id = :c1;
+SELECT jsonb_path_query_array(forst.checkpoint_read(:c1), '$.tables[*].name') AS tables;
+
+-- the live table moves on
+UPDATE ck SET v = 'changed' WHERE k <= 100;
+DELETE FROM ck WHERE k > 4000;
+
+-- restore the checkpoint as a new table: the rows of the cut, nothing else
+SELECT forst.attach('ck', :c1, as_table => 'ck_c1');
+SELECT (SELECT n FROM expected) AS expected_rows,
+       count(*) AS rows,
+       md5(string_agg(ck_c1::text, ',' ORDER BY k, w)) = (SELECT sum FROM expected) AS same_rows
+  FROM ck_c1;
+SELECT count(*) FILTER (WHERE w = 'late') AS late,
+       count(*) FILTER (WHERE k < 0) AS aborted_or_running
+  FROM ck_c1;
+-- the definition came along (dropped column, default, check, key, collation)
+SELECT attname, format_type(atttypid, atttypmod), attnotnull, attisdropped
+  FROM pg_attribute WHERE attrelid = 'ck_c1'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'ck_c1'::regclass ORDER BY 1;
+SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.oid IN ('ck_c1'::regclass, 'ck_c1_pkey'::regclass) ORDER BY 1;
+
+-- time travel: the checkpoint next to the live table
+SELECT count(*) AS changed_since FROM ck JOIN ck_c1 USING (k, w) WHERE ck.v <> ck_c1.v;
+
+-- the clone is a table of its own: writes on either side stay there
+INSERT INTO ck_c1 (k, w, v, n) VALUES (5, 'w2', 'clone', 1)
+  ON CONFLICT (k, w) DO UPDATE SET v = 'clone';
+UPDATE ck_c1 SET n = n + 1 WHERE k BETWEEN 10 AND 20;
+DELETE FROM ck_c1 WHERE k > 4990;
+INSERT INTO ck (k, w, v, n) VALUES (5, 'w9', 'live', 1);
+SELECT v FROM ck_c1 WHERE k = 5 AND w = 'w2';
+SELECT v FROM ck WHERE k = 5 AND w = 'w2';
+SELECT count(*) FROM ck_c1 WHERE k = 5;
+SELECT count(*) FROM ck WHERE k > 4990;
+INSERT INTO ck_c1 (k, w, v, n) VALUES (0, 'default', 'dup', 0);  -- unique violation
+
+-- split by key groups: two tables, each owning half, zero bytes copied
+SELECT forst.attach('ck', :c1, as_table => 'ck_lo', key_groups => '[0,64)');
+SELECT forst.attach('ck', :c1, as_table => 'ck_hi', key_groups => '[64,128)');
+SELECT (SELECT count(*) FROM ck_lo) + (SELECT count(*) FROM ck_hi) = (SELECT n FROM expected) AS halves_add_up,
+       (SELECT count(*) FROM ck_lo WHERE forst.key_group(k) >= 64) AS lo_foreign,
+       (SELECT count(*) FROM ck_hi WHERE forst.key_group(k) < 64) AS hi_foreign,
+       (SELECT md5(string_agg(u::text, ',' ORDER BY k, w))
+          FROM (SELECT * FROM ck_lo UNION ALL SELECT * FROM ck_hi) u) = (SELECT sum FROM expected) AS union_equal;
+-- each half takes the keys of its own key groups only
+INSERT INTO ck_lo (k, w, n) SELECT g, 'new', 1 FROM generate_series(10001, 10100) g
+ WHERE forst.key_group(g::bigint) < 64;
+INSERT INTO ck_hi (k, w, n) SELECT g, 'new', 1 FROM generate_series(10001, 10100) g
+ WHERE forst.key_group(g::bigint) >= 64;
+INSERT INTO ck_lo (k, w, n) SELECT g, 'new', 1 FROM generate_series(10001, 10100) g
+ WHERE forst.key_group(g::bigint) >= 64 LIMIT 1;
+-- merge the halves back (their files are shared, each read for its half)
+SELECT forst.checkpoint() AS c2 \gset
+SELECT forst.attach('ck_lo', :c2, as_table => 'ck_m', key_groups => '[0,64)');
+SELECT forst.attach('ck_hi', :c2, as_table => 'ck_m', key_groups => '[64,128)', into_existing => true);
+SELECT count(*) = (SELECT n FROM expected) + 100 AS merged_rows,
+       md5(string_agg(ck_m::text, ',' ORDER BY k, w)) =
+       (SELECT md5(string_agg(u::text, ',' ORDER BY k, w))
+          FROM (SELECT * FROM ck_lo UNION ALL SELECT * FROM ck_hi) u) AS union_equal
+  FROM ck_m;
+INSERT INTO ck_m (k, w, n) VALUES (10001, 'any', 1), (10002, 'any', 1);  -- owns all now
+
+-- errors (the first and the last name this cluster's random id: codes only)
+\set VERBOSITY sqlstate
+SELECT forst.attach('ck', 999999);
+SELECT forst.checkpoint_read(:c1, 'no-such-cluster');
+\set VERBOSITY default
+SELECT forst.attach('nosuch', :c1);
+SELECT forst.attach('ck', :c1, as_table => 'ck_c1');
+SELECT forst.attach('ck', :c1, as_table => 'ck_x', mode => 'steal');
+SELECT forst.attach('ck', :c1, as_table => 'ck_x', key_groups => '[5,)');
+SELECT forst.attach('ck', :c1, as_table => 'ck_x', key_groups => '[0,200)');
+SELECT forst.attach('ck', :c1, as_table => 'ck_m', key_groups => '[0,10)', into_existing => true);
+SELECT forst.attach('ck', :c1, as_table => 'ck_lo', key_groups => '[100,128)', into_existing => true);
+SELECT count(*) FROM pg_class WHERE relname = 'ck_x';
+
+DROP TABLE ck, ck_c1, ck_lo, ck_hi, ck_m;
+DROP EXTENSION forst;

@@ -1,0 +1,67 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_checkpoint.h
+ *	  Checkpoints: a consistent cut over the forst tables of a database that
+ *	  writes only metadata (DESIGN section 6).
+ *
+ * A checkpoint takes a snapshot S, flushes every memtable entry logged
+ * before S was taken, and writes one object,
+ *
+ *	<cluster id>/checkpoints/<20-digit id>
+ *
+ * naming, per table, the manifest version that holds those entries, the
+ * table's definition (to recreate it elsewhere), and what S makes visible.
+ * SST files are in the object store already, so a checkpoint writes the
+ * memtables and a few KB, never the state.
+ *
+ * Visibility.  Files also hold entries that S must not see (transactions
+ * still running at S, or that began after it), and entries written before
+ * their transaction committed carry no committed flag.  Another server
+ * cannot ask this one's clog, so the checkpoint settles every xid whose
+ * fate a reader would have to look up: the range [lo, S.xmax), lo being
+ * the oldest of S.xmin and the pending xids of the files (filemeta.h),
+ * with the list of its xids that S sees.  Read elsewhere, an entry is
+ * visible iff it is frozen, or its xid is in that list, or its xid is
+ * older than lo and it carries the committed flag (forst_attach.c).
+ *
+ * The object is a header line "forst-checkpoint 1 <length> <crc32c>" and
+ * a JSON document (readable with any S3 client).  Checkpoint ids grow;
+ * forst.checkpoints_retained newest are kept (plus pinned ones), older
+ * objects are deleted, and their files are left to garbage collection.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_CHECKPOINT_H
+#define FORST_CHECKPOINT_H
+
+#include "utils/jsonb.h"
+
+extern int	forst_checkpoint_interval_s;
+extern int	forst_checkpoints_retained;
+extern int	forst_checkpoint_timeout_s;
+
+/* Registers the GUCs and shared memory (from _PG_init). */
+extern void forst_checkpoint_init(void);
+
+/*
+ * Runs one checkpoint of the current database (inside a transaction) and
+ * returns its id; on failure records it as failed and raises the error.
+ */
+extern uint64 forst_checkpoint_run(void);
+
+/* The cluster id naming this server's objects (its system identifier). */
+extern char *forst_cluster_id(void);
+
+/*
+ * The JSON of a checkpoint of cluster (NULL: this one), verified against
+ * its header; ERROR if absent or corrupt.
+ */
+extern char *forst_checkpoint_fetch(const char *cluster, uint64 id);
+
+/* Ids of the checkpoints of cluster in the store, ascending (palloc'd). */
+extern int	forst_checkpoint_list(const char *cluster, uint64 **ids);
+
+/* Deletes checkpoint objects beyond the newest n, except pinned ones. */
+extern int	forst_checkpoint_retire(int keep);
+
+#endif							/* FORST_CHECKPOINT_H */
