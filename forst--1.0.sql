@@ -503,7 +503,7 @@ BEGIN
                        CASE WHEN coalesce(t->>'constraints', '') <> ''
                             THEN ', ' || (t->>'constraints') ELSE '' END);
         target := target_name::regclass;
-        FOREACH col IN ARRAY string_to_array(nullif(t->>'dropped', ''), ',') LOOP
+        FOREACH col IN ARRAY coalesce(string_to_array(nullif(t->>'dropped', ''), ','), '{}') LOOP
             EXECUTE format('ALTER TABLE %s DROP COLUMN %s', target, col);
         END LOOP;
     END IF;
@@ -519,3 +519,11 @@ $$;
 COMMENT ON FUNCTION forst.attach(text, bigint, text, int4range, text, text, bool) IS
     'recreates a table of a checkpoint (of this or another cluster sharing the store) and serves it from the checkpoint''s files, without copying them';
 REVOKE ALL ON FUNCTION forst.attach(text, bigint, text, int4range, text, text, bool) FROM PUBLIC;
+
+CREATE FUNCTION forst.gc(OUT objects_listed bigint, OUT objects_kept bigint,
+    OUT objects_deleted bigint, OUT bytes_deleted bigint, OUT tables int,
+    OUT dead_tables int, OUT pins_dropped int)
+RETURNS record AS 'MODULE_PATHNAME', 'forst_gc_fn'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION forst.gc() IS 'deletes the objects of this database''s forst tables (and of dropped databases'') that no live table, retained checkpoint or clone needs';
+REVOKE ALL ON FUNCTION forst.gc() FROM PUBLIC;

@@ -56,6 +56,7 @@ _PG_init(void)
 	forst_expiry_init();
 	forst_checkpoint_init();
 	forst_worker_register();
+	forst_ckpt_worker_register();
 	forst_compactor_register();
 	forst_wal_init();
 	forst_preloaded = true;

@@ -496,6 +496,10 @@ forst_attach_files(PG_FUNCTION_ARGS)
 
 		write_object(pin, psprintf("checkpoint " INT64_FORMAT "\nsource %s\nby %s %s\n",
 								   checkpoint, prefix, forst_cluster_id(), tprefix), false);
+		/* our record of it, so that our GC removes it with the clone */
+		write_object(psprintf("%s/pinned/%s.%s.%s", forst_cluster_id(), cluster,
+							  strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1),
+					 psprintf("pin %s\nby %s\n", pin, tprefix), false);
 	}
 	fst_manifest_free(&src);
 	relation_close(rel, NoLock);

@@ -107,7 +107,7 @@ ckpt_shmem_startup(void)
 }
 
 void
-forst_checkpoint_init(void)
+forst_checkpoint_define_gucs(void)
 {
 	DefineCustomIntVariable("forst.checkpoint_interval",
 							"Seconds between automatic checkpoints of each database with forst tables (0: only forst.checkpoint()).",
@@ -121,6 +121,11 @@ forst_checkpoint_init(void)
 							"Longest a checkpoint waits for its memtables to be flushed.",
 							NULL, &forst_checkpoint_timeout_s, 300, 1, 86400,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+}
+
+void
+forst_checkpoint_init(void)
+{
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = ckpt_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;

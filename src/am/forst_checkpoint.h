@@ -40,7 +40,10 @@ extern int	forst_checkpoint_interval_s;
 extern int	forst_checkpoints_retained;
 extern int	forst_checkpoint_timeout_s;
 
-/* Registers the GUCs and shared memory (from _PG_init). */
+/* Defines forst.checkpoint_* (from forst_define_gucs). */
+extern void forst_checkpoint_define_gucs(void);
+
+/* Registers the shared memory (from _PG_init). */
 extern void forst_checkpoint_init(void);
 
 /*
@@ -60,6 +63,9 @@ extern char *forst_checkpoint_fetch(const char *cluster, uint64 id);
 
 /* Ids of the checkpoints of cluster in the store, ascending (palloc'd). */
 extern int	forst_checkpoint_list(const char *cluster, uint64 **ids);
+
+/* Registers the periodic checkpoint worker (src/bgw/forst_ckpt_worker.c). */
+extern void forst_ckpt_worker_register(void);
 
 /* Deletes checkpoint objects beyond the newest n, except pinned ones. */
 extern int	forst_checkpoint_retire(int keep);

@@ -22,6 +22,8 @@
 #include "utils/guc.h"
 
 #include "forst.h"
+#include "forst_checkpoint.h"
+#include "forst_gc.h"
 
 static const char remote_dir_forms[] =
 	"forst.remote_dir must be empty (the default), file:///absolute/path or s3://bucket/prefix.";
@@ -249,6 +251,8 @@ forst_define_gucs(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	forst_checkpoint_define_gucs();
+	forst_gc_init();
 	MarkGUCPrefixReserved("forst");
 
 	if (forst_memtable_memory_kb / forst_memtable_size_kb > 1024)

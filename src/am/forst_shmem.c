@@ -182,6 +182,7 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 		ts->kg_lo = 0;
 		ts->kg_hi = PG_UINT16_MAX;
 		ts->fenced = false;
+		memset(ts->inflight_pid, 0, sizeof(ts->inflight_pid));
 		ts->busy = 0;
 		ts->compacting = false;
 		ts->drop_pending = false;
@@ -267,6 +268,24 @@ int
 forst_tables_of_database(Oid dbid, RelFileNode *out, int max)
 {
 	return collect_tables(in_database, &dbid, out, max);
+}
+
+static bool
+same_db_rel(ForstTableShared *ts, void *arg)
+{
+	const RelFileNode *want = arg;
+
+	return ts->rnode.dbNode == want->dbNode && ts->rnode.relNode == want->relNode;
+}
+
+ForstTableShared *
+forst_table_shared_any_spc(const RelFileNode *rnode)
+{
+	RelFileNode found;
+
+	if (collect_tables(same_db_rel, (void *) rnode, &found, 1) == 0)
+		return NULL;
+	return forst_table_shared(&found, false);
 }
 
 void

@@ -92,6 +92,17 @@ typedef struct ForstTableShared
 	bool		fenced;			/* another server claimed it: no writes */
 
 	/*
+	 * SST file ids in flight: per process that allocated ids for the table
+	 * and has not published a manifest since, the lowest of them.  Garbage
+	 * collection keeps every file at or above the lowest (uploads not yet
+	 * in a manifest).  A process that dies leaves its slot: its files stay
+	 * (safe) until its pid is found gone.  Protected by the table's lock.
+	 */
+#define FORST_INFLIGHT_SLOTS 12
+	int			inflight_pid[FORST_INFLIGHT_SLOTS];
+	uint64		inflight_low[FORST_INFLIGHT_SLOTS];
+
+	/*
 	 * Held by whoever publishes the next manifest version (a flush, a
 	 * compaction), from reading the current version to switching to the
 	 * new one: versions are built one upon the other.  Never held while
@@ -149,6 +160,9 @@ extern ForstTableShared *forst_table_shared(const RelFileNode *rnode,
  */
 extern void forst_table_shared_drop(const RelFileNode *rnode);
 extern int	forst_tables_of_database(Oid dbid, RelFileNode *out, int max);
+
+/* The shared state of (dbNode, relNode) in any tablespace, or NULL. */
+extern ForstTableShared *forst_table_shared_any_spc(const RelFileNode *rnode);
 extern int	forst_tables_count(void);
 
 /* forst_pin.c: who may hold pointers into retired memtable slabs */

@@ -358,7 +358,69 @@ forst_table_new_file_id(ForstTableShared *ts)
 			first = Max(first, forst_manifest_at(&ts->rnode, version)->next_file_id);
 		(void) pg_atomic_compare_exchange_u64(&ts->next_file_id, &cur, first);
 	}
-	return pg_atomic_fetch_add_u64(&ts->next_file_id, 1);
+	/* in flight until this process publishes a manifest of the table */
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	{
+		int			i,
+					free_slot = -1,
+					mine = -1;
+
+		for (i = 0; i < FORST_INFLIGHT_SLOTS; i++)
+		{
+			if (ts->inflight_pid[i] == MyProcPid)
+				mine = i;
+			else if (ts->inflight_pid[i] == 0 ||
+					 (kill(ts->inflight_pid[i], 0) != 0 && errno == ESRCH))
+				free_slot = i;
+		}
+		if (mine < 0 && free_slot < 0)
+		{
+			LWLockRelease(&ts->lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("forst: too many processes write files of one table at once")));
+		}
+		if (mine < 0)
+		{
+			mine = free_slot;
+			ts->inflight_pid[mine] = MyProcPid;
+			ts->inflight_low[mine] = PG_UINT64_MAX;
+		}
+		cur = pg_atomic_fetch_add_u64(&ts->next_file_id, 1);
+		ts->inflight_low[mine] = Min(ts->inflight_low[mine], cur);
+	}
+	LWLockRelease(&ts->lock);
+	return cur;
+}
+
+uint64
+forst_table_inflight_low(ForstTableShared *ts)
+{
+	uint64		low = PG_UINT64_MAX;
+	int			i;
+
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	for (i = 0; i < FORST_INFLIGHT_SLOTS; i++)
+		if (ts->inflight_pid[i] != 0)
+			low = Min(low, ts->inflight_low[i]);
+	LWLockRelease(&ts->lock);
+	return low;
+}
+
+/* This process published a manifest of the table: its files are in it. */
+static void
+inflight_done(const RelFileNode *rnode)
+{
+	ForstTableShared *ts = forst_table_shared(rnode, false);
+	int			i;
+
+	if (ts == NULL)
+		return;
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	for (i = 0; i < FORST_INFLIGHT_SLOTS; i++)
+		if (ts->inflight_pid[i] == MyProcPid)
+			ts->inflight_pid[i] = 0;
+	LWLockRelease(&ts->lock);
 }
 
 /*
@@ -422,6 +484,9 @@ forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
 		char		okey[FORST_KEY_LEN];
 
 		fst_buf_init(&enc);
+		/* when this version replaced the last: garbage collection's clock */
+		m->created_at = (int64) GetCurrentTimestamp() +
+			(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
 		rc = fst_manifest_encode(m, &enc, &err);
 		if (rc == FST_OK)
 		{
@@ -431,7 +496,10 @@ forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
 		}
 		fst_buf_free(&enc);
 		if (rc == FST_OK)
+		{
+			inflight_done(rnode);
 			return;
+		}
 		if (rc != FST_ALREADY_EXISTS)
 			forst_report(rc, &err, "writing a manifest");
 		check_fenced(rnode, okey, m->writer_epoch);

@@ -53,8 +53,14 @@ extern void forst_report(FstCode code, FstError *err, const char *what) pg_attri
  */
 extern void forst_table_load(ForstTableShared *ts);
 
-/* A new, unique SST file id for the table. */
+/*
+ * A new, unique SST file id for the table; it counts as in flight (kept by
+ * garbage collection) until this process publishes a manifest of the table.
+ */
 extern uint64 forst_table_new_file_id(ForstTableShared *ts);
+
+/* The lowest file id in flight (PG_UINT64_MAX: none). */
+extern uint64 forst_table_inflight_low(ForstTableShared *ts);
 
 /*
  * Writes m as a new manifest version (create-if-absent), at m->version or,
