@@ -231,6 +231,20 @@ MERGE INTO kv_h t USING (VALUES (60, 'a'), (60, 'b')) s(k, v) ON t.k = s.k
 SELECT * FROM kv_f WHERE k >= 5 ORDER BY k;
 SELECT * FROM twin_diff('kv_f', 'kv_h');
 
+-- one statement upserting more keys than the lock table holds (64 locks
+-- per connection): each row lock gives way to the version written
+CREATE TABLE many (k bigint PRIMARY KEY, n int) USING forst;
+INSERT INTO many SELECT g, 1 FROM generate_series(1, 30000) g;
+INSERT INTO many SELECT g, 1 FROM generate_series(1, 30000) g
+  ON CONFLICT (k) DO UPDATE SET n = many.n + excluded.n;
+SELECT n, count(*) FROM many GROUP BY n;
+BEGIN;
+SELECT count(*) FROM (SELECT * FROM many WHERE k <= 5000 FOR UPDATE) s;
+UPDATE many SET n = 0 WHERE k <= 5000;
+SELECT count(*) AS row_locks_left FROM pg_locks WHERE locktype = 'tuple' AND pid = pg_backend_pid();
+COMMIT;
+DROP TABLE many;
+
 DROP TABLE kv_f, kv_h, tags_f, tags_h, events, win_f, win_h, nokey_f;
 DROP FUNCTION twin_diff, bang;
 DROP EXTENSION forst;

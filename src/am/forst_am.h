@@ -152,6 +152,14 @@ extern void forst_unlock_key(Relation rel, FstSlice user_part, LOCKMODE mode);
 extern bool forst_lock_key_try(Relation rel, FstSlice user_part, LOCKMODE mode);
 extern LOCKMODE forst_tuple_lock_mode(LockTupleMode mode);
 
+/*
+ * Row locks held to the end of the transaction: noted when taken, and
+ * released once the same subtransaction wrote a version of the key, which
+ * then stands for the lock (forst_lock.c).
+ */
+extern void forst_lock_key_keep(Relation rel, FstSlice user_part, LOCKMODE mode);
+extern void forst_release_kept(Relation rel, FstSlice user_part);
+
 /* forst_pending.c */
 extern void forst_pending_init(void);
 extern void forst_drop_storage_at(const RelFileNode *rnode, bool at_commit);

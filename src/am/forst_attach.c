@@ -201,7 +201,7 @@ fence_source(const char *prefix, const char *claimer)
 	}
 	if (newest == 0)
 		return;
-	read_manifest(psprintf("%s/%020" INT64_MODIFIER "u", mprefix, newest), &m, &vis);
+	read_manifest(psprintf("%s%020" INT64_MODIFIER "u", mprefix, newest), &m, &vis);
 	initStringInfo(&schema);
 	appendBinaryStringInfo(&schema, m.schema ? m.schema : "", m.schema_len);
 	if (schema.len == 0)

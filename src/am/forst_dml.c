@@ -431,6 +431,8 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 		pgstat_count_heap_delete(rel);
 	}
 	forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
+	if (result == TM_Ok)
+		forst_release_kept(rel, fst_slice(up.data, up.len));
 	pfree(up.data);
 	return result;
 }
@@ -508,6 +510,8 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	else
 		put_version(ts, &old_up, 0, cid, row, &loc);
 	forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
+	/* the version written stands for any row lock this level kept */
+	forst_release_kept(rel, fst_slice(old_up.data, old_up.len));
 
 	forst_tid_set(&slot->tts_tid, &loc);
 	slot->tts_tableOid = RelationGetRelid(rel);
@@ -684,6 +688,7 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		if (mode == LockTupleKeyShare && key_kept_since(ts, s, &v))
 		{
 			/* the key lock stays held until the end of the transaction */
+			forst_lock_key_keep(rel, s, lmode);
 			forst_store_version(slot, &v, RelationGetRelid(rel));
 			pfree(up.data);
 			return TM_Ok;
@@ -745,6 +750,7 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		fetch_or_error(rel, tid, &v);
 	}
 	/* the key lock stays held until the end of the transaction */
+	forst_lock_key_keep(rel, s, lmode);
 	forst_store_version(slot, &v, RelationGetRelid(rel));
 	pfree(up.data);
 	return TM_Ok;

@@ -27,6 +27,9 @@
  * in step one either was in flight at step two (kept), or was published
  * before it (so the manifests read after it list it), or is garbage.
  *
+ * A table that another server claimed is left alone: its files are the
+ * claimer's now (which does not collect them either: a known leak).
+ *
  * Pins this cluster wrote for its clones (<cluster>/pinned/ records of
  * pins in a source cluster's namespace) are removed, with the pin, once
  * the clone's table is gone.
@@ -278,6 +281,34 @@ keep_live_manifests(HTAB *refs, GcTable *t)
 	}
 }
 
+/* Whether the table's newest manifest says another server claimed it. */
+static bool
+table_claimed(GcTable *t)
+{
+	ForstObjKeys keys;
+	uint64		newest = 0;
+	FstManifest m;
+	bool		claimed = false;
+	int			i;
+
+	forst_list_objects(psprintf("%s/manifest/", t->prefix), &keys);
+	for (i = 0; i < keys.n; i++)
+	{
+		uint64		v;
+		const char *name = strstr(keys.keys[i], "manifest/");
+
+		if (name && fst_manifest_parse_object_name(name, &v) && v > newest)
+			newest = v;
+	}
+	if (newest > 0 && read_manifest(t->prefix, newest, &m))
+	{
+		claimed = m.schema_len > 0 &&
+			strstr(pnstrdup(m.schema, m.schema_len), "\nclaimed-by ") != NULL;
+		fst_manifest_free(&m);
+	}
+	return claimed;
+}
+
 /* The manifests that retained checkpoints name (their tables may be dead). */
 static void
 keep_checkpoint_manifests(HTAB *refs)
@@ -470,6 +501,21 @@ forst_gc_run(ForstGcResult *res)
 			t->inflight_low = forst_table_inflight_low(ts);
 		if (!t->live)
 			res->dead_tables++;
+	}
+
+	/*
+	 * A table another server claimed (forst.attach mode claim) owns its
+	 * files no more: they are the claimer's, and nothing here deletes them.
+	 */
+	foreach(lc, tables)
+	{
+		GcTable    *t = lfirst(lc);
+
+		if (t->ours && table_claimed(t))
+		{
+			t->ours = false;
+			t->live = true;
+		}
 	}
 
 	/* 3. what is referenced, from manifests read now */

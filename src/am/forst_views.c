@@ -106,9 +106,11 @@ forst_table_files(PG_FUNCTION_ARGS)
 	{
 		for (i = 0; i < view.manifest->levels[level].nfiles; i++)
 		{
-			const FstFileMeta *f = &view.manifest->levels[level].files[i].meta;
-			Datum		values[9];
-			bool		nulls[9] = {0};
+			const FstManifestFile *mf = &view.manifest->levels[level].files[i];
+			const FstFileMeta *f = &mf->meta;
+			Datum		values[11];
+			bool		nulls[11] = {0};
+			char		okey[FORST_KEY_LEN];
 
 			values[0] = Int32GetDatum(level);
 			values[1] = Int64GetDatum((int64) f->file_id);
@@ -119,6 +121,9 @@ forst_table_files(PG_FUNCTION_ARGS)
 			values[6] = Int32GetDatum(f->kg_max);
 			values[7] = Int64GetDatum((int64) f->seq_min);
 			values[8] = Int64GetDatum((int64) f->seq_max);
+			values[9] = BoolGetDatum(mf->owner != NULL);
+			forst_file_object_key(&rel->rd_node, mf, okey, sizeof(okey));
+			values[10] = CStringGetTextDatum(okey);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}
