@@ -446,7 +446,7 @@ LANGUAGE C VOLATILE STRICT;
 CREATE FUNCTION forst.attach(source text, checkpoint bigint DEFAULT NULL,
     as_table text DEFAULT NULL, key_groups int4range DEFAULT NULL,
     mode text DEFAULT 'no_claim', cluster text DEFAULT NULL,
-    into_existing bool DEFAULT false)
+    into_existing bool DEFAULT false, savepoint text DEFAULT NULL)
 RETURNS regclass LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -465,7 +465,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'no_claim borrows the files and pins them; claim takes them over and fences the source''s writer.';
     END IF;
-    IF checkpoint IS NULL THEN
+    IF savepoint IS NOT NULL THEN
+        IF checkpoint IS NOT NULL THEN
+            RAISE EXCEPTION 'forst: give a checkpoint or a savepoint, not both'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        ck := forst.savepoint_read(savepoint, cluster);
+    ELSIF checkpoint IS NULL THEN
         SELECT max(i) INTO checkpoint FROM forst.checkpoint_ids(cluster) i;
         IF checkpoint IS NULL THEN
             RAISE EXCEPTION 'forst: cluster % has no checkpoints', coalesce(cluster, forst.cluster_id())
@@ -473,7 +479,9 @@ BEGIN
                       HINT = 'Take one with SELECT forst.checkpoint() on the source server.';
         END IF;
     END IF;
-    ck := forst.checkpoint_read(checkpoint, cluster);
+    IF savepoint IS NULL THEN
+        ck := forst.checkpoint_read(checkpoint, cluster);
+    END IF;
     want := parse_ident(source);
     IF array_length(want, 1) = 1 THEN
         want := ARRAY['public'] || want;
@@ -481,7 +489,8 @@ BEGIN
     SELECT x INTO t FROM jsonb_array_elements(ck->'tables') x
      WHERE parse_ident(x->>'name') = want;
     IF t IS NULL THEN
-        RAISE EXCEPTION 'forst: checkpoint % has no table %', checkpoint, source
+        RAISE EXCEPTION 'forst: % has no table %',
+                coalesce('savepoint ' || savepoint, 'checkpoint ' || checkpoint), source
             USING ERRCODE = 'undefined_table',
                   HINT = 'It holds: ' || coalesce((SELECT string_agg(x->>'name', ', ')
                                                FROM jsonb_array_elements(ck->'tables') x), 'no tables') || '.';
@@ -509,16 +518,17 @@ BEGIN
     END IF;
     SELECT coalesce(string_agg(format('%s-%s', r->>0, r->>1), ','), '-') INTO ranges
       FROM jsonb_array_elements(ck->'snapshot'->'visible') r;
-    PERFORM forst._attach_files(target, coalesce(cluster, forst.cluster_id()), checkpoint,
+    PERFORM forst._attach_files(target, coalesce(cluster, forst.cluster_id()),
+                                CASE WHEN savepoint IS NULL THEN checkpoint ELSE 0 END,
                                 t->>'prefix', (t->>'manifest')::bigint, lo, hi,
                                 (ck->'snapshot'->>'lo')::bigint,
                                 (ck->'snapshot'->>'xmax')::bigint, ranges, mode = 'claim');
     RETURN target;
 END
 $$;
-COMMENT ON FUNCTION forst.attach(text, bigint, text, int4range, text, text, bool) IS
-    'recreates a table of a checkpoint (of this or another cluster sharing the store) and serves it from the checkpoint''s files, without copying them';
-REVOKE ALL ON FUNCTION forst.attach(text, bigint, text, int4range, text, text, bool) FROM PUBLIC;
+COMMENT ON FUNCTION forst.attach(text, bigint, text, int4range, text, text, bool, text) IS
+    'recreates a table of a checkpoint or savepoint (of this or another cluster sharing the store) and serves it from its files, without copying them';
+REVOKE ALL ON FUNCTION forst.attach(text, bigint, text, int4range, text, text, bool, text) FROM PUBLIC;
 
 CREATE FUNCTION forst.gc(OUT objects_listed bigint, OUT objects_kept bigint,
     OUT objects_deleted bigint, OUT bytes_deleted bigint, OUT tables int,
@@ -527,3 +537,31 @@ RETURNS record AS 'MODULE_PATHNAME', 'forst_gc_fn'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION forst.gc() IS 'deletes the objects of this database''s forst tables (and of dropped databases'') that no live table, retained checkpoint or clone needs';
 REVOKE ALL ON FUNCTION forst.gc() FROM PUBLIC;
+
+CREATE FUNCTION forst.savepoint(name text)
+RETURNS text AS 'MODULE_PATHNAME', 'forst_savepoint_fn'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION forst.savepoint(text) IS 'takes a checkpoint and copies everything it needs under savepoints/<name>/: a restore point that outlives the source';
+REVOKE ALL ON FUNCTION forst.savepoint(text) FROM PUBLIC;
+
+CREATE FUNCTION forst.savepoint_read(name text, cluster text DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'forst_savepoint_read_fn'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION forst.drop_savepoint(name text, force bool DEFAULT false)
+RETURNS bigint AS 'MODULE_PATHNAME', 'forst_drop_savepoint_fn'
+LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION forst.drop_savepoint(text, bool) FROM PUBLIC;
+
+CREATE FUNCTION forst._progress(OUT pid int, OUT dbid oid, OUT command text,
+    OUT target text, OUT started_at timestamptz, OUT phase text, OUT done bigint,
+    OUT total bigint, OUT unit text)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'forst_progress_fn'
+LANGUAGE C VOLATILE;
+
+-- long operations running now (checkpoint, gc, savepoint)
+CREATE VIEW forst.progress AS
+SELECT p.pid, d.datname::text AS database, p.command, p.target, p.started_at,
+       now() - p.started_at AS elapsed, p.phase, p.done, p.total, p.unit,
+       CASE WHEN p.total > 0 THEN round(100.0 * p.done / p.total, 1) END AS percent
+  FROM forst._progress() p LEFT JOIN pg_database d ON d.oid = p.dbid;

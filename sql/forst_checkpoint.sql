@@ -104,5 +104,30 @@ SELECT forst.attach('ck', :c1, as_table => 'ck_m', key_groups => '[0,10)', into_
 SELECT forst.attach('ck', :c1, as_table => 'ck_lo', key_groups => '[100,128)', into_existing => true);
 SELECT count(*) FROM pg_class WHERE relname = 'ck_x';
 
+-- savepoints: a copy that outlives the source and its checkpoints
+SELECT forst.savepoint('sp-1') LIKE '%/savepoints/sp-1' AS savepoint_taken;
+CREATE TEMP TABLE sp_expected AS
+  SELECT count(*) AS n, md5(string_agg(ck_m::text, ',' ORDER BY k, w)) AS sum FROM ck_m;
+SELECT forst.savepoint('sp-1');                 -- exists
+SELECT forst.savepoint('../x');                 -- bad name
+SELECT jsonb_path_query_array(forst.savepoint_read('sp-1'), '$.tables[*].name') AS tables;
 DROP TABLE ck, ck_c1, ck_lo, ck_hi, ck_m;
+SELECT forst.checkpoint() > 0 AS retire FROM generate_series(1, 3);
+SET forst.gc_grace = 0;
+SELECT objects_deleted > 0 AS collected FROM forst.gc();
+SELECT forst.attach('ck_m', savepoint => 'sp-1', as_table => 'ck_back');
+SELECT count(*) = (SELECT n FROM sp_expected) AS same_count,
+       md5(string_agg(ck_back::text, ',' ORDER BY k, w)) = (SELECT sum FROM sp_expected) AS same_rows
+  FROM ck_back;
+SELECT forst.attach('ck_m', savepoint => 'sp-1', checkpoint => 1, as_table => 'ck_x');
+\set VERBOSITY terse
+SELECT forst.drop_savepoint('sp-1');            -- in use
+\set VERBOSITY default
+DROP TABLE ck_back;
+SELECT pins_dropped FROM forst.gc();
+SELECT forst.drop_savepoint('sp-1') > 0 AS dropped;
+SELECT forst.drop_savepoint('sp-1');            -- gone
+SELECT count(*) FROM forst.progress;            -- nothing running now
+RESET forst.gc_grace;
+
 DROP EXTENSION forst;

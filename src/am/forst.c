@@ -19,6 +19,7 @@
 
 #include "forst.h"
 #include "forst_checkpoint.h"
+#include "forst_progress.h"
 #include "forst_am.h"
 #include "forst_cache.h"
 #include "forst_expiry.h"
@@ -55,6 +56,7 @@ _PG_init(void)
 	forst_pin_init();
 	forst_expiry_init();
 	forst_checkpoint_init();
+	forst_progress_init();
 	forst_worker_register();
 	forst_ckpt_worker_register();
 	forst_compactor_register();

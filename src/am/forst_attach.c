@@ -26,8 +26,11 @@
  *
  * Then the source is protected: no_claim writes a pin object
  * "<source cluster>/pins/<this cluster>.<target prefix>" naming the
- * checkpoint, which the source's retention keeps (and its garbage
- * collection will honour); claim fences the source's writer instead by a
+ * checkpoint, which the source's retention keeps (and so its garbage
+ * collection the files), or, for a savepoint, "<savepoint>/pins/..." which
+ * forst.drop_savepoint honours; and a record of the pin under
+ * "<this cluster>/pinned/", by which this cluster's garbage collection
+ * removes the pin once the table is gone; claim fences the source's writer instead by a
  * manifest version with a higher writer epoch, so that a server still
  * writing the source fails at its next publish (forst_store.c).
  *
@@ -491,8 +494,17 @@ forst_attach_files(PG_FUNCTION_ARGS)
 		fence_source(prefix, psprintf("%s %s", forst_cluster_id(), tprefix));
 	else
 	{
-		char	   *pin = psprintf("%s/pins/%s.%s.%s", cluster, forst_cluster_id(),
-								   strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1);
+		/*
+		 * The pin: in the source cluster's namespace for a checkpoint (its
+		 * retention keeps the checkpoint), in the savepoint's own prefix for
+		 * a savepoint (forst.drop_savepoint refuses while pinned).
+		 */
+		const char *tables = strstr(prefix, "/tables/");
+		char	   *pin = checkpoint > 0 || tables == NULL ?
+			psprintf("%s/pins/%s.%s.%s", cluster, forst_cluster_id(),
+					 strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1) :
+			psprintf("%.*s/pins/%s.%s.%s", (int) (tables - prefix), prefix,
+					 forst_cluster_id(), strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1);
 
 		write_object(pin, psprintf("checkpoint " INT64_FORMAT "\nsource %s\nby %s %s\n",
 								   checkpoint, prefix, forst_cluster_id(), tprefix), false);

@@ -29,6 +29,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/json.h"
+#include "utils/numeric.h"
 #include "utils/pg_lsn.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -37,6 +38,7 @@
 
 #include "forst.h"
 #include "forst_checkpoint.h"
+#include "forst_progress.h"
 #include "forst_shmem.h"
 #include "forst_stats.h"
 #include "forst_store.h"
@@ -175,9 +177,8 @@ forst_checkpoint_list(const char *cluster, uint64 **ids)
 }
 
 char *
-forst_checkpoint_fetch(const char *cluster, uint64 id)
+forst_checkpoint_get(const char *key, bool missing_ok)
 {
-	char	   *key = checkpoint_key(cluster ? cluster : forst_cluster_id(), id);
 	FstBuf		buf;
 	FstError	err;
 	FstCode		rc;
@@ -188,19 +189,15 @@ forst_checkpoint_fetch(const char *cluster, uint64 id)
 
 	fst_buf_init(&buf);
 	rc = fst_objstore_get(forst_objstore(), key, &buf, &err);
-	if (rc == FST_NOT_FOUND)
+	if (rc == FST_NOT_FOUND && missing_ok)
 	{
 		fst_buf_free(&buf);
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("forst: checkpoint " UINT64_FORMAT " of cluster %s does not exist",
-						id, cluster ? cluster : forst_cluster_id()),
-				 errhint("forst.checkpoints lists the retained checkpoints; older ones are deleted (forst.checkpoints_retained).")));
+		return NULL;
 	}
 	if (rc != FST_OK)
 	{
 		fst_buf_free(&buf);
-		forst_report(rc, &err, psprintf("reading checkpoint \"%s\"", key));
+		forst_report(rc, &err, psprintf("reading \"%s\"", key));
 	}
 	nl = buf.len > 0 ? memchr(buf.data, '\n', Min(buf.len, 128)) : NULL;
 	if (nl == NULL ||
@@ -229,6 +226,72 @@ forst_checkpoint_fetch(const char *cluster, uint64 id)
 					 errmsg("forst: checkpoint \"%s\" fails its checksum", key)));
 	}
 	return body;
+}
+
+char *
+forst_checkpoint_fetch(const char *cluster, uint64 id)
+{
+	char	   *key = checkpoint_key(cluster ? cluster : forst_cluster_id(), id);
+	char	   *json = forst_checkpoint_get(key, true);
+
+	if (json == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("forst: checkpoint " UINT64_FORMAT " of cluster %s does not exist",
+						id, cluster ? cluster : forst_cluster_id()),
+				 errhint("forst.checkpoints lists the retained checkpoints; older ones are deleted (forst.checkpoints_retained).")));
+	return json;
+}
+
+List *
+forst_checkpoint_tables(const char *json)
+{
+	Jsonb	   *doc = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+	JsonbValue *tables;
+	JsonbValue	k;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	List	   *out = NIL;
+	ForstCkptTableRef *cur = NULL;
+	char	   *key = NULL;
+	int			depth = 0;
+
+	k.type = jbvString;
+	k.val.string.val = "tables";
+	k.val.string.len = 6;
+	tables = findJsonbValueFromContainer(&doc->root, JB_FOBJECT, &k);
+	if (tables == NULL || tables->type != jbvBinary)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: checkpoint without a table list")));
+	it = JsonbIteratorInit(tables->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		if (tok == WJB_BEGIN_OBJECT)
+		{
+			if (++depth == 1)
+				cur = palloc0(sizeof(ForstCkptTableRef));
+		}
+		else if (tok == WJB_END_OBJECT)
+		{
+			if (--depth == 0 && cur && cur->prefix)
+				out = lappend(out, cur);
+		}
+		else if (tok == WJB_KEY && depth == 1)
+			key = pnstrdup(v.val.string.val, v.val.string.len);
+		else if (tok == WJB_VALUE && depth == 1 && key && cur)
+		{
+			if (strcmp(key, "prefix") == 0 && v.type == jbvString)
+				cur->prefix = pnstrdup(v.val.string.val, v.val.string.len);
+			else if (strcmp(key, "name") == 0 && v.type == jbvString)
+				cur->name = pnstrdup(v.val.string.val, v.val.string.len);
+			else if (strcmp(key, "manifest") == 0 && v.type == jbvNumeric)
+				cur->version = (uint64) DatumGetInt64(DirectFunctionCall1(numeric_int8,
+																		  NumericGetDatum(v.val.numeric)));
+		}
+	}
+	return out;
 }
 
 /* Checkpoint ids pinned by clones (objects <cluster>/pins/<pinner>). */
@@ -329,10 +392,14 @@ my_status(int slot)
 static void
 set_phase(int slot, const char *phase, int done)
 {
+	int			total;
+
 	LWLockAcquire(forst_ckpt->lock, LW_EXCLUSIVE);
 	strlcpy(my_status(slot)->phase, phase, sizeof(my_status(slot)->phase));
 	my_status(slot)->tables_done = done;
+	total = my_status(slot)->ntables;
 	LWLockRelease(forst_ckpt->lock);
+	forst_progress_update(phase, done, total, "tables");
 }
 
 /*
@@ -487,31 +554,40 @@ append_json_str(StringInfo buf, const char *key, const char *value)
 	escape_json(buf, value);
 }
 
-/* Writes the checkpoint object; returns its size. */
-static uint64
-write_object(uint64 *id, const char *json)
+uint64
+forst_checkpoint_put(const char *key, const char *json)
 {
 	StringInfoData obj;
 	pg_crc32c	c;
 	size_t		len = strlen(json);
-	int			attempt;
+	FstError	err;
+	FstCode		rc;
 
 	INIT_CRC32C(c);
 	COMP_CRC32C(c, json, len);
 	FIN_CRC32C(c);
 	initStringInfo(&obj);
 	appendStringInfo(&obj, CKPT_HEADER " %zu %08x\n%s", len, (unsigned) c, json);
+	rc = fst_objstore_put_if_absent(forst_objstore(), key, obj.data, obj.len, &err);
+	if (rc == FST_ALREADY_EXISTS)
+		return 0;
+	if (rc != FST_OK)
+		forst_report(rc, &err, psprintf("writing \"%s\"", key));
+	return obj.len;
+}
+
+/* Writes the checkpoint object under the first free id; returns its size. */
+static uint64
+write_object(uint64 *id, const char *json)
+{
+	int			attempt;
+
 	for (attempt = 0; attempt < 100; attempt++)
 	{
-		char	   *key = checkpoint_key(forst_cluster_id(), *id);
-		FstError	err;
-		FstCode		rc;
+		uint64		n = forst_checkpoint_put(checkpoint_key(forst_cluster_id(), *id), json);
 
-		rc = fst_objstore_put_if_absent(forst_objstore(), key, obj.data, obj.len, &err);
-		if (rc == FST_OK)
-			return obj.len;
-		if (rc != FST_ALREADY_EXISTS)
-			forst_report(rc, &err, psprintf("writing checkpoint \"%s\"", key));
+		if (n > 0)
+			return n;
 		/* written by a server sharing the cluster id: take the next */
 		(*id)++;
 	}
@@ -690,6 +766,7 @@ finish_status(int slot, const char *status, const char *error)
 	if (forst_ckpt->running_pid == MyProcPid)
 		forst_ckpt->running_pid = 0;
 	LWLockRelease(forst_ckpt->lock);
+	forst_progress_end();
 }
 
 static void
@@ -729,6 +806,7 @@ forst_checkpoint_run(void)
 	LWLockRelease(forst_ckpt->lock);
 
 	initStringInfo(&json);
+	forst_progress_start("checkpoint", get_database_name(MyDatabaseId));
 	PG_ENSURE_ERROR_CLEANUP(release_on_exit, Int32GetDatum(slot));
 	{
 		PG_TRY();

@@ -34,6 +34,7 @@
 #ifndef FORST_CHECKPOINT_H
 #define FORST_CHECKPOINT_H
 
+#include "nodes/pg_list.h"
 #include "utils/jsonb.h"
 
 extern int	forst_checkpoint_interval_s;
@@ -60,6 +61,21 @@ extern char *forst_cluster_id(void);
  * its header; ERROR if absent or corrupt.
  */
 extern char *forst_checkpoint_fetch(const char *cluster, uint64 id);
+
+/* A table of a checkpoint: its prefix and manifest version (0: empty). */
+typedef struct ForstCkptTableRef
+{
+	char	   *name;
+	char	   *prefix;
+	uint64		version;
+} ForstCkptTableRef;
+
+/* The tables a checkpoint's JSON names (a List of ForstCkptTableRef). */
+extern List *forst_checkpoint_tables(const char *json);
+
+/* Writes / reads a checkpoint-format object (header + JSON) at any key. */
+extern uint64 forst_checkpoint_put(const char *key, const char *json);
+extern char *forst_checkpoint_get(const char *key, bool missing_ok);
 
 /* Ids of the checkpoints of cluster in the store, ascending (palloc'd). */
 extern int	forst_checkpoint_list(const char *cluster, uint64 **ids);

@@ -44,6 +44,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "commands/dbcommands.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
@@ -54,6 +55,7 @@
 #include "forst.h"
 #include "forst_checkpoint.h"
 #include "forst_gc.h"
+#include "forst_progress.h"
 #include "forst_shmem.h"
 #include "forst_store.h"
 
@@ -319,56 +321,17 @@ keep_checkpoint_manifests(HTAB *refs)
 
 	for (i = 0; i < n; i++)
 	{
-		char	   *json = forst_checkpoint_fetch(NULL, ids[i]);
-		Datum		jb = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
-		Jsonb	   *doc = DatumGetJsonbP(jb);
-		JsonbValue *tables;
-		JsonbValue	k;
+		ListCell   *lc;
 
-		k.type = jbvString;
-		k.val.string.val = "tables";
-		k.val.string.len = 6;
-		tables = findJsonbValueFromContainer(&doc->root, JB_FOBJECT, &k);
-		if (tables == NULL || tables->type != jbvBinary)
-			continue;
+		foreach(lc, forst_checkpoint_tables(forst_checkpoint_fetch(NULL, ids[i])))
 		{
-			JsonbIterator *it = JsonbIteratorInit(tables->val.binary.data);
-			JsonbValue	v;
-			JsonbIteratorToken tok;
-			char	   *prefix = NULL;
-			int64		version = 0;
-			char	   *key = NULL;
-			int			depth = 0;
+			ForstCkptTableRef *r = lfirst(lc);
+			FstManifest m;
 
-			while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+			if (r->version > 0 && read_manifest(r->prefix, r->version, &m))
 			{
-				if (tok == WJB_BEGIN_OBJECT)
-				{
-					depth++;
-					prefix = NULL;
-					version = 0;
-				}
-				else if (tok == WJB_END_OBJECT)
-				{
-					FstManifest m;
-
-					depth--;
-					if (prefix && version > 0 && read_manifest(prefix, (uint64) version, &m))
-					{
-						keep_manifest(refs, prefix, (uint64) version, &m);
-						fst_manifest_free(&m);
-					}
-				}
-				else if (tok == WJB_KEY && depth == 1)
-					key = pnstrdup(v.val.string.val, v.val.string.len);
-				else if (tok == WJB_VALUE && depth == 1 && key)
-				{
-					if (strcmp(key, "prefix") == 0 && v.type == jbvString)
-						prefix = pnstrdup(v.val.string.val, v.val.string.len);
-					else if (strcmp(key, "manifest") == 0 && v.type == jbvNumeric)
-						version = DatumGetInt64(DirectFunctionCall1(numeric_int8,
-																	NumericGetDatum(v.val.numeric)));
-				}
+				keep_manifest(refs, r->prefix, r->version, &m);
+				fst_manifest_free(&m);
 			}
 		}
 	}
@@ -450,6 +413,8 @@ forst_gc_run(ForstGcResult *res)
 				 errhint("Run forst.gc() on the primary.")));
 
 	/* 1. list every object */
+	forst_progress_start("gc", get_database_name(MyDatabaseId));
+	forst_progress_update("listing objects", 0, 0, "objects");
 	forst_list_objects(tables_prefix, &objs);
 	res->objects_listed = objs.n;
 	for (i = 0; i < objs.n; i++)
@@ -524,11 +489,13 @@ forst_gc_run(ForstGcResult *res)
 	ctl.entrysize = sizeof(RefEntry);
 	ctl.hcxt = CurrentMemoryContext;
 	refs = hash_create("forst gc references", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	i = 0;
 	foreach(lc, tables)
 	{
 		GcTable    *t = lfirst(lc);
 
 		CHECK_FOR_INTERRUPTS();
+		forst_progress_update("reading manifests", i++, list_length(tables), "tables");
 		if (t->live)
 			keep_live_manifests(refs, t);
 	}
@@ -588,6 +555,8 @@ forst_gc_run(ForstGcResult *res)
 				FstCode		rc;
 
 				CHECK_FOR_INTERRUPTS();
+				forst_progress_update("deleting objects", res->objects_deleted,
+									  list_length(doomed), "objects");
 				rc = fst_objstore_delete_batch(forst_objstore(), batch, n, NULL, &err);
 				if (rc != FST_OK)
 					forst_report(rc, &err, "deleting garbage");
@@ -595,7 +564,9 @@ forst_gc_run(ForstGcResult *res)
 			}
 		}
 	}
+	forst_progress_update("dropping stale pins", 0, 0, "pins");
 	res->pins_dropped = drop_stale_pins(tables);
+	forst_progress_end();
 }
 
 PG_FUNCTION_INFO_V1(forst_gc_fn);
