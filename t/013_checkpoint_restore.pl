@@ -256,6 +256,25 @@ $b->safe_psql('postgres', "SELECT forst.attach('churn', $last, as_table => 'chur
 is($b->safe_psql('postgres', sprintf(q{SELECT count(*) || ':' || md5(string_agg(k || '=' || v, ',' ORDER BY k)) FROM %s}, 'churn_again')),
 	$churn_rows, 'the retained checkpoint still restores after gc');
 
+# a checkpoint that cannot reach the store fails, is recorded, and
+# disturbs nothing; the next one succeeds
+SKIP:
+{
+	skip 'store faults on S3 are t/s3/\'s', 5 if $s3;
+	$b->safe_psql('postgres', "INSERT INTO churn VALUES (-1, 'before the outage')");
+	system('chmod', '-R', 'a-w', "$store/$cluster_b") == 0 or die 'chmod';
+	my ($r, $o2, $e2) = $b->psql('postgres', 'SELECT forst.checkpoint()');
+	isnt($r, 0, 'a checkpoint fails while the store refuses writes');
+	like($b->safe_psql('postgres', q{SELECT status || ': ' || error FROM forst.checkpoints ORDER BY started_at DESC LIMIT 1}),
+		qr/^failed: .*timed out/, 'forst.checkpoints records the failure and why');
+	is($b->safe_psql('postgres', "SELECT v FROM churn WHERE k = -1"), 'before the outage',
+		'queries go on meanwhile');
+	system('chmod', '-R', 'u+w', "$store/$cluster_b") == 0 or die 'chmod';
+	ok($b->safe_psql('postgres', 'SELECT forst.checkpoint()') > 0, 'the next checkpoint succeeds');
+	is($b->safe_psql('postgres', q{SELECT status FROM forst.checkpoints ORDER BY started_at DESC LIMIT 1}),
+		'completed', 'and is recorded as completed');
+}
+
 ok(!$a->log_contains('TRAP|terminated by signal'), 'A never crashed');
 ok(!$b->log_contains('TRAP|terminated by signal'), 'B never crashed');
 

@@ -769,10 +769,18 @@ finish_status(int slot, const char *status, const char *error)
 	forst_progress_end();
 }
 
+/* On error or exit (PG_ENSURE_ERROR_CLEANUP calls it for both). */
 static void
 release_on_exit(int code, Datum arg)
 {
-	finish_status(DatumGetInt32(arg), "failed", "the process running it exited");
+	int			slot = DatumGetInt32(arg);
+	bool		running;
+
+	LWLockAcquire(forst_ckpt->lock, LW_SHARED);
+	running = strcmp(my_status(slot)->status, "running") == 0;
+	LWLockRelease(forst_ckpt->lock);
+	if (running)
+		finish_status(slot, "failed", "the process running it exited");
 }
 
 uint64

@@ -241,6 +241,37 @@ forst_table_prefix(const RelFileNode *rnode, char *buf, size_t len)
 }
 
 void
+forst_check_prefix_unused(const RelFileNode *rnode)
+{
+	char		prefix[FORST_KEY_LEN];
+	FstObjList	list;
+	FstError	err;
+	FstCode		rc;
+	bool		used;
+
+	forst_table_prefix(rnode, prefix, sizeof(prefix));
+	strlcat(prefix, "/", sizeof(prefix));
+	rc = fst_objstore_list(forst_objstore(), prefix, NULL, 1, &list, &err);
+	used = rc == FST_OK && list.nentries > 0;
+	fst_objstore_list_free(&list);
+	if (rc != FST_OK)
+	{
+		ereport(DEBUG1,
+				(errmsg("forst: could not check \"%s\" for objects of an earlier table: %s",
+						prefix, err.msg)));
+		return;
+	}
+	if (used)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("forst: the object store still holds objects of an earlier table with relfilenode %u",
+						rnode->relNode),
+				 errdetail("Objects under \"%s\" are kept for a retained checkpoint or a clone of a dropped table.",
+						   prefix),
+				 errhint("Run the command again: it gets another relfilenode.")));
+}
+
+void
 forst_sst_object_key(const RelFileNode *rnode, uint64 file_id, char *buf,
 					 size_t len)
 {

@@ -39,6 +39,12 @@ extern FstObjStore *forst_objstore_if_open(void);
 extern struct FstBlockCache *forst_block_cache_if_open(void);
 
 extern void forst_table_prefix(const RelFileNode *rnode, char *buf, size_t len);
+
+/*
+ * ERROR if the store holds objects under a new relfilenode's prefix (an
+ * earlier table's, kept by a checkpoint); nothing if the store is down.
+ */
+extern void forst_check_prefix_unused(const RelFileNode *rnode);
 extern void forst_sst_object_key(const RelFileNode *rnode, uint64 file_id,
 								 char *buf, size_t len);
 extern void forst_manifest_object_key(const RelFileNode *rnode, uint64 version,

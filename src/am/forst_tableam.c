@@ -396,12 +396,14 @@ forst_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	forst_wal_log_rel(XLOG_FORST_CREATE, newrnode);
 
 	/*
-	 * A new relfilenode has nothing flushed: no need to list the object
-	 * store before its first write (which could then fail while the store
-	 * is down).  Should the store still hold objects of an earlier table
-	 * with this number, the first flush writes its manifest version after
-	 * theirs (forst_manifest_publish).
+	 * A new relfilenode has nothing flushed.  The store may still hold the
+	 * objects of an earlier table with this number, though: dropped, but
+	 * kept because a retained checkpoint or a clone names them.  Sharing
+	 * their prefix would overwrite them, so the command fails instead (run
+	 * again, it gets another number).  While the store is down this check
+	 * is skipped, so that creating a table does not need the store.
 	 */
+	forst_check_prefix_unused(newrnode);
 	{
 		ForstTableShared *ts = forst_table_shared(newrnode, true);
 
