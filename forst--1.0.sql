@@ -565,3 +565,35 @@ SELECT p.pid, d.datname::text AS database, p.command, p.target, p.started_at,
        now() - p.started_at AS elapsed, p.phase, p.done, p.total, p.unit,
        CASE WHEN p.total > 0 THEN round(100.0 * p.done / p.total, 1) END AS percent
   FROM forst._progress() p LEFT JOIN pg_database d ON d.oid = p.dbid;
+
+-- forst.restore: every table of a checkpoint (or savepoint) at once, a
+-- consistent cut
+CREATE FUNCTION forst.restore(checkpoint bigint DEFAULT NULL, cluster text DEFAULT NULL,
+    mode text DEFAULT 'no_claim', savepoint text DEFAULT NULL)
+RETURNS SETOF regclass LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    ck jsonb;
+    t jsonb;
+BEGIN
+    IF savepoint IS NOT NULL THEN
+        ck := forst.savepoint_read(savepoint, cluster);
+        checkpoint := NULL;
+    ELSE
+        IF checkpoint IS NULL THEN
+            SELECT max(i) INTO checkpoint FROM forst.checkpoint_ids(cluster) i;
+            IF checkpoint IS NULL THEN
+                RAISE EXCEPTION 'forst: cluster % has no checkpoints', coalesce(cluster, forst.cluster_id())
+                    USING ERRCODE = 'undefined_object';
+            END IF;
+        END IF;
+        ck := forst.checkpoint_read(checkpoint, cluster);
+    END IF;
+    FOR t IN SELECT x FROM jsonb_array_elements(ck->'tables') x ORDER BY x->>'name' LOOP
+        RETURN NEXT forst.attach(t->>'name', checkpoint, NULL, NULL, mode, cluster, false, savepoint);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION forst.restore(bigint, text, text, text) IS
+    'attaches every table of a checkpoint or savepoint under its own name';
+REVOKE ALL ON FUNCTION forst.restore(bigint, text, text, text) FROM PUBLIC;

@@ -31,7 +31,7 @@ sub server
 {
 	my ($name) = @_;
 	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init;
+	$n->init(allows_streaming => 1);
 	$n->append_conf('postgresql.conf', $conf);
 	$n->start;
 	$n->safe_psql('postgres', 'CREATE EXTENSION forst');
@@ -158,6 +158,15 @@ is($a->safe_psql('postgres', sprintf($rows, 'f_m')), $halves,
 
 # claim: B takes A's table over; A's writer is fenced
 my $ck_a2 = $a->safe_psql('postgres', 'SELECT forst.checkpoint()');
+my $a_at_ck2 = $a->safe_psql('postgres', sprintf($rows, 'f'));
+
+# a whole checkpoint at once, in a database of its own on B
+$b->safe_psql('postgres', 'CREATE DATABASE r');
+$b->safe_psql('r', 'CREATE EXTENSION forst');
+is($b->safe_psql('r', "SELECT string_agg(t::text, ',' ORDER BY t::text) FROM forst.restore($ck_a2, '$cluster_a') t"),
+	'f,f_m', 'forst.restore attaches every table of the checkpoint');
+is($b->safe_psql('r', sprintf($rows, 'f')), $a_at_ck2, 'with the rows of the cut');
+$b->safe_psql('postgres', 'DROP DATABASE r');
 $b->safe_psql('postgres',
 	"SELECT forst.attach('f', $ck_a2, cluster => '$cluster_a', as_table => 'f_claimed', mode => 'claim')");
 $a->safe_psql('postgres', "INSERT INTO f VALUES (60001, 1, 'after the claim')");
@@ -274,6 +283,23 @@ SKIP:
 	is($b->safe_psql('postgres', q{SELECT status FROM forst.checkpoints ORDER BY started_at DESC LIMIT 1}),
 		'completed', 'and is recorded as completed');
 }
+
+# a copy of B's data directory, started with the same store: the same
+# cluster id, the same table prefixes.  The newer writer takes the table;
+# the older one is fenced instead of both writing it.
+$b->backup('copy');
+my $b2 = PostgreSQL::Test::Cluster->new('b2');
+$b2->init_from_backup($b, 'copy');
+$b2->start;
+$b2->safe_psql('postgres', "INSERT INTO churn VALUES (-2, 'written by the copy')");
+ok($b2->safe_psql('postgres', 'SELECT forst.checkpoint()') > 0, 'the copy flushes (the newer writer)');
+$b->safe_psql('postgres', "INSERT INTO churn VALUES (-3, 'written by the original')");
+($ret, $o, $e) = $b->psql('postgres', 'SELECT forst.checkpoint()');
+isnt($ret, 0, 'the original cannot flush the table the copy writes');
+ok($b->log_contains('was claimed by another server'), 'it was fenced, with a clear error');
+($ret, $o, $e) = $b->psql('postgres', "INSERT INTO churn VALUES (-4, 'x')");
+like($e, qr/claimed by another server/, 'and refuses writes to that table');
+$b2->stop;
 
 ok(!$a->log_contains('TRAP|terminated by signal'), 'A never crashed');
 ok(!$b->log_contains('TRAP|terminated by signal'), 'B never crashed');

@@ -57,33 +57,16 @@
 
 PG_FUNCTION_INFO_V1(forst_attach_files);
 
-/* Reads and decodes a manifest object by key, with its rules. */
+/* Reads a manifest of a table prefix, with its rules. */
 static void
-read_manifest(const char *key, FstManifest *m, ForstVisList *vis)
+read_manifest(const char *prefix, uint64 version, FstManifest *m, ForstVisList *vis)
 {
-	FstBuf		buf;
-	FstError	err;
-	FstCode		rc;
-
-	fst_buf_init(&buf);
-	rc = fst_objstore_get(forst_objstore(), key, &buf, &err);
-	if (rc == FST_NOT_FOUND)
-	{
-		fst_buf_free(&buf);
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("forst: manifest \"%s\" named by the checkpoint does not exist", key),
-				 errhint("Its files may have been collected; attach a newer checkpoint.")));
-	}
-	if (rc == FST_OK)
-		rc = fst_manifest_decode(buf.data, buf.len, m, &err);
-	fst_buf_free(&buf);
-	if (rc != FST_OK)
-		forst_report(rc, &err, psprintf("reading manifest \"%s\"", key));
+	(void) forst_manifest_read(prefix, version, m, false);
 	if (!forst_vis_parse(m->schema, m->schema_len, vis))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("forst: manifest \"%s\" has a malformed table description", key)));
+				 errmsg("forst: manifest version " UINT64_FORMAT " under \"%s\" has a malformed table description",
+						version, prefix)));
 }
 
 /* Appends a deep copy of a file (new id, owner) to level l of m. */
@@ -184,27 +167,15 @@ write_object(const char *key, const char *data, bool if_absent)
 static void
 fence_source(const char *prefix, const char *claimer)
 {
-	ForstObjKeys keys;
-	char	   *mprefix = psprintf("%s/manifest/", prefix);
-	uint64		newest = 0;
-	int			i;
+	uint64		newest = forst_newest_manifest_version(prefix);
 	FstManifest m;
 	ForstVisList vis;
 	StringInfoData schema;
 	int			attempt;
 
-	forst_list_objects(mprefix, &keys);
-	for (i = 0; i < keys.n; i++)
-	{
-		uint64		v;
-		const char *name = strstr(keys.keys[i], "manifest/");
-
-		if (name && fst_manifest_parse_object_name(name, &v) && v > newest)
-			newest = v;
-	}
 	if (newest == 0)
 		return;
-	read_manifest(psprintf("%s%020" INT64_MODIFIER "u", mprefix, newest), &m, &vis);
+	read_manifest(prefix, newest, &m, &vis);
 	initStringInfo(&schema);
 	appendBinaryStringInfo(&schema, m.schema ? m.schema : "", m.schema_len);
 	if (schema.len == 0)
@@ -287,8 +258,7 @@ forst_attach_files(PG_FUNCTION_ARGS)
 		relation_close(rel, NoLock);
 		PG_RETURN_INT64(0);
 	}
-	read_manifest(psprintf("%s/manifest/%020" INT64_MODIFIER "u", prefix, (uint64) version),
-				  &src, &src_vis);
+	read_manifest(prefix, (uint64) version, &src, &src_vis);
 	if (kg_lo < 0 || kg_hi >= src.max_key_groups || kg_lo > kg_hi)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -175,33 +175,6 @@ has_ref(HTAB *refs, const char *key)
 	return hash_search(refs, k, HASH_FIND, NULL) != NULL;
 }
 
-/* Reads a manifest by its table prefix and version; false if absent. */
-static bool
-read_manifest(const char *prefix, uint64 version, FstManifest *m)
-{
-	char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
-	char	   *key;
-	FstBuf		buf;
-	FstError	err;
-	FstCode		rc;
-
-	fst_manifest_object_name(version, name, sizeof(name));
-	key = psprintf("%s/%s", prefix, name);
-	fst_buf_init(&buf);
-	rc = fst_objstore_get(forst_objstore(), key, &buf, &err);
-	if (rc == FST_NOT_FOUND)
-	{
-		fst_buf_free(&buf);
-		return false;
-	}
-	if (rc == FST_OK)
-		rc = fst_manifest_decode(buf.data, buf.len, m, &err);
-	fst_buf_free(&buf);
-	if (rc != FST_OK)
-		forst_report(rc, &err, psprintf("reading manifest \"%s\"", key));
-	return true;
-}
-
 /* Marks a manifest and every file it lists as needed. */
 static void
 keep_manifest(HTAB *refs, const char *prefix, uint64 version, const FstManifest *m)
@@ -275,7 +248,7 @@ keep_live_manifests(HTAB *refs, GcTable *t)
 
 		if (successor_created < cutoff)
 			break;				/* this and older ones were replaced long ago */
-		if (!read_manifest(t->prefix, v, &m))
+		if (!forst_manifest_read(t->prefix, v, &m, true))
 			continue;
 		keep_manifest(refs, t->prefix, v, &m);
 		successor_created = m.created_at;
@@ -287,22 +260,11 @@ keep_live_manifests(HTAB *refs, GcTable *t)
 static bool
 table_claimed(GcTable *t)
 {
-	ForstObjKeys keys;
-	uint64		newest = 0;
+	uint64		newest = forst_newest_manifest_version(t->prefix);
 	FstManifest m;
 	bool		claimed = false;
-	int			i;
 
-	forst_list_objects(psprintf("%s/manifest/", t->prefix), &keys);
-	for (i = 0; i < keys.n; i++)
-	{
-		uint64		v;
-		const char *name = strstr(keys.keys[i], "manifest/");
-
-		if (name && fst_manifest_parse_object_name(name, &v) && v > newest)
-			newest = v;
-	}
-	if (newest > 0 && read_manifest(t->prefix, newest, &m))
+	if (newest > 0 && forst_manifest_read(t->prefix, newest, &m, true))
 	{
 		claimed = m.schema_len > 0 &&
 			strstr(pnstrdup(m.schema, m.schema_len), "\nclaimed-by ") != NULL;
@@ -328,7 +290,7 @@ keep_checkpoint_manifests(HTAB *refs)
 			ForstCkptTableRef *r = lfirst(lc);
 			FstManifest m;
 
-			if (r->version > 0 && read_manifest(r->prefix, r->version, &m))
+			if (r->version > 0 && forst_manifest_read(r->prefix, r->version, &m, true))
 			{
 				keep_manifest(refs, r->prefix, r->version, &m);
 				fst_manifest_free(&m);

@@ -80,26 +80,6 @@ copy_object(const char *from, const char *to)
 		forst_report(rc, &err, psprintf("copying \"%s\" to \"%s\"", from, to));
 }
 
-static void
-read_manifest(const char *prefix, uint64 version, FstManifest *m)
-{
-	char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
-	char	   *key;
-	FstBuf		buf;
-	FstError	err;
-	FstCode		rc;
-
-	fst_manifest_object_name(version, name, sizeof(name));
-	key = psprintf("%s/%s", prefix, name);
-	fst_buf_init(&buf);
-	rc = fst_objstore_get(forst_objstore(), key, &buf, &err);
-	if (rc == FST_OK)
-		rc = fst_manifest_decode(buf.data, buf.len, m, &err);
-	fst_buf_free(&buf);
-	if (rc != FST_OK)
-		forst_report(rc, &err, psprintf("reading manifest \"%s\"", key));
-}
-
 static char *
 sst_key(const char *prefix, uint64 id)
 {
@@ -166,7 +146,7 @@ forst_savepoint_fn(PG_FUNCTION_ARGS)
 			if (t->version == 0)
 				continue;
 			np = psprintf("%s/tables/%s", sp, strrchr(t->prefix, '/') + 1);
-			read_manifest(t->prefix, t->version, &m);
+			(void) forst_manifest_read(t->prefix, t->version, &m, false);
 			for (l = 0; l < FST_NUM_LEVELS; l++)
 				for (i = 0; i < m.levels[l].nfiles; i++)
 				{

@@ -89,6 +89,7 @@ forst_shmem_startup(void)
 		pg_atomic_init_u64(&forst_shared->seq_lease, forst_seq_lease_read());
 		pg_atomic_init_u64(&forst_shared->next_seq,
 							pg_atomic_read_u64(&forst_shared->seq_lease));
+		pg_atomic_init_u64(&forst_shared->writer_epoch, 0);
 		forst_shared->nslabs = forst_nslabs();
 		forst_shared->slab_size = (Size) forst_memtable_size_kb * 1024;
 		for (i = 0; i < forst_shared->nslabs; i++)

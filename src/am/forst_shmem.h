@@ -123,6 +123,8 @@ typedef struct ForstShared
 	LWLock	   *lock;			/* pool free list and registry */
 	int			tranche_id;		/* of the per-table locks */
 	pg_atomic_uint64 next_seq;	/* global entry sequence */
+	pg_atomic_uint64 writer_epoch;	/* this server's as a writer, 0 until its
+									 * first manifest (forst_store.c) */
 	pg_atomic_uint64 seq_lease;	/* sequence numbers below it may be used */
 	int			nslabs;
 	Size		slab_size;

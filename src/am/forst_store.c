@@ -294,45 +294,70 @@ forst_manifest_object_key(const RelFileNode *rnode, uint64 version, char *buf,
 	snprintf(buf, len, "%s/%s", prefix, name);
 }
 
+uint64
+forst_newest_manifest_version(const char *table_prefix)
+{
+	ForstObjKeys keys;
+	uint64		newest = 0;
+	int			i;
+
+	forst_list_objects(psprintf("%s/manifest/", table_prefix), &keys);
+	for (i = 0; i < keys.n; i++)
+	{
+		uint64		v;
+		const char *name = strstr(keys.keys[i], "manifest/");
+
+		if (name && fst_manifest_parse_object_name(name, &v) && v > newest)
+			newest = v;
+	}
+	return newest;
+}
+
+bool
+forst_manifest_read(const char *table_prefix, uint64 version, FstManifest *m,
+					bool missing_ok)
+{
+	char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
+	char	   *key;
+	FstBuf		buf;
+	FstError	err;
+	FstCode		rc;
+
+	fst_manifest_object_name(version, name, sizeof(name));
+	key = psprintf("%s/%s", table_prefix, name);
+	fst_buf_init(&buf);
+	rc = fst_objstore_get(forst_objstore(), key, &buf, &err);
+	if (rc == FST_NOT_FOUND && missing_ok)
+	{
+		fst_buf_free(&buf);
+		return false;
+	}
+	if (rc == FST_NOT_FOUND)
+	{
+		fst_buf_free(&buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("forst: manifest \"%s\" does not exist", key),
+				 errhint("Its files may have been collected; use a newer checkpoint.")));
+	}
+	if (rc == FST_OK)
+		rc = fst_manifest_decode(buf.data, buf.len, m, &err);
+	fst_buf_free(&buf);
+	if (rc != FST_OK)
+		forst_report(rc, &err, psprintf("reading manifest \"%s\"", key));
+	return true;
+}
+
 void
 forst_table_load(ForstTableShared *ts)
 {
 	char		prefix[FORST_KEY_LEN];
-	char	   *start_after = NULL;
-	uint64		newest = 0;
-	FstError	err;
+	uint64		newest;
 
 	if (ts->loaded)
 		return;
 	forst_table_prefix(&ts->rnode, prefix, sizeof(prefix));
-	strlcat(prefix, "/manifest/", sizeof(prefix));
-	for (;;)
-	{
-		FstObjList	list;
-		FstCode		rc;
-		int			i;
-
-		rc = fst_objstore_list(forst_objstore(), prefix, start_after, 1000, &list, &err);
-		if (rc != FST_OK)
-		{
-			fst_objstore_list_free(&list);
-			forst_report(rc, &err, "listing a table's manifests");
-		}
-		for (i = 0; i < list.nentries; i++)
-		{
-			uint64		v;
-			const char *name = strstr(list.entries[i].key, "manifest/");
-
-			if (name && fst_manifest_parse_object_name(name, &v) && v > newest)
-				newest = v;
-		}
-		if (start_after)
-			pfree(start_after);
-		start_after = list.truncated && list.next ? pstrdup(list.next) : NULL;
-		fst_objstore_list_free(&list);
-		if (start_after == NULL)
-			break;
-	}
+	newest = forst_newest_manifest_version(prefix);
 
 	elog(DEBUG1, "forst: table %u/%u has manifest version " UINT64_FORMAT,
 		 ts->rnode.dbNode, ts->rnode.relNode, newest);
@@ -465,17 +490,57 @@ inflight_done(const RelFileNode *rnode)
  * version, ours is the one that a restart finds.
  */
 /*
- * Writer fencing: a manifest version written with a higher writer epoch
- * than ours means that another server claimed the table (forst.attach with
- * mode claim); this server must not write it any more.
+ * Writer fencing.  Every server that writes manifests has a writer epoch:
+ * the time of its first manifest write since start-up (so a promoted
+ * standby, or a copy of a data directory started later, is newer than the
+ * server it replaces), above any epoch it has seen.  A manifest version
+ * written with a higher epoch than ours means that a newer writer has the
+ * table -- it was claimed (forst.attach mode claim), or another server with
+ * this cluster id writes it -- and this server must not write it any more;
+ * a lower one is an older writer's, which we write after.
  */
+static uint64
+writer_epoch(uint64 at_least)
+{
+	uint64		cur = pg_atomic_read_u64(&forst_shared->writer_epoch);
+
+	if (cur == 0)
+	{
+		uint64		now = (uint64) GetCurrentTimestamp() +
+			(uint64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+
+		(void) pg_atomic_compare_exchange_u64(&forst_shared->writer_epoch, &cur,
+											  Max(now, at_least));
+		cur = pg_atomic_read_u64(&forst_shared->writer_epoch);
+	}
+	return cur;
+}
+
+static void fenced_error(const RelFileNode *rnode, const char *okey,
+						 uint64 theirs, uint64 ours) pg_attribute_noreturn();
+
+static void
+fenced_error(const RelFileNode *rnode, const char *okey, uint64 theirs, uint64 ours)
+{
+	ForstTableShared *ts = forst_table_shared(rnode, false);
+
+	if (ts != NULL)
+		ts->fenced = true;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("forst: table %u/%u/%u was claimed by another server; this server may no longer write it",
+					rnode->spcNode, rnode->dbNode, rnode->relNode),
+			 errdetail("Manifest \"%s\" has writer epoch " UINT64_FORMAT ", above this server's " UINT64_FORMAT ".",
+					   okey, theirs, ours),
+			 errhint("Write to the table on the server that claimed it (forst.attach with mode => 'claim'), and drop it here; a copy of a data directory needs a forst.remote_dir of its own.")));
+}
+
 static void
 check_fenced(const RelFileNode *rnode, const char *okey, uint64 our_epoch)
 {
 	FstBuf		buf;
 	FstError	err;
 	FstManifest other;
-	ForstTableShared *ts;
 
 	fst_buf_init(&buf);
 	if (fst_objstore_get(forst_objstore(), okey, &buf, &err) != FST_OK ||
@@ -487,17 +552,10 @@ check_fenced(const RelFileNode *rnode, const char *okey, uint64 our_epoch)
 	fst_buf_free(&buf);
 	if (other.writer_epoch > our_epoch)
 	{
+		uint64		theirs = other.writer_epoch;
+
 		fst_manifest_free(&other);
-		ts = forst_table_shared(rnode, false);
-		if (ts != NULL)
-			ts->fenced = true;
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("forst: table %u/%u/%u was claimed by another server; this server may no longer write it",
-						rnode->spcNode, rnode->dbNode, rnode->relNode),
-				 errdetail("Manifest \"%s\" has writer epoch " UINT64_FORMAT ", above this server's " UINT64_FORMAT ".",
-						   okey, other.writer_epoch, our_epoch),
-				 errhint("Write to the table on the server that claimed it; drop it here.")));
+		fenced_error(rnode, okey, theirs, our_epoch);
 	}
 	fst_manifest_free(&other);
 }
@@ -507,6 +565,27 @@ forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
 {
 	int			attempt;
 
+	/*
+	 * Built on a newer writer's version: that writer has the table.  The
+	 * first write after start-up takes an epoch above the base's unless
+	 * the base is more than a minute in the future (this server's clock
+	 * going back across a restart must not fence its own tables).
+	 */
+	{
+		uint64		now = (uint64) GetCurrentTimestamp() +
+			(uint64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+		uint64		ours = writer_epoch(m->writer_epoch <= now + 60 * USECS_PER_SEC ?
+										m->writer_epoch + 1 : 0);
+
+		if (m->writer_epoch > ours)
+		{
+			char		okey[FORST_KEY_LEN];
+
+			forst_manifest_object_key(rnode, m->version - 1, okey, sizeof(okey));
+			fenced_error(rnode, okey, m->writer_epoch, ours);
+		}
+		m->writer_epoch = ours;
+	}
 	for (attempt = 0; attempt < 1000; attempt++)
 	{
 		FstBuf		enc;

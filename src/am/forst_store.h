@@ -113,6 +113,16 @@ extern void forst_file_object_key(const RelFileNode *rnode,
  */
 extern void forst_manifest_install(ForstTableShared *ts, FstManifest *next);
 
+/* The newest manifest version under a table prefix (0: none). */
+extern uint64 forst_newest_manifest_version(const char *table_prefix);
+
+/*
+ * Reads and decodes "<table prefix>/manifest/<version>" into *m (free with
+ * fst_manifest_free); false if absent and missing_ok, else ERROR.
+ */
+extern bool forst_manifest_read(const char *table_prefix, uint64 version,
+								FstManifest *m, bool missing_ok);
+
 /* Every key under a prefix (palloc'd). */
 typedef struct ForstObjKeys
 {
