@@ -137,9 +137,12 @@ find_table(List *tables, Oid db, Oid rel)
 static List *
 live_relfilenodes(void)
 {
+	MemoryContext cxt = CurrentMemoryContext;
 	List	   *out = NIL;
 	uint64		i;
 
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute("SELECT pg_relation_filenode(c.oid) FROM pg_class c JOIN pg_am a ON a.oid = c.relam"
 					" WHERE a.amname = 'forst' AND c.relkind = 'r'", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "forst: listing forst tables failed");
@@ -149,8 +152,15 @@ live_relfilenodes(void)
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
 
 		if (!isnull)
+		{
+			/* in the caller's context: SPI_finish frees SPI's */
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
 			out = lappend_oid(out, DatumGetObjectId(d));
+			MemoryContextSwitchTo(old);
+		}
 	}
+	SPI_finish();
 	return out;
 }
 
@@ -404,8 +414,6 @@ forst_gc_run(ForstGcResult *res)
 	}
 
 	/* 2. which tables live, and their files in flight (after the listing) */
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
 	live = live_relfilenodes();
 	foreach(lc, tables)
 	{
@@ -497,7 +505,6 @@ forst_gc_run(ForstGcResult *res)
 			doomed = lappend_int(doomed, idx);
 		}
 	}
-	SPI_finish();
 
 	/* delete in batches */
 	{

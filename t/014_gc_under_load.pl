@@ -1,0 +1,113 @@
+# Garbage collection, checkpoints and attach while the tables are written:
+# pgbench upserts into forst tables and their heap twins with small
+# memtables (flushes and compactions all the time) while another session
+# runs forst.gc() (grace 1 s) and forst.checkpoint() in a loop and attaches
+# checkpoints.  gc must never delete a file an upload, a manifest or a
+# retained checkpoint still needs: afterwards, and after a restart, every
+# forst table equals its heap twin, and every retained checkpoint restores.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+my $node = PostgreSQL::Test::Cluster->new('gc');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'forst'
+wal_level = replica
+max_wal_senders = 0
+forst.memtable_size = '256kB'
+forst.memtable_memory = '8MB'
+forst.checkpoint_interval = 0
+forst.checkpoints_retained = 2
+});
+$node->append_conf('postgresql.conf', slurp_file($ENV{FORST_TAP_EXTRA_CONF}))
+  if $ENV{FORST_TAP_EXTRA_CONF};
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION forst;
+CREATE TABLE f (k bigint PRIMARY KEY, n bigint NOT NULL, t text) USING forst;
+CREATE TABLE h (k bigint PRIMARY KEY, n bigint NOT NULL, t text);
+CREATE TABLE g (k bigint PRIMARY KEY, v text) USING forst;
+CREATE TABLE gh (k bigint PRIMARY KEY, v text);
+});
+
+my $script = $node->basedir . '/load.sql';
+PostgreSQL::Test::Utils::append_to_file($script, q{
+\set k random(1, 20000)
+\set j random(1, 5000)
+BEGIN;
+INSERT INTO f VALUES (:k, 1, repeat('x', 100)) ON CONFLICT (k) DO UPDATE SET n = f.n + 1, t = f.t || '';
+INSERT INTO h VALUES (:k, 1, repeat('x', 100)) ON CONFLICT (k) DO UPDATE SET n = h.n + 1, t = h.t || '';
+INSERT INTO g VALUES (:j, md5(:j::text)) ON CONFLICT (k) DO UPDATE SET v = md5(g.v);
+INSERT INTO gh VALUES (:j, md5(:j::text)) ON CONFLICT (k) DO UPDATE SET v = md5(gh.v);
+DELETE FROM f WHERE k = :j * 4;
+DELETE FROM h WHERE k = :j * 4;
+COMMIT;
+});
+
+my $bindir = $node->config_data('--bindir');
+my ($bout, $berr) = ('', '');
+my $bench = IPC::Run::start(
+	[ "$bindir/pgbench", '-n', '-c', '3', '-T', '25', '--max-tries=50', '-f', $script, '-h', $node->host,
+	  '-p', $node->port, 'postgres' ],
+	'>', \$bout, '2>', \$berr);
+
+my ($deleted, $rounds, $attached) = (0, 0, 0);
+my $end = time + 22;
+while (time < $end)
+{
+	my $ck = $node->safe_psql('postgres', 'SELECT forst.checkpoint()');
+	my $gc = $node->safe_psql('postgres', 'SET forst.gc_grace = 1; SELECT objects_deleted FROM forst.gc()');
+	$deleted += $gc;
+	$rounds++;
+	if ($rounds % 4 == 0)
+	{
+		$node->safe_psql('postgres', "SELECT forst.attach('g', $ck, as_table => 'g_$rounds')");
+		$attached++;
+	}
+	select(undef, undef, undef, 0.3);
+}
+$bench->finish;
+like($bout, qr/number of transactions actually processed: [1-9]/, 'the load ran');
+ok($rounds >= 5, "$rounds rounds of checkpoint + gc during the load");
+ok($deleted > 0, "gc deleted $deleted objects meanwhile");
+
+my $q = q{SELECT count(*) || ':' || coalesce(md5(string_agg(%s, ',' ORDER BY k)), '') FROM %s};
+sub twins
+{
+	my ($what) = @_;
+	is($node->safe_psql('postgres', sprintf($q, "k || '/' || n || '/' || t", 'f')),
+		$node->safe_psql('postgres', sprintf($q, "k || '/' || n || '/' || t", 'h')), "f equals its heap twin $what");
+	is($node->safe_psql('postgres', sprintf($q, "k || '/' || v", 'g')),
+		$node->safe_psql('postgres', sprintf($q, "k || '/' || v", 'gh')), "g equals its heap twin $what");
+}
+twins('after the load');
+
+# the clones still read (their pins kept the checkpoints' files)
+my $clones_ok = 1;
+for my $r (grep { $_ % 4 == 0 } 1 .. $rounds)
+{
+	my ($ret, $o, $e) = $node->psql('postgres', "SELECT count(*) FROM g_$r");
+	$clones_ok = 0 if $ret != 0;
+	diag("g_$r: $e") if $ret != 0;
+}
+ok($clones_ok, "all $attached clones read after gc");
+
+# one more gc after the load, then a restart: nothing needed is gone
+$node->safe_psql('postgres', 'SET forst.gc_grace = 0; SELECT forst.gc()');
+twins('after a final gc');
+$node->restart;
+twins('after a restart');
+my $last = $node->safe_psql('postgres', 'SELECT forst.checkpoint()');
+$node->safe_psql('postgres', "SELECT forst.attach('f', $last, as_table => 'f_last')");
+is($node->safe_psql('postgres', sprintf($q, "k || '/' || n || '/' || t", 'f_last')),
+	$node->safe_psql('postgres', sprintf($q, "k || '/' || n || '/' || t", 'h')),
+	'a checkpoint after it all restores f as it is');
+ok(!$node->log_contains('TRAP|terminated by signal|could not open|does not exist'),
+	'no crash, no missing object in the log');
+
+done_testing();
