@@ -299,6 +299,10 @@ isnt($ret, 0, 'the original cannot flush the table the copy writes');
 ok($b->log_contains('was claimed by another server'), 'it was fenced, with a clear error');
 ($ret, $o, $e) = $b->psql('postgres', "INSERT INTO churn VALUES (-4, 'x')");
 like($e, qr/claimed by another server/, 'and refuses writes to that table');
+# the original's flush attempt overwrote none of the copy's files
+$b2->restart;
+is($b2->safe_psql('postgres', "SELECT count(*) FILTER (WHERE k = -2) || ' ' || count(*) FILTER (WHERE k = -3) FROM churn"),
+	'1 0', 'the copy reads all its files intact after a restart, and none of the original\'s rows');
 $b2->stop;
 
 ok(!$a->log_contains('TRAP|terminated by signal'), 'A never crashed');

@@ -225,7 +225,21 @@ out_open(void *arg, uint64 *file_id, FstWriteSink **sink, FstError *err)
 {
 	OutputCtx  *o = arg;
 
-	*file_id = forst_table_new_file_id(o->ts);
+	/* ids of objects left by failed attempts (or another writer) are skipped */
+	for (;;)
+	{
+		char		key[FORST_KEY_LEN];
+		FstObjInfo	info;
+		FstCode		rc;
+
+		*file_id = forst_table_new_file_id(o->ts);
+		forst_sst_object_key(&o->rnode, *file_id, key, sizeof(key));
+		rc = fst_objstore_head(forst_objstore(), key, &info, err);
+		if (rc == FST_NOT_FOUND)
+			break;
+		if (rc != FST_OK)
+			return rc;
+	}
 	fst_buf_reset(&o->buf);
 	fst_buf_sink_init(&o->sink, &o->buf);
 	*sink = &o->sink.base;
@@ -242,9 +256,8 @@ out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
 	if (o->buf.oom)
 		return fst_error(err, FST_NO_MEMORY, "out of memory");
 	forst_sst_object_key(&o->rnode, file_id, key, sizeof(key));
+	/* never replaces an object: taken since out_open, the compaction fails */
 	rc = fst_objstore_put_if_absent(forst_objstore(), key, o->buf.data, o->buf.len, err);
-	if (rc == FST_ALREADY_EXISTS)
-		rc = fst_objstore_put(forst_objstore(), key, o->buf.data, o->buf.len, err);
 	if (rc == FST_OK)
 	{
 		forst_cache_admit(key, o->buf.data, o->buf.len);

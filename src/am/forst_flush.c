@@ -18,8 +18,9 @@
  * never expiring), so that compaction can later drop a wholly expired file
  * without reading it.
  *
- * The SST is uploaded (an SST left by an earlier failed attempt with the
- * same file id is replaced), then the next manifest version (previous
+ * The SST is uploaded under a file id no object has (an SST left by an
+ * earlier failed attempt, or another writer's, is never replaced), then
+ * the next manifest version (previous
  * files + the new one at level 0) create-if-absent, then, under the
  * table's lock, the shared state switches to the new manifest and forgets
  * the memtable.  Until that switch readers see the memtable, after it the
@@ -189,12 +190,21 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	have_file = props.num_entries > 0;
 	if (have_file)
 	{
-		forst_sst_object_key(&rnode, file_id, okey, sizeof(okey));
-		rc = fst_objstore_put_if_absent(forst_objstore(), okey, file.data, file.len, &err);
-		if (rc == FST_ALREADY_EXISTS)
+		int			attempt;
+
+		/*
+		 * An object with this id may be left by a flush that failed before
+		 * its manifest (ids restart from the manifest after a crash) -- or
+		 * belong to another writer of the table, which is fenced only when
+		 * one of us publishes a manifest.  Never overwrite: take the next id.
+		 */
+		for (attempt = 0;; attempt++)
 		{
-			/* left by a flush that failed before its manifest: replace it */
-			rc = fst_objstore_put(forst_objstore(), okey, file.data, file.len, &err);
+			forst_sst_object_key(&rnode, file_id, okey, sizeof(okey));
+			rc = fst_objstore_put_if_absent(forst_objstore(), okey, file.data, file.len, &err);
+			if (rc != FST_ALREADY_EXISTS || attempt == 1000)
+				break;
+			file_id = forst_table_new_file_id(ts);
 		}
 		if (rc != FST_OK)
 		{
