@@ -1,0 +1,570 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_migrate.c
+ *	  ALTER TABLE ... SET ACCESS METHOD forst (from heap or another table
+ *	  access method) and SET ACCESS METHOD heap (or another) on a forst
+ *	  table.
+ *
+ * The approach: PostgreSQL's own rewrite, with the primary key switched
+ * in the catalogs first.
+ *
+ * PostgreSQL 15 changes a table's access method by rewriting it
+ * (ATRewriteTables): make_new_heap() creates a transient table
+ * "pg_temp_<oid>" with the new access method and no indexes,
+ * ATRewriteTable() copies every row into it, and finish_heap_swap() swaps
+ * the two tables' storage and access method (swap_relation_files), then
+ * rebuilds every index of the table with the index's own access method
+ * (reindex_relation) and drops the transient table, which now owns the old
+ * storage.  The table keeps its OID and its pg_class row, so its columns,
+ * defaults, constraints, triggers, privileges, comments, policies and
+ * dependencies stay as they are.  Two things stop this from working with
+ * forst as it is:
+ *
+ *	1. A forst table's primary key is a forst_key index, a heap table's a
+ *	   btree, and neither can be built on the other kind of table.  So
+ *	   before PostgreSQL runs the statement, this file switches the primary
+ *	   key's index to the target's access method in the catalogs: the
+ *	   index's pg_class.relam, its pg_index.indclass (the target's default
+ *	   operator class for each key column) and indoption, and its pg_depend
+ *	   entries on operator classes.  The index keeps its OID and name, so
+ *	   the constraint, its name and comments are untouched; the rewrite then
+ *	   rebuilds it with the new access method on the new storage.  Nothing
+ *	   reads the index between the switch and the rebuild: the rewrite
+ *	   scans the old table sequentially.
+ *
+ *	2. A forst table stores each row at its key, which it takes from its
+ *	   primary key index; the transient table has none and would store the
+ *	   rows under hidden row ids.  While a migration to forst runs, the
+ *	   transient table borrows the primary key of the table being migrated
+ *	   (forst_migrate_borrowed_key, consulted by forst_rel.c), so the rows
+ *	   are written in key order under the key that the swapped storage will
+ *	   have.  And the forst_key build, which refuses a table with rows (a
+ *	   key added later cannot re-key them), accepts the migrated table
+ *	   (forst_migrate_building), whose rows were written under that key.
+ *
+ * Alternatives not taken: dropping and re-creating the primary key under
+ * the same name would give the constraint and index new OIDs, lose their
+ * comments and need foreign keys juggled; calling make_new_heap() and
+ * finish_heap_swap() from here with a copy loop of our own would repeat
+ * ATRewriteTable() and skip the event triggers ALTER TABLE fires
+ * (table_rewrite, ddl_command_*).
+ *
+ * Transactions: everything here is catalog work of the ALTER's own
+ * transaction, undone by a rollback.  The forst storage created for the
+ * transient table is dropped if the transaction aborts, and the old forst
+ * storage of a table leaving forst when it commits (forst_pending.c: the
+ * transient table owns it when it is dropped).
+ *
+ * What forst cannot hold is refused before anything changes, with SQLSTATE
+ * 0A000 and a hint: indexes other than the primary key, UNIQUE and
+ * exclusion constraints, foreign keys referencing the table, key columns
+ * of types forst cannot encode or of collations other than "C" (the hint
+ * says how to change the collation first: that changes how the column
+ * sorts and compares, which the user should decide, and PostgreSQL's ALTER
+ * COLUMN ... TYPE rebuilds what depends on it), deferrable or INCLUDE
+ * primary keys, temporary, unlogged and partition tables.  The statement
+ * must have no other subcommand, so that these checks see the table as it
+ * will be rewritten.
+ *
+ * A forst table leaving forst loses its TTL and watermark (its row in
+ * forst.expiry): rows they expired are not visible and are not copied.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/catalog.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_opclass.h"
+#include "commands/defrem.h"
+#include "commands/tablecmds.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "forst_am.h"
+#include "forst_migrate.h"
+
+/* The migration this backend is running, if any. */
+typedef struct Migration
+{
+	Oid			relid;			/* InvalidOid: none */
+	Oid			nspid;
+	bool		to_forst;
+	Oid			pkindex;		/* InvalidOid: keyless table */
+} Migration;
+
+static Migration current = {InvalidOid, InvalidOid, false, InvalidOid};
+
+#define DROP_FIRST_HINT \
+	"Drop it first, change the access method, and re-create what forst supports; see docs/migration.md."
+
+static void
+refuse(Relation rel, const char *target, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("cannot change the access method of table \"%s\" to %s: %s",
+					RelationGetRelationName(rel), target, what)));
+}
+
+/* The one subcommand, if it is SET ACCESS METHOD; else NULL. */
+static AlterTableCmd *
+set_access_method_cmd(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+	AlterTableCmd *found = NULL;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_SetAccessMethod)
+			found = cmd;
+	}
+	return found;
+}
+
+static const char *
+opclass_name(Oid opclass)
+{
+	HeapTuple	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+	char	   *name;
+
+	if (!HeapTupleIsValid(tup))
+		return "?";
+	name = pstrdup(NameStr(((Form_pg_opclass) GETSTRUCT(tup))->opcname));
+	ReleaseSysCache(tup);
+	return name;
+}
+
+/* Foreign keys of other tables (or of itself) that reference rel. */
+static void
+check_not_referenced(Relation rel)
+{
+	Relation	conrel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+
+	conrel = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_constraint_confrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(RelationGetRelid(rel)));
+	scan = systable_beginscan(conrel, InvalidOid, false, NULL, 1, &key);
+	while ((tup = systable_getnext(scan)) != NULL)
+	{
+		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
+
+		if (con->contype != CONSTRAINT_FOREIGN)
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: foreign key \"%s\" of table \"%s\" references it",
+						RelationGetRelationName(rel), NameStr(con->conname),
+						get_rel_name(con->conrelid)),
+				 errdetail("PostgreSQL checks foreign keys through a btree index on the referenced table; a forst table has none."),
+				 errhint("Drop the foreign key first (ALTER TABLE %s DROP CONSTRAINT %s), or keep the table on heap.",
+						 quote_identifier(get_rel_name(con->conrelid)),
+						 quote_identifier(NameStr(con->conname)))));
+	}
+	systable_endscan(scan);
+	table_close(conrel, AccessShareLock);
+}
+
+/* Refuses an index other than the primary key, naming what it is. */
+static void
+refuse_other_index(Relation rel, Oid indexoid)
+{
+	Oid			conoid = get_index_constraint(indexoid);
+	char	   *idxname = get_rel_name(indexoid);
+	char		contype = 0;
+
+	if (OidIsValid(conoid))
+	{
+		HeapTuple	tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(conoid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			contype = ((Form_pg_constraint) GETSTRUCT(tup))->contype;
+			ReleaseSysCache(tup);
+		}
+	}
+	if (contype == CONSTRAINT_UNIQUE || contype == CONSTRAINT_EXCLUSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: it has %s constraint \"%s\"",
+						RelationGetRelationName(rel),
+						contype == CONSTRAINT_UNIQUE ? "UNIQUE" : "exclusion",
+						get_constraint_name(conoid)),
+				 errdetail("forst tables support a PRIMARY KEY but no other unique or exclusion constraint."),
+				 errhint("Drop the constraint first (ALTER TABLE %s DROP CONSTRAINT %s), or make its columns the primary key.",
+						 quote_identifier(RelationGetRelationName(rel)),
+						 quote_identifier(get_constraint_name(conoid)))));
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("cannot change the access method of table \"%s\" to forst: it has index \"%s\"",
+					RelationGetRelationName(rel), idxname),
+			 errdetail("forst tables support no indexes besides their primary key."),
+			 errhint("Drop the index first (DROP INDEX %s), then change the access method.",
+					 quote_identifier(idxname))));
+}
+
+/*
+ * The primary key of a table going to forst: a plain, immediate btree
+ * with the default operator classes on columns forst can use as a key.
+ */
+static void
+check_primary_key(Relation rel, Oid indexoid)
+{
+	Relation	idx = index_open(indexoid, AccessShareLock);
+	Form_pg_index ind = idx->rd_index;
+	TupleDesc	desc = RelationGetDescr(rel);
+	const char *name = RelationGetRelationName(idx);
+	oidvector  *indclass;
+	Datum		d;
+	bool		isnull;
+	int			i;
+
+	d = SysCacheGetAttr(INDEXRELID, idx->rd_indextuple,
+						Anum_pg_index_indclass, &isnull);
+	Assert(!isnull);
+	indclass = (oidvector *) DatumGetPointer(d);
+
+	if (idx->rd_rel->relam != BTREE_AM_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" is not a btree index",
+						RelationGetRelationName(rel), name)));
+	if (!ind->indimmediate)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" is deferrable",
+						RelationGetRelationName(rel), name),
+				 errdetail("forst checks a key when the row is written."),
+				 errhint("Make the primary key NOT DEFERRABLE first (drop and re-add it).")));
+	if (!ind->indisvalid || !ind->indisready)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key index \"%s\" is not valid",
+						RelationGetRelationName(rel), name),
+				 errhint("REINDEX the index first.")));
+	if (ind->indnatts != ind->indnkeyatts)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" has INCLUDE columns",
+						RelationGetRelationName(rel), name),
+				 errhint("Re-create the primary key without INCLUDE first.")));
+	if (idx->rd_options != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key index \"%s\" has storage parameters",
+						RelationGetRelationName(rel), name),
+				 errhint("Reset them first: ALTER INDEX %s RESET (...).",
+						 quote_identifier(name))));
+
+	for (i = 0; i < ind->indnkeyatts; i++)
+	{
+		AttrNumber	attnum = ind->indkey.values[i];
+		Form_pg_attribute att;
+
+		if (attnum <= 0)
+			refuse(rel, "forst", "its primary key has an expression column");
+		att = TupleDescAttr(desc, attnum - 1);
+		if (idx->rd_indcollation[i] != att->attcollation)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" uses another collation than column \"%s\"",
+							RelationGetRelationName(rel), name, NameStr(att->attname))));
+		if (!forst_key_type_supported(att->atttypid))
+			forst_check_key_columns(desc, 1, &attnum);	/* raises the error */
+		if (OidIsValid(att->attcollation) &&
+			!forst_collation_is_bytewise(att->attcollation))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot change the access method of table \"%s\" to forst: key column \"%s\" has collation \"%s\"",
+							RelationGetRelationName(rel), NameStr(att->attname),
+							get_collation_name(att->attcollation)),
+					 errdetail("forst keys compare bytes: key columns of collatable types must use collation \"C\" or \"POSIX\"."),
+					 errhint("Change the column's collation first, which changes how it sorts and compares: "
+							 "ALTER TABLE %s ALTER COLUMN %s TYPE %s COLLATE \"C\".",
+							 quote_identifier(RelationGetRelationName(rel)),
+							 quote_identifier(NameStr(att->attname)),
+							 format_type_with_typemod(att->atttypid, att->atttypmod))));
+		if (indclass->values[i] != GetDefaultOpClass(att->atttypid, BTREE_AM_OID))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" uses operator class %s",
+							RelationGetRelationName(rel), name,
+							opclass_name(indclass->values[i])),
+					 errdetail("forst keys are equal when their bytes are, as with the default operator class."),
+					 errhint("Re-create the primary key with the default operator class first.")));
+	}
+	/* every rule of CREATE TABLE ... USING forst, as the key is built */
+	forst_check_key_columns(desc, ind->indnkeyatts, ind->indkey.values);
+	index_close(idx, AccessShareLock);
+}
+
+static void
+check_to_forst(Relation rel)
+{
+	List	   *indexes;
+	ListCell   *lc;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		refuse(rel, "forst", "only tables can use access method forst");
+	if (rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: forst tables cannot be temporary or unlogged",
+						RelationGetRelationName(rel)),
+				 errhint("For an unlogged table, ALTER TABLE ... SET LOGGED first.")));
+	if (rel->rd_rel->relispartition)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: it is a partition",
+						RelationGetRelationName(rel)),
+				 errdetail("A partition's indexes belong to the partitioned table's indexes, which are btrees."),
+				 errhint("Detach the partition first, or create a forst table and copy the rows.")));
+	check_not_referenced(rel);
+
+	indexes = RelationGetIndexList(rel);	/* also sets rd_pkindex */
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+
+		if (indexoid == rel->rd_pkindex)
+			check_primary_key(rel, indexoid);
+		else
+			refuse_other_index(rel, indexoid);
+	}
+	list_free(indexes);
+}
+
+/*
+ * Switches the index behind rel's primary key to access method am: its
+ * pg_class.relam, its operator classes (am's defaults for the column
+ * types) and options in pg_index, and its dependencies on operator
+ * classes.  The collations stay (checked or kept as they are).
+ */
+static void
+switch_key_index(Relation rel, Oid indexoid, Oid am)
+{
+	Relation	indrel;
+	Relation	classrel;
+	HeapTuple	tup;
+	HeapTuple	newtup;
+	Form_pg_index ind;
+	Datum		values[Natts_pg_index];
+	bool		nulls[Natts_pg_index];
+	bool		replaces[Natts_pg_index];
+	Oid			opclasses[INDEX_MAX_KEYS];
+	int16		options[INDEX_MAX_KEYS];
+	ObjectAddress myself;
+	ObjectAddresses *addrs;
+	int			nkeys;
+	int			i;
+
+	indrel = table_open(IndexRelationId, RowExclusiveLock);
+	tup = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	ind = (Form_pg_index) GETSTRUCT(tup);
+	nkeys = ind->indnkeyatts;
+	for (i = 0; i < nkeys; i++)
+	{
+		AttrNumber	attnum = ind->indkey.values[i];
+		Oid			typid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
+
+		opclasses[i] = GetDefaultOpClass(typid, am);
+		if (!OidIsValid(opclasses[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("access method \"%s\" has no default operator class for type %s of key column \"%s\"",
+							get_am_name(am), format_type_be(typid),
+							get_attname(RelationGetRelid(rel), attnum, false))));
+		options[i] = 0;
+	}
+
+	memset(nulls, false, sizeof(nulls));
+	memset(replaces, false, sizeof(replaces));
+	values[Anum_pg_index_indclass - 1] = PointerGetDatum(buildoidvector(opclasses, nkeys));
+	replaces[Anum_pg_index_indclass - 1] = true;
+	values[Anum_pg_index_indoption - 1] = PointerGetDatum(buildint2vector(options, nkeys));
+	replaces[Anum_pg_index_indoption - 1] = true;
+	/* forst tables cannot be clustered; a heap table starts unclustered */
+	values[Anum_pg_index_indisclustered - 1] = BoolGetDatum(false);
+	replaces[Anum_pg_index_indisclustered - 1] = true;
+	newtup = heap_modify_tuple(tup, RelationGetDescr(indrel), values, nulls, replaces);
+	CatalogTupleUpdate(indrel, &newtup->t_self, newtup);
+	heap_freetuple(newtup);
+	heap_freetuple(tup);
+	table_close(indrel, RowExclusiveLock);
+
+	classrel = table_open(RelationRelationId, RowExclusiveLock);
+	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", indexoid);
+	((Form_pg_class) GETSTRUCT(tup))->relam = am;
+	CatalogTupleUpdate(classrel, &tup->t_self, tup);
+	heap_freetuple(tup);
+	table_close(classrel, RowExclusiveLock);
+
+	/* as index_create() records them */
+	deleteDependencyRecordsForClass(RelationRelationId, indexoid,
+									OperatorClassRelationId, DEPENDENCY_NORMAL);
+	ObjectAddressSet(myself, RelationRelationId, indexoid);
+	addrs = new_object_addresses();
+	for (i = 0; i < nkeys; i++)
+	{
+		ObjectAddress referenced;
+
+		ObjectAddressSet(referenced, OperatorClassRelationId, opclasses[i]);
+		add_exact_object_address(&referenced, addrs);
+	}
+	record_object_address_dependencies(&myself, addrs, DEPENDENCY_NORMAL);
+	free_object_addresses(addrs);
+
+	CacheInvalidateRelcache(rel);
+	CommandCounterIncrement();
+}
+
+/*
+ * A table leaving forst: its row in forst.expiry (TTL column, TTL,
+ * watermark) goes, so that it cannot expire rows should the table become a
+ * forst table again.  Deleted here rather than through SQL: the owner may
+ * change the table, while forst.expiry grants no DELETE.
+ */
+static void
+forget_expiry(Relation rel)
+{
+	Oid			nsp = get_namespace_oid("forst", true);
+	Oid			expiry = OidIsValid(nsp) ? get_relname_relid("expiry", nsp) : InvalidOid;
+	Relation	exprel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+
+	if (!OidIsValid(expiry))
+		return;
+	exprel = table_open(expiry, RowExclusiveLock);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(RelationGetRelid(rel)));
+	scan = systable_beginscan(exprel, InvalidOid, false, NULL, 1, &key);
+	while ((tup = systable_getnext(scan)) != NULL)
+		simple_heap_delete(exprel, &tup->t_self);
+	systable_endscan(scan);
+	table_close(exprel, RowExclusiveLock);
+	CacheInvalidateRelcache(rel);
+}
+
+Oid
+forst_migrate_begin(AlterTableStmt *stmt)
+{
+	AlterTableCmd *cmd = set_access_method_cmd(stmt);
+	Oid			forst_am;
+	Oid			target;
+	Oid			relid;
+	Relation	rel;
+	bool		from_forst;
+	bool		to_forst;
+	Oid			pkindex;
+
+	if (cmd == NULL || cmd->name == NULL)
+		return InvalidOid;
+	forst_am = get_table_am_oid("forst", false);
+	target = get_table_am_oid(cmd->name, false);
+	to_forst = (target == forst_am);
+
+	relid = RangeVarGetRelidExtended(stmt->relation, AccessExclusiveLock,
+									 stmt->missing_ok ? RVR_MISSING_OK : 0,
+									 RangeVarCallbackOwnsTable, NULL);
+	if (!OidIsValid(relid))
+		return InvalidOid;
+	rel = table_open(relid, NoLock);
+	from_forst = (rel->rd_rel->relam == forst_am);
+	if (rel->rd_rel->relam == target || (!from_forst && !to_forst))
+	{
+		/* no change, or none that involves forst: PostgreSQL's business */
+		table_close(rel, NoLock);
+		return InvalidOid;
+	}
+	if (list_length(stmt->cmds) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("SET ACCESS METHOD %s must be the only subcommand of ALTER TABLE \"%s\"",
+						cmd->name, RelationGetRelationName(rel)),
+				 errhint("Run the other changes in their own ALTER TABLE, before or after.")));
+	if (IsSystemRelation(rel))
+		refuse(rel, cmd->name, "it is a system table");
+	CheckTableNotInUse(rel, "ALTER TABLE");
+
+	if (to_forst)
+		check_to_forst(rel);
+
+	/* the key switches with the table: forst_key <-> btree */
+	(void) RelationGetIndexList(rel);
+	pkindex = rel->rd_pkindex;
+	if (OidIsValid(pkindex))
+		switch_key_index(rel, pkindex,
+						 to_forst ? get_index_am_oid("forst_key", false) : BTREE_AM_OID);
+	if (from_forst)
+		forget_expiry(rel);
+
+	current.relid = relid;
+	current.nspid = RelationGetNamespace(rel);
+	current.to_forst = to_forst;
+	current.pkindex = pkindex;
+	table_close(rel, NoLock);	/* the lock stays until the end of the transaction */
+	return relid;
+}
+
+void
+forst_migrate_end(void)
+{
+	current.relid = InvalidOid;
+	current.pkindex = InvalidOid;
+}
+
+Oid
+forst_migrate_borrowed_key(Relation rel)
+{
+	char		name[NAMEDATALEN];
+
+	if (!OidIsValid(current.relid) || !current.to_forst ||
+		RelationGetRelid(rel) == current.relid ||
+		RelationGetNamespace(rel) != current.nspid)
+		return InvalidOid;
+	/* make_new_heap() names the transient table so */
+	snprintf(name, sizeof(name), "pg_temp_%u", current.relid);
+	if (strcmp(RelationGetRelationName(rel), name) != 0)
+		return InvalidOid;
+	return current.pkindex;
+}
+
+bool
+forst_migrate_building(Relation rel)
+{
+	return OidIsValid(current.relid) && current.to_forst &&
+		RelationGetRelid(rel) == current.relid;
+}

@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_migrate.h
+ *	  ALTER TABLE ... SET ACCESS METHOD between heap (or another table AM)
+ *	  and forst.
+ *
+ * Contract.  The ProcessUtility hook calls forst_migrate_begin() with
+ * every ALTER TABLE statement before PostgreSQL runs it.  It returns
+ * InvalidOid when the statement changes no table to or from forst, and
+ * then did nothing.  Otherwise it has checked that the table can change
+ * (or raised an error with SQLSTATE 0A000 and a hint), locked it, switched
+ * its primary-key index to the target's index access method in the
+ * catalogs, and returns the table's OID; the hook then runs the statement
+ * and must call forst_migrate_end() however the statement ends (PG_FINALLY).
+ * Everything it does is catalog work of the current transaction: a
+ * rollback undoes it with the rest of the ALTER.
+ *
+ * While a migration to forst runs, forst_migrate_borrowed_key() gives the
+ * transient table that PostgreSQL's rewrite fills the primary key of the
+ * table being migrated, and forst_migrate_building() lets the forst_key
+ * index build accept a table that already has rows.
+ *
+ * docs/migration.md describes what users see.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_MIGRATE_H
+#define FORST_MIGRATE_H
+
+#include "nodes/parsenodes.h"
+#include "utils/relcache.h"
+
+extern Oid	forst_migrate_begin(AlterTableStmt *stmt);
+extern void forst_migrate_end(void);
+
+/* The PK index whose key a transient rewrite target uses, or InvalidOid. */
+extern Oid	forst_migrate_borrowed_key(Relation rel);
+
+/* Whether rel is the table a migration to forst is rebuilding indexes of. */
+extern bool forst_migrate_building(Relation rel);
+
+#endif							/* FORST_MIGRATE_H */
