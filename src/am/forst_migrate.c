@@ -192,6 +192,36 @@ check_not_referenced(Relation rel)
 	table_close(conrel, AccessShareLock);
 }
 
+static bool
+index_is_primary(Oid indexoid)
+{
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	bool		result;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	result = ((Form_pg_index) GETSTRUCT(tup))->indisprimary;
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/* The index of rel's primary key, deferrable or not, or InvalidOid. */
+static Oid
+primary_key_index(Relation rel)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	Oid			result = InvalidOid;
+
+	foreach(lc, indexes)
+	{
+		if (index_is_primary(lfirst_oid(lc)))
+			result = lfirst_oid(lc);
+	}
+	list_free(indexes);
+	return result;
+}
+
 /* Refuses an index other than the primary key, naming what it is. */
 static void
 refuse_other_index(Relation rel, Oid indexoid)
@@ -348,12 +378,13 @@ check_to_forst(Relation rel)
 				 errhint("Detach the partition first, or create a forst table and copy the rows.")));
 	check_not_referenced(rel);
 
-	indexes = RelationGetIndexList(rel);	/* also sets rd_pkindex */
+	/* a deferrable primary key is no rd_pkindex: look at indisprimary */
+	indexes = RelationGetIndexList(rel);
 	foreach(lc, indexes)
 	{
 		Oid			indexoid = lfirst_oid(lc);
 
-		if (indexoid == rel->rd_pkindex)
+		if (index_is_primary(indexoid))
 			check_primary_key(rel, indexoid);
 		else
 			refuse_other_index(rel, indexoid);
@@ -523,8 +554,7 @@ forst_migrate_begin(AlterTableStmt *stmt)
 		check_to_forst(rel);
 
 	/* the key switches with the table: forst_key <-> btree */
-	(void) RelationGetIndexList(rel);
-	pkindex = rel->rd_pkindex;
+	pkindex = primary_key_index(rel);
 	if (OidIsValid(pkindex))
 		switch_key_index(rel, pkindex,
 						 to_forst ? get_index_am_oid("forst_key", false) : BTREE_AM_OID);

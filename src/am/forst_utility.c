@@ -143,6 +143,16 @@ check_partition_parent(CreateStmt *stmt)
 	}
 }
 
+/* forst enforces its key when a row is written (else duplicates stay) */
+static void
+refuse_deferrable_key(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("the primary key of a forst table cannot be DEFERRABLE"),
+			 errdetail("forst checks a key when the row is written.")));
+}
+
 /* Sets forst_key on a PRIMARY KEY constraint; refuses other unique ones. */
 static void
 rewrite_constraint(Constraint *con, List **keycols)
@@ -168,6 +178,8 @@ rewrite_constraint(Constraint *con, List **keycols)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("the primary key of a forst table must use access method forst_key, not %s",
 						con->access_method)));
+	if (con->deferrable)
+		refuse_deferrable_key();
 	if (con->including != NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -182,6 +194,7 @@ rewrite_create(CreateStmt *stmt)
 {
 	List	   *keycols = NIL;
 	ListCell   *lc;
+	ConstrType	prev;
 
 	if (stmt->partspec != NULL)
 		ereport(ERROR,
@@ -203,10 +216,15 @@ rewrite_create(CreateStmt *stmt)
 		}
 		if (!IsA(elt, ColumnDef))
 			continue;
+		prev = CONSTR_NULL;
 		foreach(lc2, ((ColumnDef *) elt)->constraints)
 		{
 			Constraint *con = lfirst_node(Constraint, lc2);
 
+			/* a column's DEFERRABLE is a node after the constraint's */
+			if (con->contype == CONSTR_ATTR_DEFERRABLE && prev == CONSTR_PRIMARY)
+				refuse_deferrable_key();
+			prev = con->contype;
 			if (con->contype == CONSTR_PRIMARY)
 			{
 				rewrite_constraint(con, NULL);
