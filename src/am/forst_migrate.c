@@ -67,7 +67,8 @@
  * will be rewritten.
  *
  * A forst table leaving forst loses its TTL and watermark (its row in
- * forst.expiry): rows they expired are not visible and are not copied.
+ * forst.expiry), once the rows are copied: rows they expired are not
+ * visible and are not copied.
  *
  *-------------------------------------------------------------------------
  */
@@ -558,9 +559,6 @@ forst_migrate_begin(AlterTableStmt *stmt)
 	if (OidIsValid(pkindex))
 		switch_key_index(rel, pkindex,
 						 to_forst ? get_index_am_oid("forst_key", false) : BTREE_AM_OID);
-	if (from_forst)
-		forget_expiry(rel);
-
 	current.relid = relid;
 	current.nspid = RelationGetNamespace(rel);
 	current.to_forst = to_forst;
@@ -570,10 +568,24 @@ forst_migrate_begin(AlterTableStmt *stmt)
 }
 
 void
-forst_migrate_end(void)
+forst_migrate_end(bool done)
 {
+	Migration	m = current;
+
 	current.relid = InvalidOid;
 	current.pkindex = InvalidOid;
+
+	/*
+	 * After the copy, which saw rows as the TTL and watermark left them:
+	 * what they expired stays gone.
+	 */
+	if (done && !m.to_forst && OidIsValid(m.relid))
+	{
+		Relation	rel = table_open(m.relid, NoLock);
+
+		forget_expiry(rel);
+		table_close(rel, NoLock);
+	}
 }
 
 Oid

@@ -11,7 +11,9 @@
  * (or raised an error with SQLSTATE 0A000 and a hint), locked it, switched
  * its primary-key index to the target's index access method in the
  * catalogs, and returns the table's OID; the hook then runs the statement
- * and must call forst_migrate_end() however the statement ends (PG_FINALLY).
+ * and must call forst_migrate_end() however the statement ends: with done
+ * true after it succeeded (the last steps are taken then), false from an
+ * error handler (nothing but forgetting the migration).
  * Everything it does is catalog work of the current transaction: a
  * rollback undoes it with the rest of the ALTER.
  *
@@ -31,7 +33,7 @@
 #include "utils/relcache.h"
 
 extern Oid	forst_migrate_begin(AlterTableStmt *stmt);
-extern void forst_migrate_end(void);
+extern void forst_migrate_end(bool done);
 
 /* The PK index whose key a transient rewrite target uses, or InvalidOid. */
 extern Oid	forst_migrate_borrowed_key(Relation rel);

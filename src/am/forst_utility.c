@@ -344,11 +344,11 @@ call_next_migrating(PlannedStmt *pstmt, const char *queryString,
 	}
 	PG_CATCH();
 	{
-		forst_migrate_end();
+		forst_migrate_end(false);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	forst_migrate_end();
+	forst_migrate_end(true);
 }
 
 static void
