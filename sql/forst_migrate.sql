@@ -150,12 +150,16 @@ ALTER TABLE mig SET ACCESS METHOD heap;
 CREATE TABLE mig_rb (k int PRIMARY KEY, v text);
 INSERT INTO mig_rb SELECT g, 'v' || g FROM generate_series(1, 2000) g;
 SELECT md5(string_agg(mig_rb::text, ',' ORDER BY k)) AS rb0 FROM mig_rb \gset
+-- forst.memory().tables counts the tables with state in shared memory
+SELECT tables AS tables0 FROM forst.memory() \gset
 BEGIN;
 ALTER TABLE mig_rb SET ACCESS METHOD forst;
 SELECT count(*) FROM forst.tables WHERE "table" = 'mig_rb'::regclass;
+SELECT tables - :tables0 AS new_tables FROM forst.memory();
 ROLLBACK;
 -- no forst state is left behind
 SELECT count(*) FROM forst.tables WHERE "table" = 'mig_rb'::regclass;
+SELECT tables - :tables0 AS new_tables FROM forst.memory();
 SELECT (SELECT amname FROM pg_am WHERE oid = relam) FROM pg_class
  WHERE relname IN ('mig_rb', 'mig_rb_pkey') ORDER BY relname;
 SELECT md5(string_agg(mig_rb::text, ',' ORDER BY k)) = :'rb0' AS rows_equal FROM mig_rb;
@@ -168,10 +172,19 @@ ALTER TABLE mig_rb SET ACCESS METHOD forst;
 INSERT INTO mig_rb VALUES (2001, 'x');
 ROLLBACK TO SAVEPOINT s;
 SELECT count(*) FROM forst.tables WHERE "table" = 'mig_rb'::regclass;
+SELECT tables - :tables0 AS new_tables FROM forst.memory();
 ALTER TABLE mig_rb SET ACCESS METHOD forst;
 COMMIT;
 SELECT md5(string_agg(mig_rb::text, ',' ORDER BY k)) = :'rb0' AS rows_equal FROM mig_rb;
 SELECT count(*) FROM forst.tables WHERE "table" = 'mig_rb'::regclass;
+SELECT tables - :tables0 AS new_tables FROM forst.memory();
+-- back to heap: the forst state goes when that commits
+BEGIN;
+ALTER TABLE mig_rb SET ACCESS METHOD heap;
+SELECT tables - :tables0 AS new_tables FROM forst.memory();
+COMMIT;
+SELECT tables - :tables0 AS new_tables FROM forst.memory();
+SELECT md5(string_agg(mig_rb::text, ',' ORDER BY k)) = :'rb0' AS rows_equal FROM mig_rb;
 
 -- a table without a primary key: hidden row ids on forst
 CREATE TABLE mig_nokey (a int, b text);
@@ -262,7 +275,7 @@ CREATE TABLE mig_fdef (k int, PRIMARY KEY (k) DEFERRABLE) USING forst;
 \echo :LAST_ERROR_SQLSTATE
 -- only the owner may change the access method
 SET ROLE regress_mig_reader;
-ALTER TABLE mig_rb SET ACCESS METHOD heap;
+ALTER TABLE mig_rb SET ACCESS METHOD forst;
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 -- the refused tables are unchanged
