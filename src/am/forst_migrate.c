@@ -524,7 +524,10 @@ forst_migrate_begin(AlterTableStmt *stmt)
 
 	if (cmd == NULL || cmd->name == NULL)
 		return InvalidOid;
-	forst_am = get_table_am_oid("forst", false);
+	/* a database without the extension has no forst tables */
+	forst_am = get_table_am_oid("forst", true);
+	if (!OidIsValid(forst_am))
+		return InvalidOid;
 	target = get_table_am_oid(cmd->name, false);
 	to_forst = (target == forst_am);
 
