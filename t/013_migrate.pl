@@ -120,6 +120,15 @@ is($node->safe_psql('postgres', $sum_sql), $sum2, 'every row on heap after a cra
 is($node->safe_psql('postgres', 'SELECT tables FROM forst.memory()'),
 	'0', 'and forst state did not come back');
 
+# a database without the extension: SET ACCESS METHOD is PostgreSQL's alone
+$node->safe_psql('postgres', 'CREATE DATABASE noext');
+is($node->safe_psql('noext', q{
+CREATE TABLE a (k int PRIMARY KEY);
+CREATE ACCESS METHOD heap2 TYPE TABLE HANDLER heap_tableam_handler;
+ALTER TABLE a SET ACCESS METHOD heap2;
+SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'a'}),
+	'heap2', 'SET ACCESS METHOD in a database without forst');
+
 $standby->stop;
 $node->stop;
 done_testing();
