@@ -199,6 +199,30 @@ SELECT md5(string_agg(mig_nokey::text, ',' ORDER BY a, b)) AS nk1 FROM mig_nokey
 ALTER TABLE mig_nokey SET ACCESS METHOD heap;
 SELECT md5(string_agg(mig_nokey::text, ',' ORDER BY a, b)) = :'nk1' AS rows_equal, count(*) FROM mig_nokey;
 
+-- rows wider than a heap page: TOASTed on heap, stored whole on forst,
+-- TOASTed again back on heap (which gets a TOAST table for them)
+CREATE TABLE mig_wide (k int PRIMARY KEY, big text);
+ALTER TABLE mig_wide ALTER COLUMN big SET STORAGE EXTERNAL;
+INSERT INTO mig_wide SELECT g, (SELECT string_agg(md5(g::text || i::text), '') FROM generate_series(1, 400) i)
+  FROM generate_series(1, 30) g;
+SELECT md5(string_agg(mig_wide::text, ',' ORDER BY k)) AS wide0, min(length(big)) AS wide_len FROM mig_wide \gset
+SELECT :wide_len AS value_bytes, pg_relation_size(reltoastrelid) > 0 AS toasted FROM pg_class WHERE relname = 'mig_wide';
+ALTER TABLE mig_wide SET ACCESS METHOD forst;
+SELECT reltoastrelid = 0 AS no_toast_table FROM pg_class WHERE relname = 'mig_wide';
+SELECT md5(string_agg(mig_wide::text, ',' ORDER BY k)) = :'wide0' AS rows_equal FROM mig_wide;
+BEGIN;
+ALTER TABLE mig_wide SET ACCESS METHOD heap;
+ROLLBACK;
+SELECT reltoastrelid = 0 AS no_toast_table FROM pg_class WHERE relname = 'mig_wide';
+ALTER TABLE mig_wide SET ACCESS METHOD heap;
+SELECT pg_relation_size(reltoastrelid) > 0 AS toasted FROM pg_class WHERE relname = 'mig_wide';
+SELECT md5(string_agg(mig_wide::text, ',' ORDER BY k)) = :'wide0' AS rows_equal FROM mig_wide;
+INSERT INTO mig_wide VALUES (31, repeat('y', 100000));
+SELECT count(*), max(length(big)) FROM mig_wide;
+-- no TOAST table is left without its table
+SELECT count(*) FROM pg_class t WHERE t.relnamespace = 'pg_toast'::regnamespace AND t.relkind = 't'
+   AND NOT EXISTS (SELECT FROM pg_class o WHERE o.reltoastrelid = t.oid);
+
 -- a forst table leaving forst: rows expired by its watermark are not
 -- copied, and its TTL column and watermark go with forst
 CREATE TABLE mig_exp (k int PRIMARY KEY, ts timestamptz NOT NULL) USING forst;
@@ -285,7 +309,7 @@ SELECT relname, (SELECT amname FROM pg_am WHERE oid = relam) FROM pg_class
 \set VERBOSITY terse
 
 DROP VIEW mig_facts;
-DROP TABLE mig, mig_rb, mig_nokey, mig_exp, mig_text, mig_uniq, mig_idx, mig_excl,
+DROP TABLE mig, mig_rb, mig_nokey, mig_wide, mig_exp, mig_text, mig_uniq, mig_idx, mig_excl,
     mig_ref_child, mig_ref, mig_num, mig_def, mig_incl, mig_ff, mig_unlogged, mig_parted;
 DROP MATERIALIZED VIEW mig_mv;
 DROP TABLE mig_parent;

@@ -66,6 +66,8 @@
  * must have no other subcommand, so that these checks see the table as it
  * will be rewritten.
  *
+ * A table leaving forst gets a TOAST table first (give_toast_table).
+ *
  * A forst table leaving forst loses its TTL and watermark (its row in
  * forst.expiry), once the rows are copied: rows they expired are not
  * visible and are not copied.
@@ -93,6 +95,7 @@
 #include "catalog/pg_constraint.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_opclass.h"
+#include "catalog/toasting.h"
 #include "commands/defrem.h"
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
@@ -117,6 +120,9 @@ typedef struct Migration
 } Migration;
 
 static Migration current = {InvalidOid, InvalidOid, false, InvalidOid};
+
+/* The forst table getting a TOAST table (give_toast_table), if any. */
+static Oid	toast_for = InvalidOid;
 
 #define DROP_FIRST_HINT \
 	"Drop it first, change the access method, and re-create what forst supports; see docs/migration.md."
@@ -510,6 +516,31 @@ forget_expiry(Relation rel)
 	CacheInvalidateRelcache(rel);
 }
 
+/*
+ * A table leaving forst gets a TOAST table before the rewrite, which forst
+ * itself never uses (it stores rows whole).  PostgreSQL gives the
+ * transient table one only if the old table has one (make_new_heap): the
+ * rows of a forst table wider than a heap page would not fit, and the heap
+ * table would have no TOAST table afterwards.  The swap hands it to the
+ * transient table, whose drop removes it.
+ */
+static void
+give_toast_table(Oid relid)
+{
+	toast_for = relid;
+	PG_TRY();
+	{
+		AlterTableCreateToastTable(relid, (Datum) 0, AccessExclusiveLock);
+	}
+	PG_CATCH();
+	{
+		toast_for = InvalidOid;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	toast_for = InvalidOid;
+}
+
 Oid
 forst_migrate_begin(AlterTableStmt *stmt)
 {
@@ -562,6 +593,8 @@ forst_migrate_begin(AlterTableStmt *stmt)
 	if (OidIsValid(pkindex))
 		switch_key_index(rel, pkindex,
 						 to_forst ? get_index_am_oid("forst_key", false) : BTREE_AM_OID);
+	if (from_forst && !OidIsValid(rel->rd_rel->reltoastrelid))
+		give_toast_table(relid);
 	current.relid = relid;
 	current.nspid = RelationGetNamespace(rel);
 	current.to_forst = to_forst;
@@ -605,6 +638,12 @@ forst_migrate_borrowed_key(Relation rel)
 	if (strcmp(RelationGetRelationName(rel), name) != 0)
 		return InvalidOid;
 	return current.pkindex;
+}
+
+bool
+forst_migrate_wants_toast(Relation rel)
+{
+	return OidIsValid(toast_for) && RelationGetRelid(rel) == toast_for;
 }
 
 bool

@@ -20,7 +20,9 @@
  * While a migration to forst runs, forst_migrate_borrowed_key() gives the
  * transient table that PostgreSQL's rewrite fills the primary key of the
  * table being migrated, and forst_migrate_building() lets the forst_key
- * index build accept a table that already has rows.
+ * index build accept a table that already has rows.  While it prepares a
+ * migration away from forst, forst_migrate_wants_toast() lets the forst
+ * table get a TOAST table (see forst_migrate.c).
  *
  * docs/migration.md describes what users see.
  *
@@ -40,5 +42,8 @@ extern Oid	forst_migrate_borrowed_key(Relation rel);
 
 /* Whether rel is the table a migration to forst is rebuilding indexes of. */
 extern bool forst_migrate_building(Relation rel);
+
+/* Whether forst table rel, about to leave forst, is to get a TOAST table. */
+extern bool forst_migrate_wants_toast(Relation rel);
 
 #endif							/* FORST_MIGRATE_H */
