@@ -199,6 +199,25 @@ SELECT md5(string_agg(mig_nokey::text, ',' ORDER BY a, b)) AS nk1 FROM mig_nokey
 ALTER TABLE mig_nokey SET ACCESS METHOD heap;
 SELECT md5(string_agg(mig_nokey::text, ',' ORDER BY a, b)) = :'nk1' AS rows_equal, count(*) FROM mig_nokey;
 
+-- a table_rewrite event trigger reading the table by key during the ALTER
+-- sees it whole: the key's index matches the table until the swap
+CREATE FUNCTION mig_probe() RETURNS event_trigger LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  EXECUTE format('SELECT count(*) FROM %s WHERE k BETWEEN 1 AND 10',
+                 pg_event_trigger_table_rewrite_oid()::regclass) INTO n;
+  RAISE NOTICE 'the rewritten table has % rows with k in 1..10', n;
+END $$;
+CREATE EVENT TRIGGER mig_probe ON table_rewrite EXECUTE FUNCTION mig_probe();
+CREATE TABLE mig_ev (k int PRIMARY KEY, v text);
+INSERT INTO mig_ev SELECT g, 'v' || g FROM generate_series(1, 100) g;
+ALTER TABLE mig_ev SET ACCESS METHOD forst;
+ALTER TABLE mig_ev SET ACCESS METHOD heap;
+DROP EVENT TRIGGER mig_probe;
+DROP FUNCTION mig_probe();
+SELECT count(*) FROM mig_ev;
+
 -- rows wider than a heap page: TOASTed on heap, stored whole on forst,
 -- TOASTed again back on heap (which gets a TOAST table for them)
 CREATE TABLE mig_wide (k int PRIMARY KEY, big text);
@@ -309,7 +328,7 @@ SELECT relname, (SELECT amname FROM pg_am WHERE oid = relam) FROM pg_class
 \set VERBOSITY terse
 
 DROP VIEW mig_facts;
-DROP TABLE mig, mig_rb, mig_nokey, mig_wide, mig_exp, mig_text, mig_uniq, mig_idx, mig_excl,
+DROP TABLE mig, mig_rb, mig_nokey, mig_wide, mig_ev, mig_exp, mig_text, mig_uniq, mig_idx, mig_excl,
     mig_ref_child, mig_ref, mig_num, mig_def, mig_incl, mig_ff, mig_unlogged, mig_parted;
 DROP MATERIALIZED VIEW mig_mv;
 DROP TABLE mig_parent;

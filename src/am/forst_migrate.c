@@ -21,16 +21,20 @@
  * forst as it is:
  *
  *	1. A forst table's primary key is a forst_key index, a heap table's a
- *	   btree, and neither can be built on the other kind of table.  So
- *	   before PostgreSQL runs the statement, this file switches the primary
- *	   key's index to the target's access method in the catalogs: the
- *	   index's pg_class.relam, its pg_index.indclass (the target's default
- *	   operator class for each key column) and indoption, and its pg_depend
- *	   entries on operator classes.  The index keeps its OID and name, so
- *	   the constraint, its name and comments are untouched; the rewrite then
- *	   rebuilds it with the new access method on the new storage.  Nothing
- *	   reads the index between the switch and the rebuild: the rewrite
- *	   scans the old table sequentially.
+ *	   btree, and neither can be built on the other kind of table.  So the
+ *	   primary key's index switches to the target's access method in the
+ *	   catalogs: the index's pg_class.relam, its pg_index.indclass (the
+ *	   target's default operator class for each key column) and indoption,
+ *	   and its pg_depend entries on operator classes.  The index keeps its
+ *	   OID and name, so the constraint, its name and comments are
+ *	   untouched; the rewrite then rebuilds it with the new access method
+ *	   on the new storage.  The switch is planned (and anything that cannot
+ *	   switch refused) before PostgreSQL runs the statement, and made when
+ *	   swap_relation_files() gives the table its new storage and access
+ *	   method, which it reports through the object-access hook: before
+ *	   that, the index matches the table as it was, which anything reading
+ *	   the table during the ALTER (a table_rewrite event trigger) may use;
+ *	   after it, the table as it is.
  *
  *	2. A forst table stores each row at its key, which it takes from its
  *	   primary key index; the transient table has none and would store the
@@ -117,9 +121,14 @@ typedef struct Migration
 	Oid			nspid;
 	bool		to_forst;
 	Oid			pkindex;		/* InvalidOid: keyless table */
+	/* the primary key's index after the swap */
+	Oid			key_am;
+	int			nkeys;
+	Oid			opclasses[INDEX_MAX_KEYS];
+	bool		switched;		/* done (at the swap) */
 } Migration;
 
-static Migration current = {InvalidOid, InvalidOid, false, InvalidOid};
+static Migration current;
 
 /* The forst table getting a TOAST table (give_toast_table), if any. */
 static Oid	toast_for = InvalidOid;
@@ -400,55 +409,76 @@ check_to_forst(Relation rel)
 }
 
 /*
- * Switches the index behind rel's primary key to access method am: its
- * pg_class.relam, its operator classes (am's defaults for the column
- * types) and options in pg_index, and its dependencies on operator
- * classes.  The collations stay (checked or kept as they are).
+ * What the primary key's index becomes: access method am with its default
+ * operator class for each key column's type.  Errors here, before anything
+ * changed.
  */
 static void
-switch_key_index(Relation rel, Oid indexoid, Oid am)
+plan_key_switch(Relation rel, Oid indexoid, Oid am, Migration *m)
+{
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	Form_pg_index ind;
+	int			i;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	ind = (Form_pg_index) GETSTRUCT(tup);
+	m->key_am = am;
+	m->nkeys = ind->indnkeyatts;
+	for (i = 0; i < m->nkeys; i++)
+	{
+		AttrNumber	attnum = ind->indkey.values[i];
+		Oid			typid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
+
+		m->opclasses[i] = GetDefaultOpClass(typid, am);
+		if (!OidIsValid(m->opclasses[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("access method \"%s\" has no default operator class for type %s of key column \"%s\"",
+							get_am_name(am), format_type_be(typid),
+							NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname))));
+	}
+	ReleaseSysCache(tup);
+}
+
+/*
+ * Switches the primary key's index as m planned: its pg_class.relam, its
+ * operator classes and options in pg_index, and its dependencies on
+ * operator classes (as index_create() records them).  The collations stay.
+ *
+ * Runs inside swap_relation_files() (see forst_migrate_post_alter), which
+ * must not see a CommandCounterIncrement: reindex_relation() makes these
+ * changes visible with its own, before it rebuilds the index.
+ */
+static void
+apply_key_switch(const Migration *m)
 {
 	Relation	indrel;
 	Relation	classrel;
 	HeapTuple	tup;
 	HeapTuple	newtup;
-	Form_pg_index ind;
 	Datum		values[Natts_pg_index];
 	bool		nulls[Natts_pg_index];
 	bool		replaces[Natts_pg_index];
-	Oid			opclasses[INDEX_MAX_KEYS];
 	int16		options[INDEX_MAX_KEYS];
 	ObjectAddress myself;
 	ObjectAddresses *addrs;
-	int			nkeys;
 	int			i;
 
-	indrel = table_open(IndexRelationId, RowExclusiveLock);
-	tup = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(indexoid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for index %u", indexoid);
-	ind = (Form_pg_index) GETSTRUCT(tup);
-	nkeys = ind->indnkeyatts;
-	for (i = 0; i < nkeys; i++)
-	{
-		AttrNumber	attnum = ind->indkey.values[i];
-		Oid			typid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
-
-		opclasses[i] = GetDefaultOpClass(typid, am);
-		if (!OidIsValid(opclasses[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("access method \"%s\" has no default operator class for type %s of key column \"%s\"",
-							get_am_name(am), format_type_be(typid),
-							get_attname(RelationGetRelid(rel), attnum, false))));
+	for (i = 0; i < m->nkeys; i++)
 		options[i] = 0;
-	}
 
+	indrel = table_open(IndexRelationId, RowExclusiveLock);
+	tup = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(m->pkindex));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", m->pkindex);
 	memset(nulls, false, sizeof(nulls));
 	memset(replaces, false, sizeof(replaces));
-	values[Anum_pg_index_indclass - 1] = PointerGetDatum(buildoidvector(opclasses, nkeys));
+	values[Anum_pg_index_indclass - 1] =
+		PointerGetDatum(buildoidvector(m->opclasses, m->nkeys));
 	replaces[Anum_pg_index_indclass - 1] = true;
-	values[Anum_pg_index_indoption - 1] = PointerGetDatum(buildint2vector(options, nkeys));
+	values[Anum_pg_index_indoption - 1] =
+		PointerGetDatum(buildint2vector(options, m->nkeys));
 	replaces[Anum_pg_index_indoption - 1] = true;
 	/* forst tables cannot be clustered; a heap table starts unclustered */
 	values[Anum_pg_index_indisclustered - 1] = BoolGetDatum(false);
@@ -460,31 +490,29 @@ switch_key_index(Relation rel, Oid indexoid, Oid am)
 	table_close(indrel, RowExclusiveLock);
 
 	classrel = table_open(RelationRelationId, RowExclusiveLock);
-	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(indexoid));
+	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(m->pkindex));
 	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", indexoid);
-	((Form_pg_class) GETSTRUCT(tup))->relam = am;
+		elog(ERROR, "cache lookup failed for relation %u", m->pkindex);
+	((Form_pg_class) GETSTRUCT(tup))->relam = m->key_am;
 	CatalogTupleUpdate(classrel, &tup->t_self, tup);
 	heap_freetuple(tup);
 	table_close(classrel, RowExclusiveLock);
 
-	/* as index_create() records them */
-	deleteDependencyRecordsForClass(RelationRelationId, indexoid,
+	deleteDependencyRecordsForClass(RelationRelationId, m->pkindex,
 									OperatorClassRelationId, DEPENDENCY_NORMAL);
-	ObjectAddressSet(myself, RelationRelationId, indexoid);
+	ObjectAddressSet(myself, RelationRelationId, m->pkindex);
 	addrs = new_object_addresses();
-	for (i = 0; i < nkeys; i++)
+	for (i = 0; i < m->nkeys; i++)
 	{
 		ObjectAddress referenced;
 
-		ObjectAddressSet(referenced, OperatorClassRelationId, opclasses[i]);
+		ObjectAddressSet(referenced, OperatorClassRelationId, m->opclasses[i]);
 		add_exact_object_address(&referenced, addrs);
 	}
 	record_object_address_dependencies(&myself, addrs, DEPENDENCY_NORMAL);
 	free_object_addresses(addrs);
 
-	CacheInvalidateRelcache(rel);
-	CommandCounterIncrement();
+	CacheInvalidateRelcacheByRelid(m->relid);
 }
 
 /*
@@ -551,7 +579,7 @@ forst_migrate_begin(AlterTableStmt *stmt)
 	Relation	rel;
 	bool		from_forst;
 	bool		to_forst;
-	Oid			pkindex;
+	Migration	m;
 
 	if (cmd == NULL || cmd->name == NULL)
 		return InvalidOid;
@@ -588,18 +616,20 @@ forst_migrate_begin(AlterTableStmt *stmt)
 	if (to_forst)
 		check_to_forst(rel);
 
-	/* the key switches with the table: forst_key <-> btree */
-	pkindex = primary_key_index(rel);
-	if (OidIsValid(pkindex))
-		switch_key_index(rel, pkindex,
-						 to_forst ? get_index_am_oid("forst_key", false) : BTREE_AM_OID);
+	/* the key switches with the table, forst_key <-> btree, at the swap */
+	memset(&m, 0, sizeof(m));
+	m.relid = relid;
+	m.nspid = RelationGetNamespace(rel);
+	m.to_forst = to_forst;
+	m.pkindex = primary_key_index(rel);
+	if (OidIsValid(m.pkindex))
+		plan_key_switch(rel, m.pkindex,
+						to_forst ? get_index_am_oid("forst_key", false) : BTREE_AM_OID,
+						&m);
 	if (from_forst && !OidIsValid(rel->rd_rel->reltoastrelid))
 		give_toast_table(relid);
-	current.relid = relid;
-	current.nspid = RelationGetNamespace(rel);
-	current.to_forst = to_forst;
-	current.pkindex = pkindex;
 	table_close(rel, NoLock);	/* the lock stays until the end of the transaction */
+	current = m;
 	return relid;
 }
 
@@ -608,8 +638,12 @@ forst_migrate_end(bool done)
 {
 	Migration	m = current;
 
-	current.relid = InvalidOid;
-	current.pkindex = InvalidOid;
+	memset(&current, 0, sizeof(current));
+
+	/* PostgreSQL rewrote the table without swapping it through make_new_heap's table */
+	if (done && OidIsValid(m.pkindex) && !m.switched)
+		elog(ERROR, "forst: the primary key of table %u was not switched with its access method",
+			 m.relid);
 
 	/*
 	 * After the copy, which saw rows as the TTL and watermark left them:
@@ -624,20 +658,48 @@ forst_migrate_end(bool done)
 	}
 }
 
+/* Whether relation relid, named name in nspid, is the rewrite's transient table. */
+static bool
+is_transient(Oid relid, const char *name, Oid nspid)
+{
+	char		expected[NAMEDATALEN];
+
+	if (!OidIsValid(current.relid) || relid == current.relid ||
+		nspid != current.nspid || name == NULL)
+		return false;
+	/* make_new_heap() names it so */
+	snprintf(expected, sizeof(expected), "pg_temp_%u", current.relid);
+	return strcmp(name, expected) == 0;
+}
+
 Oid
 forst_migrate_borrowed_key(Relation rel)
 {
-	char		name[NAMEDATALEN];
-
-	if (!OidIsValid(current.relid) || !current.to_forst ||
-		RelationGetRelid(rel) == current.relid ||
-		RelationGetNamespace(rel) != current.nspid)
-		return InvalidOid;
-	/* make_new_heap() names the transient table so */
-	snprintf(name, sizeof(name), "pg_temp_%u", current.relid);
-	if (strcmp(RelationGetRelationName(rel), name) != 0)
+	if (!current.to_forst ||
+		!is_transient(RelationGetRelid(rel), RelationGetRelationName(rel),
+					  RelationGetNamespace(rel)))
 		return InvalidOid;
 	return current.pkindex;
+}
+
+/*
+ * swap_relation_files() has just given the table the transient table's
+ * storage and access method (and reports it as an alteration of both);
+ * reindex_relation() is next.  This is when the primary key's index
+ * changes access method: before, it matches the table as it was (so that
+ * anything reading the table during the ALTER, such as a table_rewrite
+ * event trigger, finds a consistent index), after, the table as it is.
+ */
+void
+forst_migrate_post_alter(Oid relid)
+{
+	if (!OidIsValid(current.relid) || current.switched ||
+		!OidIsValid(current.pkindex))
+		return;
+	if (!is_transient(relid, get_rel_name(relid), get_rel_namespace(relid)))
+		return;
+	current.switched = true;
+	apply_key_switch(&current);
 }
 
 bool

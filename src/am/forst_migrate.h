@@ -8,9 +8,11 @@
  * every ALTER TABLE statement before PostgreSQL runs it.  It returns
  * InvalidOid when the statement changes no table to or from forst, and
  * then did nothing.  Otherwise it has checked that the table can change
- * (or raised an error with SQLSTATE 0A000 and a hint), locked it, switched
- * its primary-key index to the target's index access method in the
- * catalogs, and returns the table's OID; the hook then runs the statement
+ * (or raised an error with SQLSTATE 0A000 and a hint), locked it, planned
+ * the switch of its primary-key index to the target's index access method
+ * (made when PostgreSQL swaps the table's storage, which calls
+ * forst_migrate_post_alter()), and returns the table's OID; the hook then
+ * runs the statement
  * and must call forst_migrate_end() however the statement ends: with done
  * true after it succeeded (the last steps are taken then), false from an
  * error handler (nothing but forgetting the migration).
@@ -39,6 +41,9 @@ extern void forst_migrate_end(bool done);
 
 /* The PK index whose key a transient rewrite target uses, or InvalidOid. */
 extern Oid	forst_migrate_borrowed_key(Relation rel);
+
+/* An OAT_POST_ALTER of relation relid (forst_pending.c's hook). */
+extern void forst_migrate_post_alter(Oid relid);
 
 /* Whether rel is the table a migration to forst is rebuilding indexes of. */
 extern bool forst_migrate_building(Relation rel);
