@@ -217,6 +217,24 @@ ALTER TABLE mig_ev SET ACCESS METHOD heap;
 DROP EVENT TRIGGER mig_probe;
 DROP FUNCTION mig_probe();
 SELECT count(*) FROM mig_ev;
+-- one migration at a time: not another from the event trigger of one
+CREATE TABLE mig_ev2 (k int PRIMARY KEY);
+CREATE FUNCTION mig_nest() RETURNS event_trigger LANGUAGE plpgsql AS $$
+BEGIN
+  ALTER TABLE mig_ev2 SET ACCESS METHOD forst;
+END $$;
+CREATE EVENT TRIGGER mig_nest ON table_rewrite EXECUTE FUNCTION mig_nest();
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+ALTER TABLE mig_ev SET ACCESS METHOD forst;
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY terse
+\set SHOW_CONTEXT errors
+DROP EVENT TRIGGER mig_nest;
+DROP FUNCTION mig_nest();
+SELECT relname, (SELECT amname FROM pg_am WHERE oid = relam) FROM pg_class
+ WHERE relname IN ('mig_ev', 'mig_ev2') ORDER BY relname;
+DROP TABLE mig_ev2;
 
 -- rows wider than a heap page: TOASTed on heap, stored whole on forst,
 -- TOASTed again back on heap (which gets a TOAST table for them)

@@ -80,12 +80,10 @@
  */
 #include "postgres.h"
 
-#include "access/amapi.h"
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
-#include "access/skey.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -103,7 +101,6 @@
 #include "commands/defrem.h"
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
-#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
@@ -132,9 +129,6 @@ static Migration current;
 
 /* The forst table getting a TOAST table (give_toast_table), if any. */
 static Oid	toast_for = InvalidOid;
-
-#define DROP_FIRST_HINT \
-	"Drop it first, change the access method, and re-create what forst supports; see docs/migration.md."
 
 static void
 refuse(Relation rel, const char *target, const char *what)
@@ -603,6 +597,12 @@ forst_migrate_begin(AlterTableStmt *stmt)
 		table_close(rel, NoLock);
 		return InvalidOid;
 	}
+	if (OidIsValid(current.relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" while that of table \"%s\" changes",
+						RelationGetRelationName(rel), get_rel_name(current.relid)),
+				 errhint("Change it after the other ALTER TABLE, not from its event triggers.")));
 	if (list_length(stmt->cmds) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -640,7 +640,7 @@ forst_migrate_end(bool done)
 
 	memset(&current, 0, sizeof(current));
 
-	/* PostgreSQL rewrote the table without swapping it through make_new_heap's table */
+	/* the rewrite did not swap through make_new_heap()'s transient table */
 	if (done && OidIsValid(m.pkindex) && !m.switched)
 		elog(ERROR, "forst: the primary key of table %u was not switched with its access method",
 			 m.relid);
