@@ -36,6 +36,7 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_migrate.h"
 #include "forst_cursor.h"
 #include "forst_onconflict.h"
 
@@ -83,7 +84,8 @@ fkey_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	forst_check_key_columns(RelationGetDescr(heap), index->rd_index->indnkeyatts,
 							index->rd_index->indkey.values);
 	ts = forst_table_shared(&heap->rd_node, false);
-	if (ts && forst_relation_has_rows(heap))
+	/* a table migrating to forst has rows written under this very key */
+	if (ts && !forst_migrate_building(heap) && forst_relation_has_rows(heap))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot add a primary key to forst table \"%s\" because it has rows",

@@ -25,6 +25,7 @@
 #include "utils/relcache.h"
 
 #include "forst_am.h"
+#include "forst_migrate.h"
 #include "forst_wal.h"
 
 typedef struct PendingDrop
@@ -141,6 +142,9 @@ forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 {
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
+	/* ALTER TABLE ... SET ACCESS METHOD swapping a table's storage */
+	if (access == OAT_POST_ALTER && classId == RelationRelationId && subId == 0)
+		forst_migrate_post_alter(objectId);
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0)
 	{
 		Relation	rel = RelationIdGetRelation(objectId);

@@ -22,6 +22,7 @@
 #include "utils/relcache.h"
 
 #include "forst_am.h"
+#include "forst_migrate.h"
 #include "forst_store.h"
 
 static HTAB *relinfo_cache = NULL;
@@ -63,6 +64,9 @@ relinfo_build(ForstRelInfo *info, Relation rel)
 
 	(void) RelationGetIndexList(rel);	/* computes rd_pkindex */
 	pk = rel->rd_pkindex;
+	/* the transient table of a migration to forst: the migrated table's key */
+	if (!OidIsValid(pk))
+		pk = forst_migrate_borrowed_key(rel);
 	if (OidIsValid(pk))
 	{
 		Relation	idx = index_open(pk, AccessShareLock);

@@ -21,6 +21,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "catalog/pg_am.h"
 #include "catalog/storage.h"
 #include "commands/defrem.h"
 #include "commands/vacuum.h"
@@ -41,6 +42,7 @@
 #include "forst_cursor.h"
 #include "forst_store.h"
 #include "forst_onconflict.h"
+#include "forst_migrate.h"
 
 PG_FUNCTION_INFO_V1(forst_tableam_handler);
 
@@ -578,7 +580,15 @@ forst_relation_size(Relation rel, ForkNumber forkNumber)
 static bool
 forst_relation_needs_toast_table(Relation rel)
 {
-	return false;
+	/* rows are stored whole; but see forst_migrate_wants_toast() */
+	return forst_migrate_wants_toast(rel);
+}
+
+/* ... and that TOAST table, which forst itself never uses, is a heap */
+static Oid
+forst_relation_toast_am(Relation rel)
+{
+	return HEAP_TABLE_AM_OID;
 }
 
 static void
@@ -688,6 +698,7 @@ static const TableAmRoutine forst_methods = {
 
 	.relation_size = forst_relation_size,
 	.relation_needs_toast_table = forst_relation_needs_toast_table,
+	.relation_toast_am = forst_relation_toast_am,
 
 	.relation_estimate_size = forst_relation_estimate_size,
 

@@ -12,7 +12,8 @@
  * statement says otherwise (forst keys compare bytes; another collation is
  * refused when the key is built).  What forst cannot honour is refused
  * here with a clear error: other unique constraints, and indexes of any
- * other kind.
+ * other kind.  ALTER TABLE ... SET ACCESS METHOD to or from forst is
+ * forst_migrate.c's.
  *
  *-------------------------------------------------------------------------
  */
@@ -36,6 +37,7 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_migrate.h"
 
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
@@ -141,6 +143,16 @@ check_partition_parent(CreateStmt *stmt)
 	}
 }
 
+/* forst enforces its key when a row is written (else duplicates stay) */
+static void
+refuse_deferrable_key(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("the primary key of a forst table cannot be DEFERRABLE"),
+			 errdetail("forst checks a key when the row is written.")));
+}
+
 /* Sets forst_key on a PRIMARY KEY constraint; refuses other unique ones. */
 static void
 rewrite_constraint(Constraint *con, List **keycols)
@@ -166,6 +178,8 @@ rewrite_constraint(Constraint *con, List **keycols)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("the primary key of a forst table must use access method forst_key, not %s",
 						con->access_method)));
+	if (con->deferrable)
+		refuse_deferrable_key();
 	if (con->including != NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -180,6 +194,7 @@ rewrite_create(CreateStmt *stmt)
 {
 	List	   *keycols = NIL;
 	ListCell   *lc;
+	ConstrType	prev;
 
 	if (stmt->partspec != NULL)
 		ereport(ERROR,
@@ -201,10 +216,15 @@ rewrite_create(CreateStmt *stmt)
 		}
 		if (!IsA(elt, ColumnDef))
 			continue;
+		prev = CONSTR_NULL;
 		foreach(lc2, ((ColumnDef *) elt)->constraints)
 		{
 			Constraint *con = lfirst_node(Constraint, lc2);
 
+			/* a column's DEFERRABLE is a node after the constraint's */
+			if (con->contype == CONSTR_ATTR_DEFERRABLE && prev == CONSTR_PRIMARY)
+				refuse_deferrable_key();
+			prev = con->contype;
 			if (con->contype == CONSTR_PRIMARY)
 			{
 				rewrite_constraint(con, NULL);
@@ -280,11 +300,6 @@ rewrite_alter(AlterTableStmt *stmt)
 
 		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
 			check_foreign_key((Constraint *) cmd->def, NULL);
-		else if (cmd->subtype == AT_SetAccessMethod && is_forst_am_name(cmd->name))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("changing a table's access method to forst is not supported yet"),
-					 errhint("Create a forst table and copy the rows: CREATE TABLE ... USING forst, then INSERT INTO ... SELECT.")));
 	}
 	if (!rangevar_is_forst(stmt->relation))
 		return;
@@ -294,17 +309,46 @@ rewrite_alter(AlterTableStmt *stmt)
 
 		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
 			rewrite_constraint((Constraint *) cmd->def, NULL);
-		else if (cmd->subtype == AT_SetAccessMethod)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("changing the access method of a forst table is not supported yet"),
-					 errhint("Create a table with the other access method and copy the rows: INSERT INTO ... SELECT.")));
 		else if (cmd->subtype == AT_ClusterOn)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("CLUSTER is not supported on forst tables"),
 					 errhint("forst tables are kept in key order and compacted in the background.")));
 	}
+}
+
+static void
+call_next(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+		  ProcessUtilityContext context, ParamListInfo params,
+		  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+							queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+/* An ALTER TABLE that forst_migrate_begin() prepared: it must end it. */
+static void
+call_next_migrating(PlannedStmt *pstmt, const char *queryString,
+					bool readOnlyTree, ProcessUtilityContext context,
+					ParamListInfo params, QueryEnvironment *queryEnv,
+					DestReceiver *dest, QueryCompletion *qc)
+{
+	PG_TRY();
+	{
+		call_next(pstmt, queryString, readOnlyTree, context, params,
+				  queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		forst_migrate_end(false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	forst_migrate_end(true);
 }
 
 static void
@@ -316,6 +360,7 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	Node	   *parsetree = pstmt->utilityStmt;
 	bool		rewrite = false;
 	Oid			dropped_db = InvalidOid;
+	Oid			migrating = InvalidOid;
 
 	if (IsA(parsetree, CreateStmt))
 	{
@@ -344,7 +389,10 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		if (IsA(parsetree, CreateStmt))
 			rewrite_create((CreateStmt *) parsetree);
 		else if (IsA(parsetree, AlterTableStmt))
+		{
 			rewrite_alter((AlterTableStmt *) parsetree);
+			migrating = forst_migrate_begin((AlterTableStmt *) parsetree);
+		}
 		else
 			check_index_stmt((IndexStmt *) parsetree);
 	}
@@ -353,12 +401,12 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	if (IsA(parsetree, DropdbStmt) && forst_preloaded)
 		dropped_db = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
 
-	if (prev_ProcessUtility)
-		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+	if (OidIsValid(migrating))
+		call_next_migrating(pstmt, queryString, readOnlyTree, context, params,
 							queryEnv, dest, qc);
 	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+		call_next(pstmt, queryString, readOnlyTree, context, params,
+				  queryEnv, dest, qc);
 
 	if (OidIsValid(dropped_db))
 		forst_drop_database_at_commit(dropped_db);

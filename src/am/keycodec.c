@@ -350,8 +350,8 @@ errhint_key_type(Oid basetypid)
 }
 
 /* Whether a collation orders strings as memcmp does, on every server. */
-static bool
-collation_is_bytewise(Oid collid)
+bool
+forst_collation_is_bytewise(Oid collid)
 {
 	if (collid == C_COLLATION_OID || collid == POSIX_COLLATION_OID)
 		return true;
@@ -399,7 +399,7 @@ forst_check_key_columns(TupleDesc tupdesc, int nkeys, const AttrNumber *attnums)
 					 errhint_key_type(basetypid)));
 
 		if (OidIsValid(att->attcollation) &&
-			!collation_is_bytewise(att->attcollation))
+			!forst_collation_is_bytewise(att->attcollation))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("forst: primary key column \"%s\" has collation \"%s\", which forst cannot use in a key",

@@ -85,6 +85,7 @@ extern bool forst_key_type_supported(Oid typid);
 extern void forst_check_key_columns(TupleDesc tupdesc, int nkeys,
 									const AttrNumber *attnums);
 extern void forst_check_max_key_groups(int max_key_groups);
+extern bool forst_collation_is_bytewise(Oid collid);
 
 /* Codec */
 extern ForstKeyCodec *forst_keycodec_create(TupleDesc tupdesc, int nkeys,
