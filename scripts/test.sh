@@ -15,7 +15,8 @@
 #            PostgreSQL with forst.remote_dir on it: the DML regress suite
 #            and the crash tests (t/002, t/007) with 1 MB memtables,
 #            t/s3/*.pl (settings, errors, cancel, faults injected by
-#            scripts/s3-fault-proxy.py), and the objects forst wrote,
+#            scripts/s3-fault-proxy.py, an outage under load of
+#            FORST_S3_OUTAGE_SECONDS, default 300), and the objects forst wrote,
 #            downloaded with the aws CLI, checked by build/forst-sst-verify.
 #            Ceph RGW by default (scripts/rgw.sh, ~20 s to start), or
 #            s3rver with FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
