@@ -7,6 +7,7 @@
 #   make fuzz            libFuzzer targets, a short bounded run each
 #   make bench-engine    the stand-alone engine benchmark (bench/engine)
 #   make bench-cache     the disk cache benchmark (bench/cache)
+#   make bench-s3-upload upload throughput to S3 (bench/s3_upload.sh)
 #   make installcheck    pg_regress + TAP tests against a running server
 #   scripts/test.sh      everything, as CI runs it (README's test command)
 
@@ -104,6 +105,12 @@ $(BUILD)/bench_cache: bench/cache.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/st
 
 bench-cache: $(BUILD)/bench_cache
 
+$(BUILD)/bench_s3_upload: bench/s3_upload.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
+	@mkdir -p $(BUILD)
+	$(CC) -std=gnu99 -O2 -g $(WARN_FLAGS) $(SA_CPPFLAGS) -o $@ bench/s3_upload.c $(ENGINE_SRCS) $(SA_LIBS)
+
+bench-s3-upload: $(BUILD)/bench_s3_upload
+
 # forst-sst-verify: checks a downloaded copy of forst's objects (manifests,
 # SST block checksums, files named by manifests); used by the s3 test step.
 $(BUILD)/forst-sst-verify: tools/sst_verify.c $(ENGINE_SRCS) $(wildcard src/lsm/*.h src/store/*.h)
@@ -128,7 +135,7 @@ print-isolation-opts:
 print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)
 
-.PHONY: unit fuzz bench-engine bench-cache sst-verify print-regress print-regress-opts print-fuzz-targets \
+.PHONY: unit fuzz bench-engine bench-cache bench-s3-upload sst-verify print-regress print-regress-opts print-fuzz-targets \
 	print-isolation print-isolation-opts
 EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out output_iso
 

@@ -9,7 +9,10 @@
 #   all cached   a cache larger than the table, filled by a full scan first
 #
 #   bench/cache_server.sh [--rows N] [--seconds S] [--clients C] [--zipf Z]
+#                         [--scan N]
 #
+# --scan N adds a scan workload to each configuration: range scans of N
+# rows from a Zipf-chosen key (SELECT ... WHERE k BETWEEN :k AND :k+N-1).
 # Defaults: 300,000 rows of ~270 bytes (incompressible), 20 s per run, 2
 # clients, Zipf exponent 1.1.  forst.block_cache_size is at its minimum
 # (256 kB per backend) so that reads reach the disk cache.  The store is
@@ -29,12 +32,14 @@ rows=300000
 seconds=20
 clients=2
 zipf=1.1
+scan=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--rows) rows=$2; shift ;;
 		--seconds) seconds=$2; shift ;;
 		--clients) clients=$2; shift ;;
 		--zipf) zipf=$2; shift ;;
+		--scan) scan=$2; shift ;;
 		-h | --help) forst_usage "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) forst_usage "${BASH_SOURCE[0]}" >&2; exit 2 ;;
 	esac
@@ -91,24 +96,35 @@ cat >"$work/read.sql" <<EOF
 \\set k random_zipfian(1, $rows, $zipf)
 SELECT length(v) FROM f WHERE k = :k;
 EOF
-! is_root || chown "$FORST_TEST_USER:" "$work/read.sql"
+cat >"$work/scan.sql" <<EOF
+\\set k random_zipfian(1, $rows, $zipf)
+SELECT count(*), sum(length(v)) FROM f WHERE k BETWEEN :k AND :k + $scan - 1;
+EOF
+! is_root || chown "$FORST_TEST_USER:" "$work/read.sql" "$work/scan.sql"
 
-# run NAME: one pgbench run; prints a table row
-run()
+# run1 NAME SCRIPT: one pgbench run; prints a table row
+run1()
 {
 	local name=$1 out tps hits misses
 	sql "SELECT forst.stats_reset()" >/dev/null
 	out=$(pg pgbench -n -h "$work" -p "$port" -c "$clients" -j "$clients" -T "$seconds" \
-		-M prepared -f "$work/read.sql" postgres 2>&1)
+		-M prepared -f "$2" postgres 2>&1)
 	tps=$(printf '%s\n' "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
 	IFS='|' read -r hits misses fetched < <(sql "SELECT coalesce(cache_hits, 0), coalesce(cache_misses, 0), store_bytes_read FROM forst.stats")
 	printf '| %s | %s | %s | %s | %s |\n' "$name" "$tps" "$hits" "$misses" "$fetched"
 }
 
+# run NAME: the point reads, then (--scan) the scans, of one configuration
+run()
+{
+	run1 "$1" "$work/read.sql"
+	[ "$scan" -eq 0 ] || run1 "$1, scans of $scan" "$work/scan.sql"
+}
+
 echo
 echo "rows $rows, SST bytes $sst_bytes, Zipf $zipf, $clients clients, ${seconds}s per run"
 echo
-echo '| run | reads/s | disk cache hits | misses | store bytes read |'
+echo '| run | reads/s (scans/s) | disk cache hits | misses | store bytes read |'
 echo '|---|---|---|---|---|'
 run "no cache"
 stop

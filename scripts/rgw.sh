@@ -13,7 +13,9 @@
 #
 # Needs: apt-get install --no-install-recommends ceph-mon ceph-osd radosgw
 # Everything (configuration, monitor store, sockets, logs) lives in DIR;
-# objects live in the OSD's memory (memstore, 1 GiB).  Ports: PORT (S3),
+# objects live in the OSD's memory (memstore, RGW_MEMSTORE_BYTES, default
+# 1 GiB; RGW frees deleted objects' data only at its garbage collection,
+# hours later, so benchmarks that upload much ask for more).  Ports: PORT (S3),
 # PORT+1 (monitor), PORT+2 .. PORT+40 (OSD).  Runs as root or as any user.
 # Settings (environment): S3_BUCKET (forst-test), RGW_ACCESS_KEY and
 # RGW_SECRET_KEY (fixed test credentials, not secrets).
@@ -137,7 +139,7 @@ mon data = $dir/mon/\$id
 [osd]
 osd data = $dir/osd/\$id
 osd objectstore = memstore
-memstore device bytes = 1073741824
+memstore device bytes = ${RGW_MEMSTORE_BYTES:-1073741824}
 # placed by hand below; the automatic updates at start were refused
 # with "wrong fsid" here
 osd class update on start = false

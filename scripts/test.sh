@@ -17,7 +17,9 @@
 #            servers sharing the bucket (t/013: restore, clone, split,
 #            merge, claim, gc checked with the aws CLI),
 #            t/s3/*.pl (settings, errors, cancel, faults injected by
-#            scripts/s3-fault-proxy.py), and the objects forst wrote,
+#            scripts/s3-fault-proxy.py, an outage under load of
+#            FORST_S3_OUTAGE_SECONDS, default 300, --quick 60), and the
+#            objects forst wrote,
 #            downloaded with the aws CLI, checked by build/forst-sst-verify.
 #            Ceph RGW by default (scripts/rgw.sh, ~20 s to start), or
 #            s3rver with FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
@@ -57,6 +59,10 @@ case "$only" in
 esac
 if [ -z "${FUZZ_SECONDS:-}" ]; then
 	if [ "$quick" -eq 1 ]; then FUZZ_SECONDS=5; else FUZZ_SECONDS=20; fi
+fi
+# t/s3/030's outage: 300 s (the issue's five minutes), 60 s with --quick
+if [ -z "${FORST_S3_OUTAGE_SECONDS:-}" ] && [ "$quick" -eq 1 ]; then
+	export FORST_S3_OUTAGE_SECONDS=60
 fi
 
 wants() { [ -z "$only" ] || [ "$only" = "$1" ]; }

@@ -604,6 +604,8 @@ forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
 			rc = fst_objstore_put_if_absent(forst_objstore(), okey, enc.data,
 											enc.len, &err);
 		}
+		if (rc == FST_OK)
+			forst_cache_admit(okey, enc.data, enc.len);
 		fst_buf_free(&enc);
 		if (rc == FST_OK)
 		{
@@ -737,6 +739,21 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 
 	forst_manifest_object_key(rnode, version, okey, sizeof(okey));
 	fst_buf_init(&buf);
+
+	/*
+	 * Manifests are immutable: the local disk cache keeps a copy, so that
+	 * new backends open tables without the store (an outage) and without a
+	 * request each.
+	 */
+	e = hash_search(manifest_cache, &key, HASH_ENTER, &found);
+	if (forst_disk_cache() != NULL &&
+		fst_diskcache_get(forst_disk_cache(), okey, &buf, &err) == FST_OK &&
+		fst_manifest_decode(buf.data, buf.len, &e->manifest, &err) == FST_OK)
+	{
+		fst_buf_free(&buf);
+		return &e->manifest;
+	}
+	hash_search(manifest_cache, &key, HASH_REMOVE, NULL);
 	rc = fst_objstore_get(forst_objstore(), okey, &buf, &err);
 	if (rc != FST_OK)
 	{
@@ -745,6 +762,8 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 	}
 	e = hash_search(manifest_cache, &key, HASH_ENTER, &found);
 	rc = fst_manifest_decode(buf.data, buf.len, &e->manifest, &err);
+	if (rc == FST_OK)
+		forst_cache_admit(okey, buf.data, buf.len);
 	fst_buf_free(&buf);
 	if (rc == FST_OK &&
 		!forst_vis_parse(e->manifest.schema, e->manifest.schema_len, &e->vis))

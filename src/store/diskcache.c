@@ -9,9 +9,12 @@
  *-------------------------------------------------------------------------
  */
 #include "dc_internal.h"
+#include "coding.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -294,6 +297,77 @@ fst_range_source_cached(FstDiskCache *cache, FstRangeSource *origin,
 							 Min(s->chunk_size, object_size)) > cache->idx->capacity;
 	*out = &s->base;
 	return FST_OK;
+}
+
+/* ---- whole objects ------------------------------------------------------ */
+
+/* The origin of fst_diskcache_get: there is none, a miss is a miss. */
+static FstCode
+no_origin_read(FstRangeSource *src, uint64 offset, size_t len, char *buf,
+			   FstError *err)
+{
+	return fst_error(err, FST_NOT_FOUND, "not in the disk cache");
+}
+
+static void
+no_origin_close(FstRangeSource *src)
+{
+	fst_free(src);
+}
+
+FstCode
+fst_diskcache_get(FstDiskCache *cache, const char *key, FstBuf *out,
+				  FstError *err)
+{
+	size_t		keylen = key ? strlen(key) : 0;
+	char		path[DC_PATH_MAX];
+	char		h[DC_HDR];
+	FstRangeSource *origin;
+	FstRangeSource *src;
+	uint64		size;
+	int			fd;
+	ssize_t		n;
+	FstCode		rc;
+
+	if (keylen == 0 || keylen > DC_KEY_MAX)
+		return fst_error(err, FST_INVALID_ARGUMENT, "cannot look up: bad key");
+	/* the object's size, from its first chunk's header (checked below) */
+	dc_path(cache, dc_hash_key(key, keylen), 0, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fst_error(err, FST_NOT_FOUND, "\"%s\" is not in the disk cache", key);
+	n = dc_pread_all(fd, h, sizeof(h), 0);
+	close(fd);
+	size = n == DC_HDR ? fst_get_fixed64(h + 16) : 0;
+	if (size == 0 || size > SIZE_MAX / 2)
+		return fst_error(err, FST_NOT_FOUND, "\"%s\" is not in the disk cache", key);
+
+	origin = fst_calloc(1, sizeof(FstRangeSource));
+	if (origin == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	origin->size = size;
+	origin->read = no_origin_read;
+	origin->close = no_origin_close;
+	rc = fst_range_source_cached(cache, origin, key, size, &src, err);
+	if (rc != FST_OK)
+	{
+		fst_range_close(origin);
+		return rc;
+	}
+	fst_buf_reset(out);
+	if (!fst_buf_reserve(out, (size_t) size))
+		rc = fst_error(err, FST_NO_MEMORY, "out of memory");
+	else
+	{
+		/* every chunk is read and verified; any miss fails the origin */
+		rc = fst_range_read(src, 0, (size_t) size, out->data, err);
+		if (rc == FST_OK)
+			out->len = (size_t) size;
+	}
+	fst_range_close(src);
+	if (rc != FST_OK && rc != FST_NO_MEMORY)
+		rc = fst_error(err, FST_NOT_FOUND, "\"%s\" is not in the disk cache", key);
+	return rc;
 }
 
 /* ---- admission and eviction by key -------------------------------------- */

@@ -234,6 +234,16 @@ extern FstCode fst_diskcache_admit(FstDiskCache *cache, const char *key,
 								   FstError *err);
 
 /*
+ * Whole-object read from the cache alone (no origin): small immutable
+ * objects such as manifests, admitted with fst_diskcache_admit.  Reads and
+ * verifies every chunk of key into out (replacing its contents); FST_OK if
+ * all were cached, FST_NOT_FOUND if any is missing or corrupt (a corrupt
+ * entry is deleted), and then the caller reads the store.
+ */
+extern FstCode fst_diskcache_get(FstDiskCache *cache, const char *key,
+								 FstBuf *out, FstError *err);
+
+/*
  * Delete every cached chunk of key (the object was deleted), including
  * those other processes wrote.
  */

@@ -164,8 +164,7 @@ put_single(S3Store *s, const char *key, const char *full, const void *data,
 	FstCode		code;
 
 	s3_describe(what, sizeof(what), if_absent ? "PUT (if absent)" : "PUT", key);
-	fst_md5_base64(data, len, md5b64);
-	fst_md5_hex(data, len, md5hex);
+	fst_md5_base64_hex(data, len, md5b64, md5hex);
 	h[nh++] = (FstSigV4Pair) {"Content-Type", "application/octet-stream"};
 	h[nh++] = (FstSigV4Pair) {"Content-MD5", md5b64};
 	if (if_absent)

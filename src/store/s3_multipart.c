@@ -111,8 +111,7 @@ s3_put_multipart(S3Store *s, const char *key, const char *full,
 		snprintf(partno, sizeof(partno), "%d", i + 1);
 		q[0] = (FstSigV4Pair) {"partNumber", partno};
 		q[1] = (FstSigV4Pair) {"uploadId", upload_id};
-		fst_md5_base64(data + off, n, md5b64);
-		fst_md5_hex(data + off, n, md5hex);
+		fst_md5_base64_hex(data + off, n, md5b64, md5hex);
 		s3_describe(what, sizeof(what), "UploadPart", key);
 		req.method = "PUT";
 		req.key = full;

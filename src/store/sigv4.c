@@ -74,6 +74,16 @@ fst_md5_base64(const void *data, size_t len, char *out)
 }
 
 void
+fst_md5_base64_hex(const void *data, size_t len, char *b64, char *hex)
+{
+	uint8		md[16];
+
+	digest(EVP_md5(), data, len, md);
+	EVP_EncodeBlock((unsigned char *) b64, md, sizeof(md));
+	hex_encode(md, sizeof(md), hex);
+}
+
+void
 fst_sigv4_amz_date(int64 t, char *out)
 {
 	time_t		tt = (time_t) t;

@@ -72,6 +72,13 @@ extern void fst_md5_base64(const void *data, size_t len, char *out);
 /* Lower-case hex MD5 of data into out[33] (an S3 single-part ETag). */
 extern void fst_md5_hex(const void *data, size_t len, char *out);
 
+/*
+ * Both of the above from one MD5 pass (uploads need the header and the
+ * expected ETag; hashing an 8 MB body twice cost a quarter of a PUT).
+ */
+extern void fst_md5_base64_hex(const void *data, size_t len, char *b64,
+							   char *hex);
+
 /* "YYYYMMDDTHHMMSSZ" of t (UTC) into out[FST_AMZ_DATE_LEN + 1]. */
 extern void fst_sigv4_amz_date(int64 t, char *out);
 

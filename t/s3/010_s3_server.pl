@@ -38,6 +38,9 @@ forst.remote_dir = 's3://$bucket/$prefix'
 forst.memtable_size = '1MB'
 forst.memtable_memory = '4MB'
 forst.s3_max_retries = 2
+# every read goes to S3: the disk cache would serve SST blocks and
+# manifests without it, and the errors below would not happen
+forst.cache_size = 0
 });
 $node->start;
 

@@ -635,6 +635,63 @@ FST_TEST(diskcache_admit_and_evict_key)
 	fst_free(b);
 }
 
+/* fst_diskcache_get: whole objects from the cache alone, or NOT_FOUND. */
+FST_TEST(diskcache_get_whole_object)
+{
+	char		dir[600];
+	char		path[1500];
+	FstError	err;
+	uint32		chunk = 16 * KiB;
+	size_t		len = 3 * chunk + 5;
+	char	   *a = dc_data(len, 9);
+	char	   *small = dc_data(100, 10);
+	FstDiskCache *c;
+	FstDiskCacheStats st;
+	FstBuf		out;
+	int			how;
+
+	dc_dir("get", dir, sizeof(dir));
+	c = dc_open(dir, 1024 * KiB, chunk, &err);
+	CHECK_MSG(c != NULL, "open: %s", err.msg);
+	fst_buf_init(&out);
+	CHECK(fst_diskcache_get(c, "t/m/1", &out, &err) == FST_NOT_FOUND);
+	CHECK(fst_diskcache_get(c, "", &out, &err) == FST_INVALID_ARGUMENT);
+
+	CHECK_OK(fst_diskcache_admit(c, "t/m/1", a, len, &err), &err);
+	CHECK_OK(fst_diskcache_admit(c, "t/m/2", small, 100, &err), &err);
+	CHECK_OK(fst_diskcache_get(c, "t/m/1", &out, &err), &err);
+	CHECK(out.len == len && memcmp(out.data, a, len) == 0);
+	CHECK_OK(fst_diskcache_get(c, "t/m/2", &out, &err), &err);
+	CHECK(out.len == 100 && memcmp(out.data, small, 100) == 0);
+	fst_diskcache_stats(c, &st);
+	CHECK_EQ_INT(st.hits, 5);
+	CHECK_EQ_INT(st.misses, 0);
+
+	/* a missing chunk (evicted) or a damaged one is a miss, never data */
+	fst_diskcache_entry_path(c, "t/m/1", 1, path, sizeof(path));
+	CHECK(unlink(path) == 0);
+	CHECK(fst_diskcache_get(c, "t/m/1", &out, &err) == FST_NOT_FOUND);
+	for (how = 0; how < 3; how++)
+	{
+		CHECK_OK(fst_diskcache_admit(c, "t/m/1", a, len, &err), &err);
+		CHECK_OK(fst_diskcache_get(c, "t/m/1", &out, &err), &err);
+		fst_diskcache_entry_path(c, "t/m/1", how == 2 ? 0 : 2, path, sizeof(path));
+		corrupt_file(path, how);
+		CHECK(fst_diskcache_get(c, "t/m/1", &out, &err) == FST_NOT_FOUND);
+	}
+	fst_diskcache_stats(c, &st);
+	CHECK(st.corrupt_entries >= 2);
+	/* re-admitted, it is whole again */
+	CHECK_OK(fst_diskcache_admit(c, "t/m/1", a, len, &err), &err);
+	CHECK_OK(fst_diskcache_get(c, "t/m/1", &out, &err), &err);
+	CHECK(out.len == len && memcmp(out.data, a, len) == 0);
+
+	fst_buf_free(&out);
+	fst_diskcache_close(c);
+	fst_free(a);
+	fst_free(small);
+}
+
 /* A child: open the shared cache, random reads, verify. 0 = all correct. */
 static int
 fork_child(const char *dir, const char *data, size_t len, uint64 seed)

@@ -346,6 +346,11 @@ FST_TEST(sigv4_digests)
 	CHECK(strcmp(hex, "900150983cd24fb0d6963f7d28e17f72") == 0);
 	fst_md5_base64("abc", 3, b64);
 	CHECK(strcmp(b64, "kAFQmDzST7DWlj99KOF/cg==") == 0);
+	memset(b64, 0, sizeof(b64));
+	memset(hex, 0, sizeof(hex));
+	fst_md5_base64_hex("abc", 3, b64, hex);
+	CHECK(strcmp(hex, "900150983cd24fb0d6963f7d28e17f72") == 0);
+	CHECK(strcmp(b64, "kAFQmDzST7DWlj99KOF/cg==") == 0);
 	fst_sha256_hex("", 0, sha);
 	CHECK(strcmp(sha, FST_SHA256_EMPTY) == 0);
 	fst_sigv4_amz_date(1369353600, date);	/* 2013-05-24 00:00:00 UTC */
