@@ -718,6 +718,7 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 	FstBuf		buf;
 	FstError	err;
 	FstCode		rc;
+	bool		from_store = false;
 
 	if (manifest_cache == NULL)
 	{
@@ -745,24 +746,23 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 	 * new backends open tables without the store (an outage) and without a
 	 * request each.
 	 */
-	e = hash_search(manifest_cache, &key, HASH_ENTER, &found);
 	if (forst_disk_cache() != NULL &&
-		fst_diskcache_get(forst_disk_cache(), okey, &buf, &err) == FST_OK &&
-		fst_manifest_decode(buf.data, buf.len, &e->manifest, &err) == FST_OK)
+		fst_diskcache_get(forst_disk_cache(), okey, &buf, &err) == FST_OK)
+		rc = FST_OK;
+	else
 	{
-		fst_buf_free(&buf);
-		return &e->manifest;
-	}
-	hash_search(manifest_cache, &key, HASH_REMOVE, NULL);
-	rc = fst_objstore_get(forst_objstore(), okey, &buf, &err);
-	if (rc != FST_OK)
-	{
-		fst_buf_free(&buf);
-		forst_report(rc, &err, psprintf("reading manifest \"%s\"", okey));
+		fst_buf_reset(&buf);
+		rc = fst_objstore_get(forst_objstore(), okey, &buf, &err);
+		if (rc != FST_OK)
+		{
+			fst_buf_free(&buf);
+			forst_report(rc, &err, psprintf("reading manifest \"%s\"", okey));
+		}
+		from_store = true;
 	}
 	e = hash_search(manifest_cache, &key, HASH_ENTER, &found);
 	rc = fst_manifest_decode(buf.data, buf.len, &e->manifest, &err);
-	if (rc == FST_OK)
+	if (rc == FST_OK && from_store)
 		forst_cache_admit(okey, buf.data, buf.len);
 	fst_buf_free(&buf);
 	if (rc == FST_OK &&
