@@ -72,6 +72,7 @@ typedef struct ForstCkptShared
 {
 	LWLock	   *lock;
 	int			running_pid;	/* 0: none */
+	int			cuts_pending;	/* checkpoints between snapshot and manifests */
 	uint64		next_id;		/* 0: not known yet (list the store) */
 	uint64		attempts;
 	int			next_slot;
@@ -144,6 +145,60 @@ static char *
 checkpoint_key(const char *cluster, uint64 id)
 {
 	return psprintf("%s/checkpoints/%020" INT64_MODIFIER "u", cluster, id);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The compaction gate                                                     */
+
+/*
+ * Between a checkpoint's snapshot and its reading of the manifests, no
+ * compaction may start: one that started later would expire rows by a TTL
+ * or watermark newer than the snapshot (expiry is not MVCC: it hides rows
+ * at once), and the manifest the checkpoint records would lack rows its
+ * snapshot sees.  A compaction computes its expiry rule inside the gate,
+ * so it either did so before the snapshot (its rule expires nothing the
+ * snapshot sees live) or does not start.  Version drops need no gate: they
+ * keep what any snapshot still running -- the checkpoint's -- can see.
+ */
+bool
+forst_checkpoint_gate_enter(void)
+{
+	if (forst_ckpt == NULL)
+		return true;
+	LWLockAcquire(forst_ckpt->lock, LW_SHARED);
+	if (forst_ckpt->cuts_pending > 0)
+	{
+		LWLockRelease(forst_ckpt->lock);
+		return false;
+	}
+	return true;
+}
+
+void
+forst_checkpoint_gate_leave(void)
+{
+	if (forst_ckpt != NULL)
+		LWLockRelease(forst_ckpt->lock);
+}
+
+static void
+cut_begin(bool *open)
+{
+	LWLockAcquire(forst_ckpt->lock, LW_EXCLUSIVE);
+	forst_ckpt->cuts_pending++;
+	LWLockRelease(forst_ckpt->lock);
+	*open = true;
+}
+
+static void
+cut_end(bool *open)
+{
+	if (!*open)
+		return;
+	LWLockAcquire(forst_ckpt->lock, LW_EXCLUSIVE);
+	forst_ckpt->cuts_pending--;
+	LWLockRelease(forst_ckpt->lock);
+	*open = false;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -616,6 +671,8 @@ next_checkpoint_id(void)
 	return id;
 }
 
+static bool cut_open = false;
+
 static uint64
 checkpoint_body(int slot, StringInfo json)
 {
@@ -653,6 +710,7 @@ checkpoint_body(int slot, StringInfo json)
 	LWLockRelease(forst_ckpt->lock);
 
 	/* the cut: every transaction S sees logged its entries before lsn */
+	cut_begin(&cut_open);
 	snap = RegisterSnapshot(GetLatestSnapshot());
 	lsn = GetXLogInsertRecPtr();
 	LWLockAcquire(forst_ckpt->lock, LW_EXCLUSIVE);
@@ -693,6 +751,7 @@ checkpoint_body(int slot, StringInfo json)
 					lo = f->meta.pending_xid_min;
 			}
 	}
+	cut_end(&cut_open);			/* compactions may start again */
 	if ((uint32) (snap->xmax - lo) > CKPT_MAX_XID_SPAN)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -757,6 +816,7 @@ checkpoint_body(int slot, StringInfo json)
 static void
 finish_status(int slot, const char *status, const char *error)
 {
+	cut_end(&cut_open);
 	LWLockAcquire(forst_ckpt->lock, LW_EXCLUSIVE);
 	my_status(slot)->finished = GetCurrentTimestamp();
 	strlcpy(my_status(slot)->status, status, sizeof(my_status(slot)->status));

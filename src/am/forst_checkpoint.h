@@ -83,6 +83,13 @@ extern int	forst_checkpoint_list(const char *cluster, uint64 **ids);
 /* Registers the periodic checkpoint worker (src/bgw/forst_ckpt_worker.c). */
 extern void forst_ckpt_worker_register(void);
 
+/*
+ * The compaction gate: a compaction computes its expiry rule between enter
+ * (false: a checkpoint is taking its cut, do not start now) and leave.
+ */
+extern bool forst_checkpoint_gate_enter(void);
+extern void forst_checkpoint_gate_leave(void);
+
 /* Deletes checkpoint objects beyond the newest n, except pinned ones. */
 extern int	forst_checkpoint_retire(int keep);
 

@@ -53,6 +53,7 @@
 #include "compaction_pick.h"
 #include "forst.h"
 #include "forst_cache.h"
+#include "forst_checkpoint.h"
 #include "forst_expiry.h"
 #include "forst_flush.h"
 #include "forst_stats.h"
@@ -351,8 +352,13 @@ forst_compact_one(ForstTableShared *ts)
 		levels.files[l] = arrays[l];
 		levels.nfiles[l] = m->levels[l].nfiles;
 	}
-	/* wholly expired files go first, without being read */
+	/* the expiry rule, unless a checkpoint is taking its cut (see there) */
+	if (!forst_checkpoint_gate_enter())
+		return false;
 	(void) forst_expiry_shared_rule(ts, GetCurrentTimestamp(), &expiry);
+	forst_checkpoint_gate_leave();
+
+	/* wholly expired files go first, without being read */
 	fst_manifest_edit_init(&edit);
 	ndropped = expired_files(m, &expiry, &edit, &dropped_bytes, &dropped_rows);
 	if (ndropped > 0)
