@@ -123,6 +123,7 @@ else
 fi
 
 declare -A port=()		# server name -> port, while it runs
+t_initdb=""				# when server_start's initdb ended ($EPOCHREALTIME)
 bg_pids=()				# psql sessions running in the background
 
 cleanup()
@@ -170,6 +171,7 @@ server_start()
 	fi
 	as_pg_user mkdir "$dir/$name"
 	as_pg_user "$bindir/initdb" -D "$data" -A trust -N -E UTF8 --locale=C >/dev/null
+	t_initdb=$EPOCHREALTIME
 	# 1 MB memtables: the state is flushed to SST files and compacted
 	# while the job runs, so expiry reclaims space in files, not only in
 	# memory
@@ -367,7 +369,8 @@ done
 t_resumed=$EPOCHREALTIME
 cat <<TXT
   failover timings, from the kill of server a:
-    $(secs "$t_kill" "$t_up") s  server b up (initdb of an empty data directory, start)
+    $(secs "$t_kill" "$t_initdb") s  initdb of an empty data directory for server b
+    $(secs "$t_kill" "$t_up") s  server b up
     $(secs "$t_kill" "$t_attached") s  the job's tables attached from checkpoint $ckpt, the job's functions created, expiry re-applied
     $(secs "$t_kill" "$t_query") s  first query on an attached table answered (the offset row)
     $(secs "$t_kill" "$t_resumed") s  first batch after the offset committed on server b: the job runs again
