@@ -368,12 +368,16 @@ SELECT (SELECT count(*) FROM pipeline.q5_state) AS q5_rows,
 
 -- Runs steps, each in its own transaction, until the offset reaches total
 -- (waiting for the generator when it is ahead), printing progress (and
--- recording a sample) about once a second.
-CREATE PROCEDURE pipeline.run(total bigint)
+-- recording a sample) about once a second.  With checkpoint_every, it
+-- takes a checkpoint (forst.checkpoint()) between two steps whenever that
+-- much time has passed since the last one: the job's watermarks stand still
+-- while it runs (docs/pipeline.md, "Checkpoints between batches").
+CREATE PROCEDURE pipeline.run(total bigint, checkpoint_every interval DEFAULT NULL)
 LANGUAGE plpgsql AS $$
 DECLARE
     started   timestamptz := clock_timestamp();
     tick      timestamptz := clock_timestamp();
+    last_ckpt timestamptz := clock_timestamp();
     tick_id   bigint;
     n         bigint;
     o         pipeline.offsets;
@@ -389,6 +393,11 @@ BEGIN
         COMMIT;
         IF n = 0 THEN
             PERFORM pg_sleep(0.02);
+        END IF;
+        IF checkpoint_every IS NOT NULL AND clock_timestamp() - last_ckpt >= checkpoint_every THEN
+            PERFORM forst.checkpoint();
+            COMMIT;
+            last_ckpt := clock_timestamp();
         END IF;
         SELECT * INTO o FROM pipeline.offsets WHERE job = 'nexmark';
         now_ := clock_timestamp();
