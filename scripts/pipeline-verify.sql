@@ -2,7 +2,13 @@
 -- against a recomputation from the source log with plain SQL (no forst
 -- window helpers, no state tables).  Prints one line per check, "ok" or
 -- "FAIL", then "PASS" or "FAIL" alone on the last line.  The caller passes
--- the number of events generated as psql variable total.
+-- the number of events generated as psql variable total.  After a failover
+-- (scripts/demo.sh), it also passes
+--   compare     a schema holding the output tables of an uninterrupted run
+--               of the same job (same seed, same events): the outputs must
+--               equal them row for row;
+--   resumed_at  the offset the job resumed from after attaching the
+--               checkpoint: it must lie inside the run (0 < it < total).
 \set ON_ERROR_STOP 1
 \pset format unaligned
 \pset tuples_only on
@@ -133,6 +139,39 @@ SELECT s.q5 <= b.q5_bound AND s.q7 <= b.q7_bound AND s.seller <= b.seller_bound 
                (SELECT count(DISTINCT date_bin(p.tumble_size, e.at, 'epoch')) FROM nexmark.events e, expect_params p WHERE e.kind = 'bid') AS q7,
                (SELECT count(*) FROM (SELECT DISTINCT date_bin(p.tumble_size, e.at, 'epoch'), e.seller
                                         FROM nexmark.events e, expect_params p WHERE e.kind = 'auction') x) AS seller) w;
+
+\if :{?compare}
+-- The failover run emitted exactly what the uninterrupted run emitted.
+INSERT INTO checks
+SELECT n_missing = 0 AND n_extra = 0 AND n_other > 0,
+       format('equal to the uninterrupted run: %s of its %s output rows (q5, q7, seller) missing here, %s here not in it',
+              n_missing, n_other, n_extra)
+  FROM (SELECT (SELECT count(*) FROM :"compare".q5_hot_items)
+             + (SELECT count(*) FROM :"compare".q7_highest_bid)
+             + (SELECT count(*) FROM :"compare".seller_activity) AS n_other,
+               (SELECT count(*) FROM (SELECT * FROM :"compare".q5_hot_items EXCEPT ALL
+                                      SELECT * FROM pipeline.q5_hot_items) x)
+             + (SELECT count(*) FROM (SELECT * FROM :"compare".q7_highest_bid EXCEPT ALL
+                                      SELECT * FROM pipeline.q7_highest_bid) x)
+             + (SELECT count(*) FROM (SELECT * FROM :"compare".seller_activity EXCEPT ALL
+                                      SELECT * FROM pipeline.seller_activity) x) AS n_missing,
+               (SELECT count(*) FROM (SELECT * FROM pipeline.q5_hot_items EXCEPT ALL
+                                      SELECT * FROM :"compare".q5_hot_items) x)
+             + (SELECT count(*) FROM (SELECT * FROM pipeline.q7_highest_bid EXCEPT ALL
+                                      SELECT * FROM :"compare".q7_highest_bid) x)
+             + (SELECT count(*) FROM (SELECT * FROM pipeline.seller_activity EXCEPT ALL
+                                      SELECT * FROM :"compare".seller_activity) x) AS n_extra) c;
+\endif
+
+\if :{?resumed_at}
+-- The server died while the job ran: part of the outputs came through the
+-- checkpoint, the rest was emitted after resuming.
+INSERT INTO checks
+SELECT :resumed_at > 0 AND :resumed_at < :total AND p.last_id = :total,
+       format('failover: resumed from offset %s of %s (%s%%) and finished at %s',
+              :resumed_at, :total, round(100.0 * :resumed_at / :total), p.last_id)
+  FROM expect_params p;
+\endif
 
 -- Nothing of a closed window is visible in the state any more.
 INSERT INTO checks

@@ -3,12 +3,19 @@
 -- Creates, in the current database (dropping earlier copies):
 --   nexmark.*   a deterministic Nexmark-style event generator (people,
 --               auctions, bids) and its source log, nexmark.events (heap);
---   pipeline.*  the job: windowed state in forst tables, output tables,
---               the source offset (forst), one transaction per batch.
--- The caller sets the job's parameters with psql variables:
+--   pipeline.*  the job: its parameters, windowed state, output tables,
+--               the source offset and progress samples in forst tables;
+--               one transaction per batch.
+-- A new job: the caller sets its parameters with psql variables
 --   seed, delta_us (event time between two events), jitter_us (bounded
 --   out-of-orderness), batch (events per pipeline transaction), hop_size,
 --   hop_slide, tumble_size (intervals).
+-- Failover (docs/pipeline.md): the caller sets instead restore_cluster and
+-- restore_checkpoint, and the job's forst tables are attached from that
+-- checkpoint of that cluster (claimed: this server takes their files over)
+-- instead of created; everything else is created as for a new job, and
+-- the expiry settings, which a checkpoint does not carry, are re-applied
+-- from the restored offset row.  The job then resumes from the offset.
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
 DROP SCHEMA IF EXISTS pipeline CASCADE;
@@ -19,8 +26,40 @@ RESET client_min_messages;
 CREATE SCHEMA nexmark;
 CREATE SCHEMA pipeline;
 
+------------------------------------------------------------------------
+-- The job's tables, all forst tables: everything a failover must carry
+-- over is in them (a checkpoint holds the forst tables of the database).
+------------------------------------------------------------------------
+\if :{?restore_checkpoint}
+
+-- Failover: the job's tables of the checkpoint, attached (recreated with
+-- their columns, keys, defaults and checks; their files read from the
+-- store, not copied).  mode => 'claim': this server takes them over, and
+-- the server that wrote them is fenced should it come back.
+SELECT count(*) AS attached
+  FROM jsonb_array_elements(forst.checkpoint_read(:restore_checkpoint, :'restore_cluster')->'tables') t,
+       LATERAL forst.attach(t->>'name', :restore_checkpoint, cluster => :'restore_cluster', mode => 'claim') a
+ WHERE (parse_ident(t->>'name'))[1] = 'pipeline' \gset
+DO $$
+DECLARE
+    missing text;
+BEGIN
+    SELECT string_agg(n, ', ') INTO missing
+      FROM unnest(ARRAY['config', 'offsets', 'samples', 'q5_state', 'q7_state', 'seller_state',
+                        'q5_hot_items', 'q7_highest_bid', 'seller_activity']) n
+     WHERE to_regclass('pipeline.' || n) IS NULL;
+    IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'the checkpoint lacks tables of the job: %', missing
+            USING ERRCODE = 'undefined_table',
+                  HINT = 'Attach a checkpoint taken while the job ran (SELECT * FROM forst.checkpoints on the old server).';
+    END IF;
+END $$;
+
+\else
+
 -- The job's parameters, one row.
 CREATE TABLE pipeline.config (
+    job         text PRIMARY KEY DEFAULT 'nexmark',
     seed        bigint NOT NULL,
     delta_us    bigint NOT NULL CHECK (delta_us > 0),
     jitter_us   bigint NOT NULL CHECK (jitter_us > 0),
@@ -29,9 +68,95 @@ CREATE TABLE pipeline.config (
     hop_slide   interval NOT NULL,
     tumble_size interval NOT NULL,
     base        timestamptz NOT NULL DEFAULT '2026-01-01 00:00:00+00'
-);
+) USING forst;
 INSERT INTO pipeline.config (seed, delta_us, jitter_us, batch, hop_size, hop_slide, tumble_size)
 VALUES (:seed, :delta_us, :jitter_us, :batch, :'hop_size', :'hop_slide', :'tumble_size');
+
+------------------------------------------------------------------------
+-- The job's state, all in forst tables.  Each state table is keyed by
+-- window start first, which is also its TTL column: advancing the
+-- watermark past a window's start makes its rows invisible at once and
+-- compaction drops them (whole files without reading them).
+------------------------------------------------------------------------
+
+-- Where the job is: the last event folded into the state (the source
+-- offset) and the event-time watermark.  Written in the same transaction
+-- as the state, so a batch is applied exactly once.
+CREATE TABLE pipeline.offsets (
+    job       text PRIMARY KEY,
+    last_id   bigint NOT NULL,
+    watermark timestamptz NOT NULL,
+    batches   bigint NOT NULL
+) USING forst;
+INSERT INTO pipeline.offsets SELECT 'nexmark', 0, '-infinity', 0;
+
+-- Nexmark q5 ("hot items"): bids per auction per hopping window.
+CREATE TABLE pipeline.q5_state (
+    window_start timestamptz,
+    auction      bigint,
+    bids         bigint NOT NULL,
+    PRIMARY KEY (window_start, auction)
+) USING forst;
+
+-- Nexmark q7: the highest bid per tumbling window (ties: the earliest bid).
+CREATE TABLE pipeline.q7_state (
+    window_start timestamptz PRIMARY KEY,
+    price        bigint NOT NULL,
+    bid_id       bigint NOT NULL,
+    auction      bigint NOT NULL,
+    bidder       bigint NOT NULL
+) USING forst;
+
+-- Per-seller activity: auctions opened and their reserves per tumbling window.
+CREATE TABLE pipeline.seller_state (
+    window_start timestamptz,
+    seller       bigint,
+    auctions     bigint NOT NULL,
+    reserve_sum  bigint NOT NULL,
+    PRIMARY KEY (window_start, seller)
+) USING forst;
+
+-- Outputs: closed windows, emitted once each.
+CREATE TABLE pipeline.q5_hot_items (
+    window_start timestamptz,
+    window_end   timestamptz NOT NULL,
+    auction      bigint,
+    bids         bigint NOT NULL,
+    PRIMARY KEY (window_start, auction)
+) USING forst;
+
+CREATE TABLE pipeline.q7_highest_bid (
+    window_start timestamptz PRIMARY KEY,
+    window_end   timestamptz NOT NULL,
+    price        bigint NOT NULL,
+    bid_id       bigint NOT NULL,
+    auction      bigint NOT NULL,
+    bidder       bigint NOT NULL
+) USING forst;
+
+CREATE TABLE pipeline.seller_activity (
+    window_start timestamptz,
+    window_end   timestamptz NOT NULL,
+    seller       bigint,
+    auctions     bigint NOT NULL,
+    reserve_sum  bigint NOT NULL,
+    PRIMARY KEY (window_start, seller)
+) USING forst;
+
+-- Progress samples, written by pipeline.run about once a second.
+CREATE TABLE pipeline.samples (
+    at              timestamptz PRIMARY KEY,
+    last_id         bigint NOT NULL,
+    q5_rows         bigint NOT NULL,
+    q7_rows         bigint NOT NULL,
+    seller_rows     bigint NOT NULL,
+    memtable_bytes  bigint NOT NULL,
+    sst_bytes       bigint NOT NULL,
+    sst_files       bigint NOT NULL,
+    reclaimed_bytes bigint NOT NULL
+) USING forst;
+
+\endif
 
 ------------------------------------------------------------------------
 -- The generator.  Event i (1, 2, ...) is a pure function of (seed, i):
@@ -83,24 +208,31 @@ SELECT i,
   FROM generate_series(lo, hi) i
 $$;
 
--- Appends total events to nexmark.events in transactions of batch events,
--- at rate events per second of wall-clock time (0: as fast as it can).
-CREATE PROCEDURE nexmark.generate(total bigint, batch bigint, rate bigint)
+-- Appends events from_id .. total to nexmark.events in transactions of batch
+-- events, at rate events per second of wall-clock time (0: as fast as it
+-- can).  from_id: the event after the newest in the log, by default; after
+-- a failover, the event after the restored offset (the source replays
+-- from there).
+CREATE PROCEDURE nexmark.generate(total bigint, batch bigint, rate bigint,
+                                  from_id bigint DEFAULT NULL)
 LANGUAGE plpgsql AS $$
 DECLARE
     c       pipeline.config;
-    lo      bigint;
+    lo      bigint := from_id;
     started timestamptz := clock_timestamp();
     ahead   float8;
 BEGIN
     SELECT * INTO c FROM pipeline.config;
-    SELECT coalesce(max(id), 0) + 1 INTO lo FROM nexmark.events;
+    IF lo IS NULL THEN
+        SELECT coalesce(max(id), 0) + 1 INTO lo FROM nexmark.events;
+    END IF;
+    from_id := lo;
     WHILE lo <= total LOOP
         INSERT INTO nexmark.events SELECT * FROM nexmark.gen(c, lo, least(lo + batch - 1, total));
         lo := least(lo + batch, total + 1);
         COMMIT;
         IF rate > 0 THEN
-            ahead := (lo - 1)::float8 / rate - extract(epoch FROM clock_timestamp() - started);
+            ahead := (lo - from_id)::float8 / rate - extract(epoch FROM clock_timestamp() - started);
             IF ahead > 0 THEN
                 PERFORM pg_sleep(ahead);
             END IF;
@@ -109,92 +241,29 @@ BEGIN
 END $$;
 
 ------------------------------------------------------------------------
--- The job's state, all in forst tables.  Each state table is keyed by
--- window start first, which is also its TTL column: advancing the
--- watermark past a window's start makes its rows invisible at once and
--- compaction drops them (whole files without reading them).
+-- Expiry.  Rows of a state table whose window_start is below the table's
+-- watermark are invisible from then on and reclaimed by compaction; the
+-- watermarks are set just above the newest window start closed by the
+-- job's watermark wm, i.e. every emitted window is expired.
 ------------------------------------------------------------------------
+CREATE FUNCTION pipeline.expire(c pipeline.config, wm timestamptz) RETURNS void
+LANGUAGE sql AS $$
+SELECT forst.advance_watermark('pipeline.q5_state', wm - c.hop_size + interval '1 microsecond'),
+       forst.advance_watermark('pipeline.q7_state', wm - c.tumble_size + interval '1 microsecond'),
+       forst.advance_watermark('pipeline.seller_state', wm - c.tumble_size + interval '1 microsecond');
+$$;
 
--- Where the job is: the last event folded into the state (the source
--- offset) and the event-time watermark.  Written in the same transaction
--- as the state, so a batch is applied exactly once.
-CREATE TABLE pipeline.offsets (
-    job       text PRIMARY KEY,
-    last_id   bigint NOT NULL,
-    watermark timestamptz NOT NULL,
-    batches   bigint NOT NULL
-) USING forst;
-INSERT INTO pipeline.offsets SELECT 'nexmark', 0, '-infinity', 0;
-
--- Nexmark q5 ("hot items"): bids per auction per hopping window.
-CREATE TABLE pipeline.q5_state (
-    window_start timestamptz,
-    auction      bigint,
-    bids         bigint NOT NULL,
-    PRIMARY KEY (window_start, auction)
-) USING forst;
-
--- Nexmark q7: the highest bid per tumbling window (ties: the earliest bid).
-CREATE TABLE pipeline.q7_state (
-    window_start timestamptz PRIMARY KEY,
-    price        bigint NOT NULL,
-    bid_id       bigint NOT NULL,
-    auction      bigint NOT NULL,
-    bidder       bigint NOT NULL
-) USING forst;
-
--- Per-seller activity: auctions opened and their reserves per tumbling window.
-CREATE TABLE pipeline.seller_state (
-    window_start timestamptz,
-    seller       bigint,
-    auctions     bigint NOT NULL,
-    reserve_sum  bigint NOT NULL,
-    PRIMARY KEY (window_start, seller)
-) USING forst;
-
+-- window_start is the TTL column of each state table (no TTL: the job's
+-- watermark only).  A checkpoint carries neither these settings nor the
+-- watermarks (forst.expiry), so a restored job sets them again here, from
+-- its restored watermark: without it, the windows emitted before the
+-- checkpoint would be visible again in the state and emitted twice.
 SELECT forst.set_ttl('pipeline.q5_state', 'window_start', NULL),
        forst.set_ttl('pipeline.q7_state', 'window_start', NULL),
        forst.set_ttl('pipeline.seller_state', 'window_start', NULL);
-
--- Outputs: closed windows, emitted once each.
-CREATE TABLE pipeline.q5_hot_items (
-    window_start timestamptz,
-    window_end   timestamptz NOT NULL,
-    auction      bigint,
-    bids         bigint NOT NULL,
-    PRIMARY KEY (window_start, auction)
-) USING forst;
-
-CREATE TABLE pipeline.q7_highest_bid (
-    window_start timestamptz PRIMARY KEY,
-    window_end   timestamptz NOT NULL,
-    price        bigint NOT NULL,
-    bid_id       bigint NOT NULL,
-    auction      bigint NOT NULL,
-    bidder       bigint NOT NULL
-) USING forst;
-
-CREATE TABLE pipeline.seller_activity (
-    window_start timestamptz,
-    window_end   timestamptz NOT NULL,
-    seller       bigint,
-    auctions     bigint NOT NULL,
-    reserve_sum  bigint NOT NULL,
-    PRIMARY KEY (window_start, seller)
-) USING forst;
-
--- Progress samples (heap; written by pipeline.run once a second).
-CREATE TABLE pipeline.samples (
-    at              timestamptz NOT NULL,
-    last_id         bigint NOT NULL,
-    q5_rows         bigint NOT NULL,
-    q7_rows         bigint NOT NULL,
-    seller_rows     bigint NOT NULL,
-    memtable_bytes  bigint NOT NULL,
-    sst_bytes       bigint NOT NULL,
-    sst_files       bigint NOT NULL,
-    reclaimed_bytes bigint NOT NULL
-);
+SELECT pipeline.expire(c, o.watermark)
+  FROM pipeline.config c, pipeline.offsets o
+ WHERE o.job = 'nexmark' AND o.watermark > '-infinity';
 
 ------------------------------------------------------------------------
 -- One step: the next batch of events after the stored offset, folded into
@@ -272,11 +341,8 @@ BEGIN
       FROM pipeline.seller_state
      WHERE window_start <= wm - c.tumble_size;
 
-    -- 4. expire the emitted windows: rows whose window_start is below the
-    -- watermark are invisible from now on and reclaimed by compaction
-    PERFORM forst.advance_watermark('pipeline.q5_state', wm - c.hop_size + interval '1 microsecond'),
-            forst.advance_watermark('pipeline.q7_state', wm - c.tumble_size + interval '1 microsecond'),
-            forst.advance_watermark('pipeline.seller_state', wm - c.tumble_size + interval '1 microsecond');
+    -- 4. expire the emitted windows
+    PERFORM pipeline.expire(c, wm);
 
     -- 5. the new source offset, in the same transaction
     UPDATE pipeline.offsets
@@ -302,18 +368,23 @@ SELECT (SELECT count(*) FROM pipeline.q5_state) AS q5_rows,
 
 -- Runs steps, each in its own transaction, until the offset reaches total
 -- (waiting for the generator when it is ahead), printing progress (and
--- recording a sample) about once a second.
-CREATE PROCEDURE pipeline.run(total bigint)
+-- recording a sample) about once a second.  With checkpoint_every, it
+-- takes a checkpoint (forst.checkpoint()) between two steps whenever that
+-- much time has passed since the last one: the job's watermarks stand still
+-- while it runs (docs/pipeline.md, "Checkpoints between batches").
+CREATE PROCEDURE pipeline.run(total bigint, checkpoint_every interval DEFAULT NULL)
 LANGUAGE plpgsql AS $$
 DECLARE
     started   timestamptz := clock_timestamp();
     tick      timestamptz := clock_timestamp();
+    last_ckpt timestamptz := clock_timestamp();
     tick_id   bigint;
     n         bigint;
     o         pipeline.offsets;
     s         pipeline.state_size;
     generated bigint;
     emitted   text;
+    ckpt      text;
     now_      timestamptz;
 BEGIN
     SELECT last_id INTO tick_id FROM pipeline.offsets WHERE job = 'nexmark';
@@ -322,6 +393,11 @@ BEGIN
         COMMIT;
         IF n = 0 THEN
             PERFORM pg_sleep(0.02);
+        END IF;
+        IF checkpoint_every IS NOT NULL AND clock_timestamp() - last_ckpt >= checkpoint_every THEN
+            PERFORM forst.checkpoint();
+            COMMIT;
+            last_ckpt := clock_timestamp();
         END IF;
         SELECT * INTO o FROM pipeline.offsets WHERE job = 'nexmark';
         now_ := clock_timestamp();
@@ -333,10 +409,15 @@ BEGIN
                           (SELECT count(*) FROM pipeline.q7_highest_bid),
                           (SELECT count(DISTINCT window_start) FROM pipeline.seller_activity))
               INTO emitted;
+            SELECT coalesce(max(format('%s (%s ms)', id, round(extract(epoch FROM duration) * 1000))), 'none')
+              INTO ckpt
+              FROM (SELECT id, duration FROM forst.checkpoints
+                     WHERE database = current_database() AND status = 'completed'
+                     ORDER BY id DESC LIMIT 1) k;
             INSERT INTO pipeline.samples
             VALUES (now_, o.last_id, s.q5_rows, s.q7_rows, s.seller_rows,
                     s.memtable_bytes, s.sst_bytes, s.sst_files, s.reclaimed_bytes);
-            RAISE NOTICE '%s  events %  %/s  lag %  open q5 windows %  state rows %  mem %  sst % in % files  reclaimed % (% files dropped)  emitted q5/q7/seller windows %',
+            RAISE NOTICE '%s  events %  %/s  lag %  open q5 windows %  state rows %  mem %  sst % in % files  reclaimed % (% files dropped)  emitted q5/q7/seller windows %  checkpoint %',
                 lpad(to_char(extract(epoch FROM now_ - started), 'FM9990.0'), 6),
                 lpad(o.last_id::text, 8),
                 lpad(round((o.last_id - tick_id) / extract(epoch FROM now_ - tick))::text, 6),
@@ -346,7 +427,7 @@ BEGIN
                 lpad(pg_size_pretty(s.memtable_bytes), 7),
                 lpad(pg_size_pretty(s.sst_bytes), 7), lpad(s.sst_files::text, 3),
                 lpad(pg_size_pretty(s.reclaimed_bytes), 7), s.files_dropped,
-                emitted;
+                emitted, ckpt;
             COMMIT;
             tick := now_;
             tick_id := o.last_id;

@@ -227,9 +227,10 @@ step_tap()
 	record tap "$p" "$f"
 }
 
-# The demo's streaming job, short mode, on a server of its own started from
-# the private copy of PostgreSQL; its verification (emitted windows against
-# a recomputation from the source log, bounded state, the offset) prints
+# The demo's streaming job, short mode, on servers of its own started from
+# the private copy of PostgreSQL: an uninterrupted run and a failover run;
+# their verification (emitted windows against a recomputation from the source
+# log and against the uninterrupted run, bounded state, the offset) prints
 # PASS or FAIL.
 step_pipeline()
 {
@@ -239,7 +240,9 @@ step_pipeline()
 	if [ "$rc" -eq 0 ] && grep -q '^PASS: ' "$logs/pipeline.log"; then
 		record pipeline 1 0
 	else
-		[ ! -f "$work/pipeline/server.log" ] || tail -n 50 "$work/pipeline/server.log"
+		for f in "$work"/pipeline/*/server.log; do
+			[ ! -f "$f" ] || { echo "--- $f"; tail -n 50 "$f"; }
+		done
 		record pipeline 0 1
 	fi
 }
