@@ -16,7 +16,36 @@
 -- instead of created; everything else is created as for a new job, and
 -- the expiry settings, which a checkpoint does not carry, are re-applied
 -- from the restored offset row.  The job then resumes from the offset.
+-- state_am (psql variable, default forst): the access method of the three
+-- state tables.  heap, for bench/pipeline_vs_heap.sh only: the state
+-- tables are heap tables and the step expires closed windows the heap way,
+-- with DELETE (their space is reclaimed by VACUUM, not by forst's
+-- compaction); the other tables stay forst tables.  No failover then (a
+-- checkpoint holds forst tables only).
 \set ON_ERROR_STOP 1
+\if :{?state_am}
+\else
+\set state_am forst
+\endif
+SELECT :'state_am' = 'heap' AS heap_state,
+       :'state_am' IN ('forst', 'heap') AS state_am_ok,
+       :{?restore_checkpoint} AS restoring \gset
+\if :state_am_ok
+\else
+DO $$ BEGIN
+    RAISE EXCEPTION 'state_am must be forst or heap'
+        USING ERRCODE = 'invalid_parameter_value';
+END $$;
+\endif
+\if :heap_state
+\if :restoring
+DO $$ BEGIN
+    RAISE EXCEPTION 'a job with heap state tables cannot be restored from a checkpoint'
+        USING ERRCODE = 'feature_not_supported',
+              HINT = 'A checkpoint holds forst tables only; restore a job created with state_am forst.';
+END $$;
+\endif
+\endif
 SET client_min_messages = warning;
 DROP SCHEMA IF EXISTS pipeline CASCADE;
 DROP SCHEMA IF EXISTS nexmark CASCADE;
@@ -96,7 +125,7 @@ CREATE TABLE pipeline.q5_state (
     auction      bigint,
     bids         bigint NOT NULL,
     PRIMARY KEY (window_start, auction)
-) USING forst;
+) USING :state_am;
 
 -- Nexmark q7: the highest bid per tumbling window (ties: the earliest bid).
 CREATE TABLE pipeline.q7_state (
@@ -105,7 +134,7 @@ CREATE TABLE pipeline.q7_state (
     bid_id       bigint NOT NULL,
     auction      bigint NOT NULL,
     bidder       bigint NOT NULL
-) USING forst;
+) USING :state_am;
 
 -- Per-seller activity: auctions opened and their reserves per tumbling window.
 CREATE TABLE pipeline.seller_state (
@@ -114,7 +143,7 @@ CREATE TABLE pipeline.seller_state (
     auctions     bigint NOT NULL,
     reserve_sum  bigint NOT NULL,
     PRIMARY KEY (window_start, seller)
-) USING forst;
+) USING :state_am;
 
 -- Outputs: closed windows, emitted once each.
 CREATE TABLE pipeline.q5_hot_items (
@@ -246,21 +275,35 @@ END $$;
 -- watermarks are set just above the newest window start closed by the
 -- job's watermark wm, i.e. every emitted window is expired.
 ------------------------------------------------------------------------
+\if :heap_state
+-- Heap state (state_am heap): the same rows, the emitted windows, deleted;
+-- VACUUM (autovacuum) reclaims their space later.
+CREATE FUNCTION pipeline.expire(c pipeline.config, wm timestamptz) RETURNS void
+LANGUAGE sql AS $$
+DELETE FROM pipeline.q5_state WHERE window_start < wm - c.hop_size + interval '1 microsecond';
+DELETE FROM pipeline.q7_state WHERE window_start < wm - c.tumble_size + interval '1 microsecond';
+DELETE FROM pipeline.seller_state WHERE window_start < wm - c.tumble_size + interval '1 microsecond';
+$$;
+\else
 CREATE FUNCTION pipeline.expire(c pipeline.config, wm timestamptz) RETURNS void
 LANGUAGE sql AS $$
 SELECT forst.advance_watermark('pipeline.q5_state', wm - c.hop_size + interval '1 microsecond'),
        forst.advance_watermark('pipeline.q7_state', wm - c.tumble_size + interval '1 microsecond'),
        forst.advance_watermark('pipeline.seller_state', wm - c.tumble_size + interval '1 microsecond');
 $$;
+\endif
 
 -- window_start is the TTL column of each state table (no TTL: the job's
 -- watermark only).  A checkpoint carries neither these settings nor the
 -- watermarks (forst.expiry), so a restored job sets them again here, from
 -- its restored watermark: without it, the windows emitted before the
 -- checkpoint would be visible again in the state and emitted twice.
+\if :heap_state
+\else
 SELECT forst.set_ttl('pipeline.q5_state', 'window_start', NULL),
        forst.set_ttl('pipeline.q7_state', 'window_start', NULL),
        forst.set_ttl('pipeline.seller_state', 'window_start', NULL);
+\endif
 SELECT pipeline.expire(c, o.watermark)
   FROM pipeline.config c, pipeline.offsets o
  WHERE o.job = 'nexmark' AND o.watermark > '-infinity';
@@ -351,7 +394,20 @@ BEGIN
     RETURN hi - o.last_id;
 END $$;
 
--- Size of the state: live rows (open windows) and what forst holds.
+-- Size of the state: live rows (open windows) and what forst holds;
+-- state_bytes: the state tables' bytes (forst: memtables and SST files;
+-- heap: pg_total_relation_size, the heap, its index and free space map).
+\if :heap_state
+CREATE VIEW pipeline.state_size AS
+SELECT (SELECT count(*) FROM pipeline.q5_state) AS q5_rows,
+       (SELECT count(*) FROM pipeline.q7_state) AS q7_rows,
+       (SELECT count(*) FROM pipeline.seller_state) AS seller_rows,
+       (SELECT count(DISTINCT window_start) FROM pipeline.q5_state) AS q5_windows,
+       0::bigint AS memtable_bytes, 0::bigint AS sst_bytes, 0::bigint AS sst_files,
+       0::bigint AS reclaimed_bytes, 0::bigint AS files_dropped,
+       (pg_total_relation_size('pipeline.q5_state') + pg_total_relation_size('pipeline.q7_state') +
+        pg_total_relation_size('pipeline.seller_state'))::bigint AS state_bytes;
+\else
 CREATE VIEW pipeline.state_size AS
 SELECT (SELECT count(*) FROM pipeline.q5_state) AS q5_rows,
        (SELECT count(*) FROM pipeline.q7_state) AS q7_rows,
@@ -361,10 +417,12 @@ SELECT (SELECT count(*) FROM pipeline.q5_state) AS q5_rows,
        sum(t.sst_bytes)::bigint AS sst_bytes,
        sum(t.sst_files)::bigint AS sst_files,
        sum(t.expired_bytes_reclaimed)::bigint AS reclaimed_bytes,
-       sum(t.expired_files_dropped)::bigint AS files_dropped
+       sum(t.expired_files_dropped)::bigint AS files_dropped,
+       sum(t.memtable_bytes + t.sst_bytes)::bigint AS state_bytes
   FROM forst.tables t
  WHERE t."table" IN ('pipeline.q5_state'::regclass, 'pipeline.q7_state'::regclass,
                      'pipeline.seller_state'::regclass);
+\endif
 
 -- Runs steps, each in its own transaction, until the offset reaches total
 -- (waiting for the generator when it is ahead), printing progress (and
