@@ -10,7 +10,7 @@
 #               once, in alternating order (round 1 forst first, round 2
 #               heap first, ...), so that ratios are taken within a round
 #
-# Environment: MODES (default "forst heap"; also "heap-novacuum"),
+# Environment: MODES (default "forst heap heap-novacuum"),
 # BATCH (events per step, default 5000), VACUUM_EVERY (mode heap: an
 # explicit VACUUM of the state tables after every K steps, besides
 # autovacuum, counted in the wall time but not in step latency; default 0:
@@ -69,7 +69,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-MODES=${MODES:-"forst heap"}
+MODES=${MODES:-"forst heap heap-novacuum"}
 BATCH=${BATCH:-5000}
 VACUUM_EVERY=${VACUUM_EVERY:-0}
 KEEP=${KEEP:-0}
