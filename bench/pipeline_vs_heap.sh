@@ -157,7 +157,7 @@ setup_job()
 log "generating $events events once (nexmark.gen, seed 42)"
 setup_job forst
 sql -c "CALL nexmark.generate($events, 10000, 0)"
-sql -c "DROP TABLE IF EXISTS public.src_events" \
+sql -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS public.src_events" \
 	-c "CREATE TABLE public.src_events AS SELECT * FROM nexmark.events ORDER BY id"
 
 # The driver: one statement per step, \timing gives each one's latency.
