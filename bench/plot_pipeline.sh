@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/plot_pipeline.sh SAMPLES.tsv OUT.png
 # Plots a bench/pipeline_vs_heap.sh run: the state tables' bytes over time
-# (forst: memtables + SST files; heap: pg_total_relation_size), one line
-# per run, and the events processed over time.  Needs gnuplot
+# (forst: memtables + SST files; heap: pg_total_relation_size; log scale),
+# one line per run, and the events processed over time.  Needs gnuplot
 # (apt-get install gnuplot-nox).
 set -euo pipefail
 IN=${1:?samples tsv}
@@ -39,10 +39,14 @@ set multiplot layout 1,2 title "Streaming pipeline (scripts/pipeline.sql): state
 set grid
 set key top left
 set xlabel "seconds since the job started"
-set ylabel "state tables, MB"
-set yrange [0:*]
+set ylabel "state tables, MB (log scale)"
+set logscale y
+set yrange [0.3:*]
+set key bottom right
 set title "state size over time"
 plot $p1
+unset logscale y
+set yrange [0:*]
 set ylabel "events processed, millions"
 set title "progress"
 plot $p2
