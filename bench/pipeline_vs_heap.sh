@@ -15,7 +15,11 @@
 # explicit VACUUM of the state tables after every K steps, besides
 # autovacuum, counted in the wall time but not in step latency; default 0:
 # autovacuum only), FORST_BINDIR (a bindir with forst installed, instead of
-# building a private copy), KEEP=1 keeps the work directory.
+# building a private copy), EXTRA_CONF (more postgresql.conf lines),
+# FUNC_STATS=1 (track_functions = all; after each run, the functions' calls
+# and times from pg_stat_user_functions are appended to
+# bench/results/pipeline-STAMP-functions.txt), KEEP=1 keeps the work
+# directory.
 #
 # Modes (psql variable state_am of scripts/pipeline.sql):
 #   forst          the job as the demo runs it: state tables USING forst,
@@ -73,6 +77,10 @@ MODES=${MODES:-"forst heap heap-novacuum"}
 BATCH=${BATCH:-5000}
 VACUUM_EVERY=${VACUUM_EVERY:-0}
 KEEP=${KEEP:-0}
+EXTRA_CONF=${EXTRA_CONF:-}
+FUNC_STATS=${FUNC_STATS:-0}
+[ "$FUNC_STATS" -eq 0 ] || EXTRA_CONF="track_functions = all
+$EXTRA_CONF"
 [ "$events" -gt 0 ] && [ "$rounds" -gt 0 ] || die "--events and --rounds must be positive"
 for m in $MODES; do
 	case "$m" in forst | heap | heap-novacuum) ;; *) die "unknown mode $m" ;; esac
@@ -83,6 +91,7 @@ mkdir -p bench/results
 TSV=bench/results/pipeline-$stamp.tsv
 SAMPLES=bench/results/pipeline-$stamp-samples.tsv
 REPORT=bench/results/pipeline-$stamp.md
+FUNCS=bench/results/pipeline-$stamp-functions.txt
 
 forst_install_deps
 forst_ensure_pg_user
@@ -124,6 +133,7 @@ forst.memtable_memory = '64MB'
 forst.checkpoint_interval = 0
 autovacuum_naptime = 1s
 max_wal_size = 4GB
+$EXTRA_CONF
 CONF
 port=$(forst_free_port)
 log "server: PostgreSQL 15 on 127.0.0.1:$port (log: $work/server.log)"
@@ -182,7 +192,7 @@ printf 'round\tmode\tt_s\tlast_id\tstate_bytes\tlive_rows\tdead_tup\n' >"$SAMPLE
 # run_one ROUND MODE: one run of the job, one line of $TSV.
 run_one()
 {
-	local round=$1 mode=$2 out t0 t1 lsn0 lsn1 load consumed digest
+	local round=$1 mode=$2 t0 t1 lsn0 lsn1 load consumed digest
 	log "round $round, $mode: fresh job, $events events in the source log"
 	setup_job "$mode"
 	sql -c "INSERT INTO nexmark.events SELECT * FROM public.src_events" \
@@ -193,6 +203,7 @@ run_one()
 		sed 's/^VACUUM__PLACEHOLDER$/VACUUM pipeline.q5_state, pipeline.q7_state, pipeline.seller_state;/' \
 			"$driver" >"$work/run.sql"
 	fi
+	[ "$FUNC_STATS" -eq 0 ] || sql -c "SELECT pg_stat_reset()" >/dev/null
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
 	lsn0=$(sql -c "SELECT pg_current_wal_lsn()")
 	# The sampler: one session, every 0.5 s; ended by terminating its
@@ -219,6 +230,17 @@ run_one()
 	                   SELECT 'q5' || q::text AS x FROM pipeline.q5_hot_items q UNION ALL
 	                   SELECT 'q7' || q::text FROM pipeline.q7_highest_bid q UNION ALL
 	                   SELECT 'se' || q::text FROM pipeline.seller_activity q) o")
+	if [ "$FUNC_STATS" -eq 1 ]; then
+		sleep 0.6	# the backends' function counters reach the statistics
+		{
+			echo "## round $round, $mode"
+			as_pg_user "$bindir/psql" -X -P pager=off -h 127.0.0.1 -p "$port" -d postgres \
+				-c "SELECT schemaname || '.' || funcname AS function, calls,
+				           round(total_time::numeric, 1) AS total_ms, round(self_time::numeric, 1) AS self_ms,
+				           round((total_time / nullif(calls, 0))::numeric, 3) AS ms_per_call
+				      FROM pg_stat_user_functions ORDER BY total_time DESC"
+		} >>"$FUNCS"
+	fi
 	local avs
 	avs=$(sql -c "SELECT coalesce(sum(autovacuum_count + vacuum_count), 0) FROM pg_stat_user_tables WHERE relid IN $STATE_TABLES")
 	python3 - "$round" "$mode" "$events" "$t0" "$t1" "$work/steps.out" "$work/samples.out" \

@@ -25,7 +25,7 @@ with open(out + '/runs.txt', 'w') as idx:
         idx.write('%s\t%s round %s\t%s\n' % (fn, mode, rnd, mode))
 PY
 colors() { case "$1" in forst) echo '#1f77b4' ;; heap) echo '#7f7f7f' ;; *) echo '#d62728' ;; esac; }
-p1= p2=
+p1='' p2=''
 while IFS=$'\t' read -r fn title mode; do
 	dt=1
 	case "$title" in *"round 2"* | *"round 4"*) dt=2 ;; esac

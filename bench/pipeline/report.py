@@ -68,10 +68,11 @@ if ratios:
           mean['step_p99_ms'], mean['state_bytes_max'], mean['state_bytes_mean']))
     print()
 
-# Bounded state: the state's size in the last third of each run against
-# the first third (a state that grows with the events processed keeps
-# rising; a bounded one levels off).
-print('State growth (mean state bytes in the last third of the run / in the first third):')
+# Bounded state: the state's mean size in the last third of each run
+# against the middle third (the first holds the ramp from an empty state).
+# A state that grows with the events processed keeps rising; a bounded one
+# has levelled off.
+print('State growth (mean state bytes in the last third of the run / in the middle third):')
 print()
 growth = {}
 per = defaultdict(list)
@@ -81,7 +82,7 @@ for (rnd, mode), pts in sorted(per.items()):
     if len(pts) < 6:
         continue
     n = len(pts) // 3
-    a = sum(b for _, b in pts[:n]) / n
+    a = sum(b for _, b in pts[n:2 * n]) / n
     z = sum(b for _, b in pts[-n:]) / n
     growth[(rnd, mode)] = z / a if a else float('inf')
     print('- round %s, %s: %.2f (%s -> %s, %d samples)' % (rnd, mode, growth[(rnd, mode)], kb(a), kb(z), len(pts)))
@@ -95,7 +96,7 @@ if ratios:
               'MET' if fast and bounded else 'NOT MET',
               'at least 1 in every round' if fast else 'below 1 in %d of %d rounds' % (
                   sum(v < 1.0 for v in ratios['events_per_s']), len(ratios['events_per_s'])),
-              'bounded (last third / first third < 1.5 in every run)' if bounded
+              'bounded (last third / middle third < 1.5 in every run)' if bounded
               else 'not shown bounded'))
 print()
 print('(Dead tuples and vacuums: heap modes only; state bytes: forst memtables + SST files of the three '
