@@ -5,6 +5,8 @@
 #   bench/checkpoint_restore.sh                    sizes 100M,1G
 #   bench/checkpoint_restore.sh --sizes 100M,1G,5G
 #   bench/checkpoint_restore.sh --quick            10M only (smoke run)
+#   PROFILE=1 bench/checkpoint_restore.sh ...       also strace and perf one
+#                                                  more checkpoint per size
 #
 # For every size S (logical bytes: rows x (8-byte key + VALUE_BYTES)):
 #
@@ -36,6 +38,9 @@
 # The store is file:// on the local disk (shared by A and B): reads are
 # page-cache hits for both sides, as are the basebackup's.  The machine's
 # load average is recorded next to every timing.
+#
+# A runs with autovacuum = off (the script VACUUMs and ANALYZEs after the
+# load), so that no autovacuum worker runs during the timings.
 #
 # Environment: VALUE_BYTES (200), UPSERTS (10000), UPSERT_BATCH (1000 per
 # transaction), REPS (3), CHUNK_ROWS
@@ -69,6 +74,7 @@ CHUNK_ROWS=${CHUNK_ROWS:-2000000}
 SHARED_BUFFERS=${SHARED_BUFFERS:-1GB}
 FORST_SETTINGS=${FORST_SETTINGS:-}
 KEEP=${KEEP:-0}
+PROFILE=${PROFILE:-0}
 
 stamp=$(date -u +%Y%m%d-%H%M%S)
 mkdir -p bench/results
@@ -133,6 +139,7 @@ checkpoint_timeout = 1h
 log_checkpoints = on
 max_connections = 20
 max_locks_per_transaction = 256
+autovacuum = off
 forst.remote_dir = 'file://$work/store'
 forst.cache_dir = '$cache'
 forst.memtable_memory = 1GB
@@ -204,6 +211,92 @@ upsert()
 	psql_p "$port_of_A" <<<"$sql"
 }
 
+# profile_checkpoint LABEL PORT ROWS: one more upsert + forst.checkpoint()
+# under strace of the calling backend and the forst flush worker (wall
+# time: where the call waits), and one under perf (CPU: call graphs).
+profile_checkpoint()
+{
+	local label=$1 port=$2 rows=$3 pd="$work/prof-$label" bpid fpid job tool r=90
+	for tool in strace perf; do
+		upsert s $((++r)) "$rows"
+		as_pg_user "$bindir/psql" -X -q -At -h 127.0.0.1 -p "$port" -d postgres \
+			-c "SET application_name = 'ckprof'" -c "SELECT pg_sleep(1.5)" \
+			-c '\timing on' -c "SELECT forst.checkpoint()" >"$pd.$tool.out" 2>&1 &
+		job=$!
+		sleep 0.5
+		bpid=$(psql_p "$port" -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ckprof'")
+		fpid=$(psql_p "$port" -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'forst flush'")
+		if [ "$tool" = strace ]; then
+			strace -tt -T -p "$bpid" -o "$pd.strace-backend" &
+			local s1=$!
+			strace -tt -T -p "$fpid" -o "$pd.strace-flush" &
+			local s2=$!
+			wait "$job" || true
+			sleep 0.3
+			kill -INT "$s1" "$s2" 2>/dev/null || true
+			wait "$s1" "$s2" 2>/dev/null || true
+		else
+			perf record -q -F 999 -g -p "$bpid,$fpid" -o "$pd.perf" -- sleep 3 >/dev/null 2>&1 || true
+			wait "$job" || true
+		fi
+	done
+	{
+		echo "#### $label: profile of one forst.checkpoint() after $UPSERTS upserts"
+		echo
+		echo "Under strace: $(last_time_ms <"$pd.strace.out") ms; under perf: $(last_time_ms <"$pd.perf.out") ms."
+		echo "Backend (pid $bpid) syscalls taking >= 1 ms during the call, and the flush worker's:"
+		echo '```'
+		awk -F'<' '{ t = $NF; sub(/>.*/, "", t); if (t + 0 >= 0.001) print "backend " $0 }' "$pd.strace-backend" | tail -40
+		awk -F'<' '{ t = $NF; sub(/>.*/, "", t); if (t + 0 >= 0.001) print "flush   " $0 }' "$pd.strace-flush" | tail -40
+		echo "backend: $(wc -l <"$pd.strace-backend") syscalls, flush worker: $(wc -l <"$pd.strace-flush")"
+		echo '```'
+		echo "perf, self time (backend + flush worker):"
+		echo '```'
+		perf report -i "$pd.perf" --no-children --sort comm,dso,symbol --stdio -g none --percent-limit 1 2>/dev/null |
+			awk '!/^#/ && NF && n++ < 30 { sub(/ +$/, ""); print }'
+		echo '```'
+	} >>"$work/profiles.md"
+	cp "$pd.strace-backend" "bench/results/ckpt-$stamp-$label-strace-backend.txt"
+	cp "$pd.strace-flush" "bench/results/ckpt-$stamp-$label-strace-flush.txt"
+}
+
+# profile_probes LABEL PORT ROWS: perf of B's backend running the range
+# probe 5 times (warm).
+profile_probes()
+{
+	local label=$1 port=$2 rows=$3 pd="$work/prof-$label-probe" bpid job i
+	{
+		echo "SET application_name = 'ckprof';"
+		echo "SELECT pg_sleep(1);"
+		echo '\timing on'
+		for i in 1 2 3 4 5; do probe_sql s "$rows" | tail -1; done
+	} >"$pd.sql"
+	chmod 644 "$pd.sql"
+	psql_p "$port" -f "$pd.sql" >"$pd.out" 2>&1 &
+	job=$!
+	sleep 0.5
+	bpid=$(psql_p "$port" -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ckprof'")
+	perf record -q -F 999 -g -p "$bpid" -o "$pd.perf" -- sleep 6 >/dev/null 2>&1 || true
+	wait "$job" || true
+	{
+		echo "#### $label: perf of B's backend, the range probe 5 times (warm): $(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$pd.out" | tr '\n' ' ')ms"
+		echo '```'
+		perf report -i "$pd.perf" --no-children --sort dso,symbol --stdio -g none --percent-limit 1.5 2>/dev/null |
+			awk '!/^#/ && NF && n++ < 25 { sub(/ +$/, ""); print }'
+		echo '```'
+		echo "Inclusive:"
+		echo '```'
+		perf report -i "$pd.perf" --children --sort symbol --stdio -g none --percent-limit 5 2>/dev/null |
+			awk '!/^#/ && NF && n++ < 30 { sub(/ +$/, ""); print }'
+		echo '```'
+		echo "forst.stats on B after the probes:"
+		echo '```'
+		psql_p "$port" -c "SELECT store_get, store_get_range, store_bytes_read, block_cache_hits, block_cache_misses, bloom_checks FROM forst.stats" 2>&1
+		psql_p "$port" -c "SELECT sst_files, level_files FROM forst.tables" 2>&1
+		echo '```'
+	} >>"$work/profiles.md"
+}
+
 run_size()
 {
 	local label=$1 bytes rows portA portB portC lo hi t0 t1 cid i
@@ -239,7 +332,11 @@ run_size()
 	t1=$(now)
 	tf=$(elapsed_ms "$t0" "$t1")
 	log "  forst loaded in $tf ms"
-	psql_p "$portA" -c "VACUUM ANALYZE h" -c "ANALYZE s" -c "CHECKPOINT"
+	# maintenance_io_concurrency = 0: ANALYZE's prefetch of a forst table
+	# over 1 GB (its relation_size, in blocks, passes one segment) opens
+	# segment 1 of the empty relfilenode and fails: "could not open file
+	# base/5/N.1 (target block 131073): previous segment is only 0 blocks".
+	psql_p "$portA" -c "VACUUM ANALYZE h" -c "SET maintenance_io_concurrency = 0" -c "ANALYZE s" -c "CHECKPOINT"
 	# The first checkpoint flushes what the load left in memtables.
 	t0=$(now)
 	psql_p "$portA" -c "SELECT forst.checkpoint()" >/dev/null
@@ -277,6 +374,7 @@ run_size()
 		log "  rep $rep (load $la): CHECKPOINT $hms ms, $((buf1 - buf0)) buffers; forst.checkpoint() $fms ms (view $fview ms), $fbw bytes written, store +$((sb1 - sb0)) bytes, state $fstate bytes"
 	done
 	state_bytes=$fstate
+	[ "$PROFILE" -eq 0 ] || profile_checkpoint "$label" "$portA" "$rows"
 
 	# The answers at the checkpoint (no writes since).
 	probe_sql h "$rows" | psql_p "$portA" >"$work/answers-A-h"
@@ -337,6 +435,7 @@ run_size()
 		echo '```'
 	} >>"$work/plans.md"
 	log "  attach on B (load $lab): session $bwall ms (attach $battach, point $bpoint, range $brange ms), warm again $bwarm ms; B initdb $binit ms, start $bstart ms"
+	[ "$PROFILE" -eq 0 ] || profile_probes "$label" "$portB" "$rows"
 	stop_server "$work/data-B"
 
 	# The basebackup as a server.
@@ -366,6 +465,7 @@ IFS=, read -ra size_list <<<"$SIZES"
 for s in "${size_list[@]}"; do
 	run_size "$s"
 done
-touch "$work/plans.md"
+touch "$work/plans.md" "$work/profiles.md"
+cat "$work/profiles.md" >>"$work/plans.md"
 python3 bench/ckpt_report.py "$TSV" "$RUNS" "$work/plans.md" "VALUE_BYTES=$VALUE_BYTES UPSERTS=$UPSERTS REPS=$REPS SHARED_BUFFERS=$SHARED_BUFFERS $FORST_SETTINGS" | tee "$REPORT"
 log "written: $REPORT, $TSV, $RUNS"
