@@ -40,10 +40,12 @@ set key top left
 set xlabel "state size"
 set title "checkpoint after 10,000 upserts (ms)"
 set ylabel "ms"
+set yrange [10:*]
 plot "$CK" using 2:xtic(1) title "forst.checkpoint()" lc rgb "#1f77b4", \
      "" using 3 title "PostgreSQL CHECKPOINT (heap twin)" lc rgb "#7f7f7f"
 set title "another server answers the first queries (s)"
 set ylabel "s"
+set yrange [0.01:*]
 plot "$RS" using 2:xtic(1) title "forst.attach + queries" lc rgb "#1f77b4", \
      "" using 3 title "pg_basebackup + start + queries" lc rgb "#7f7f7f"
 unset multiplot
