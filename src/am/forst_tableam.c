@@ -540,9 +540,32 @@ forst_index_validate_scan(Relation table_rel, Relation index_rel,
 	not_supported("CREATE INDEX CONCURRENTLY");
 }
 
-/* Bytes of the table's memtables and of the SST files of its manifest. */
+/*
+ * What relation_size reports, in blocks, at most: PostgreSQL code outside
+ * the table AM asks the storage manager about the blocks it is told of --
+ * ANALYZE prefetches the blocks it samples -- and a forst table's main
+ * fork is one empty segment, so a block past the first segment is an
+ * error ("previous segment is only 0 blocks") where one in it is not.
+ * The planner gets the true size from forst_relation_estimate_size.
+ */
+#define FORST_REPORTED_BLOCKS_MAX ((BlockNumber) (RELSEG_SIZE - 1))
+
+static uint64 forst_table_bytes(Relation rel);
+
 static uint64
 forst_relation_size(Relation rel, ForkNumber forkNumber)
+{
+	uint64		bytes;
+
+	if (forkNumber != MAIN_FORKNUM && forkNumber != InvalidForkNumber)
+		return 0;
+	bytes = forst_table_bytes(rel);
+	return Min(bytes, (uint64) FORST_REPORTED_BLOCKS_MAX * BLCKSZ);
+}
+
+/* Bytes of the table's memtables and of the SST files of its manifest. */
+static uint64
+forst_table_bytes(Relation rel)
 {
 	ForstTableShared *ts;
 	int			slabs[FORST_MAX_IMMUTABLE + 1];
@@ -550,8 +573,6 @@ forst_relation_size(Relation rel, ForkNumber forkNumber)
 				i;
 	uint64		bytes = 0;
 
-	if (forkNumber != MAIN_FORKNUM && forkNumber != InvalidForkNumber)
-		return 0;
 	ts = forst_table_shared(&rel->rd_node, false);
 	if (ts == NULL)
 		return 0;
@@ -597,16 +618,23 @@ forst_relation_estimate_size(Relation rel, int32 *attr_widths,
 							 double *allvisfrac)
 {
 	ForstTableShared *ts = forst_table_shared(&rel->rd_node, false);
-	uint64		bytes = forst_relation_size(rel, MAIN_FORKNUM);
+	uint64		bytes = forst_table_bytes(rel);
 	BlockNumber relpages = rel->rd_rel->relpages;
 	double		reltuples = rel->rd_rel->reltuples;
 
-	*pages = (BlockNumber) ((bytes + BLCKSZ - 1) / BLCKSZ);
+	*pages = (BlockNumber) Min((bytes + BLCKSZ - 1) / BLCKSZ, (uint64) MaxBlockNumber);
 	*allvisfrac = 0;
 	if (reltuples >= 0 && relpages > 0)
 	{
-		/* analyzed: its row density, applied to today's size (as heap) */
-		*tuples = rint(reltuples / (double) relpages * (double) *pages);
+		/*
+		 * analyzed: its row density, applied to today's size (as heap).
+		 * relpages is the reported size; capped, it says nothing of the
+		 * density, and ANALYZE's exact count stands.
+		 */
+		if (relpages < FORST_REPORTED_BLOCKS_MAX)
+			*tuples = rint(reltuples / (double) relpages * (double) *pages);
+		else
+			*tuples = reltuples;
 		return;
 	}
 
