@@ -52,7 +52,16 @@ forst_pin(void)
 {
 	uint64		epoch;
 
-	if (pinned || MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
+	/*
+	 * Not the startup process: in hot standby it has a backend id, but no
+	 * executor or transaction end to unpin at, so a pin taken while it
+	 * replays (a table view) stayed for good, retired slabs were never
+	 * reused, and its own wait for memtable memory hung replay (t/015).
+	 * It needs none: only it retires slabs during recovery, and a view it
+	 * takes while redoing one record lists no slab retired before.
+	 */
+	if (pinned || AmStartupProcess() ||
+		MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
 		return;
 	epoch = pg_atomic_read_u64(&forst_shared->retire_epoch);
 	pg_atomic_write_u64(&forst_shared->pins[MyBackendId], epoch + 1);
