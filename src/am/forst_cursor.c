@@ -43,30 +43,27 @@ file_may_hold(Relation rel, const FstFileMeta *file, FstSlice lo, FstSlice hi,
 	return true;
 }
 
-ForstCursor *
-forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
-				  FstSlice lo, FstSlice hi, bool point)
+/*
+ * (Re)builds the cursor's merge over a new view of the table: its current
+ * memtables and the SST files that may hold rows in the cursor's range.
+ * Runs in the cursor's memory context; the merge is unpositioned.
+ */
+static void
+cursor_build(ForstCursor *c)
 {
 	FstIter   **children;
-	MemoryContext mcxt = AllocSetContextCreate(CurrentMemoryContext,
-											   "forst cursor",
-											   ALLOCSET_SMALL_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(mcxt);
-	ForstCursor *c = palloc0(sizeof(ForstCursor));
+	FstSlice	lo = fst_slice(c->range_lo.data, c->range_lo.len);
+	FstSlice	hi = fst_slice(c->range_hi.data, c->range_hi.len);
 	int			i;
 
-	c->mcxt = mcxt;
-	c->rel = rel;
-	c->snapshot = snapshot;
-	forst_expiry_get(rel, &c->expiry);
-	forst_table_view(ts, &rel->rd_node, &c->view);
+	forst_table_view(c->ts, &c->rel->rd_node, &c->view);
 	c->nchildren = c->view.nslabs;
 	if (c->view.manifest)
 		c->nchildren += fst_manifest_total_files(c->view.manifest);
+	if (c->files)
+		pfree(c->files);
 	children = palloc0(sizeof(FstIter *) * Max(c->nchildren, 1));
 	c->files = palloc0(sizeof(FstFileMeta *) * Max(c->nchildren, 1));
-	initStringInfo(&c->decided);
-	initStringInfo(&c->hi);
 	if (c->view.manifest)
 	{
 		int			level,
@@ -83,7 +80,7 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 			{
 				const FstFileMeta *f = &c->view.manifest->levels[level].files[j].meta;
 
-				if (file_may_hold(rel, f, lo, hi, point))
+				if (file_may_hold(c->rel, f, lo, hi, c->point))
 					c->files[n++] = f;
 			}
 		c->nchildren = n;
@@ -93,7 +90,7 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 		if (i < c->view.nslabs)
 			children[i] = fst_memtable_iter_create(forst_slab_memtable(c->view.slabs[i]));
 		else
-			children[i] = fst_sst_iter_create(forst_sst_reader(&rel->rd_node, c->files[i]));
+			children[i] = fst_sst_iter_create(forst_sst_reader(&c->rel->rd_node, c->files[i]));
 	}
 	for (i = 0; i < c->nchildren; i++)
 	{
@@ -101,34 +98,63 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 		{
 			for (i = 0; i < c->nchildren; i++)
 				fst_iter_destroy(children[i]);
-			MemoryContextSwitchTo(old);
-			MemoryContextDelete(mcxt);
+			pfree(children);
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
 							errmsg("out of memory")));
 		}
 	}
 	c->merge = fst_merge_iter_create(children, c->nchildren);
+	pfree(children);
 	if (c->merge == NULL)
-	{
-		MemoryContextSwitchTo(old);
-		MemoryContextDelete(mcxt);
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	}
+}
+
+ForstCursor *
+forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
+				  FstSlice lo, FstSlice hi, bool point)
+{
+	MemoryContext mcxt = AllocSetContextCreate(CurrentMemoryContext,
+											   "forst cursor",
+											   ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	ForstCursor *c = palloc0(sizeof(ForstCursor));
+
+	c->mcxt = mcxt;
+	c->rel = rel;
+	c->snapshot = snapshot;
+	c->ts = ts;
+	c->point = point;
+	forst_expiry_get(rel, &c->expiry);
+	initStringInfo(&c->decided);
+	initStringInfo(&c->hi);
+	initStringInfo(&c->range_lo);
+	initStringInfo(&c->range_hi);
+	initStringInfo(&c->seek_lo);
+	appendBinaryStringInfo(&c->range_lo, lo.data, lo.len);
+	appendBinaryStringInfo(&c->range_hi, hi.data, hi.len);
+	/* the engine's iterators are freed with the context, even on error */
 	c->cb.func = cursor_reset_callback;
 	c->cb.arg = c;
 	MemoryContextRegisterResetCallback(mcxt, &c->cb);
+	PG_TRY();
+	{
+		cursor_build(c);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(mcxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	return c;
 }
 
-void
-forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
+/* Positions the merge before the first entry of user part >= lo. */
+static void
+merge_seek(ForstCursor *c, FstSlice lo)
 {
-	resetStringInfo(&c->hi);
-	appendBinaryStringInfo(&c->hi, hi.data, hi.len);
-	c->have_decided = false;
-	c->valid = false;
-	c->pending_next = false;
 	if (lo.len == 0)
 		fst_iter_seek_first(c->merge);
 	else
@@ -147,12 +173,58 @@ forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
 	}
 }
 
+/*
+ * This backend waited for memtable memory since the cursor last read, and
+ * the flush worker reused a memtable slab of the cursor's view meanwhile
+ * (forst_pin.c): its entries are in an SST file by now, so a new view holds
+ * the same versions (and newer ones, which the snapshot judges as any
+ * other).  The merge is rebuilt over a new view and positioned where the
+ * old one was: on the row last returned, whose versions the cursor skips
+ * as decided, or where the last seek put it.
+ */
+static void
+cursor_refresh(ForstCursor *c)
+{
+	MemoryContext old;
+
+	elog(DEBUG1, "forst: a cursor on \"%s\" moves to a new view: a memtable of its view was reused while this backend waited for memory",
+		 RelationGetRelationName(c->rel));
+	fst_iter_destroy(c->merge);
+	c->merge = NULL;
+	old = MemoryContextSwitchTo(c->mcxt);
+	cursor_build(c);
+	MemoryContextSwitchTo(old);
+	if (c->have_decided)
+		merge_seek(c, fst_slice(c->decided.data, c->decided.len));
+	else
+		merge_seek(c, fst_slice(c->seek_lo.data, c->seek_lo.len));
+	c->pending_next = false;
+}
+
+void
+forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
+{
+	resetStringInfo(&c->hi);
+	appendBinaryStringInfo(&c->hi, hi.data, hi.len);
+	resetStringInfo(&c->seek_lo);
+	appendBinaryStringInfo(&c->seek_lo, lo.data, lo.len);
+	c->have_decided = false;
+	c->valid = false;
+	c->pending_next = false;
+	if (forst_table_view_stale(&c->view))
+		cursor_refresh(c);		/* seeks to seek_lo */
+	else
+		merge_seek(c, lo);
+}
+
 bool
 forst_cursor_next(ForstCursor *c)
 {
 	FstError	err;
 
 	c->valid = false;
+	if (forst_table_view_stale(&c->view))
+		cursor_refresh(c);
 	if (c->pending_next)
 	{
 		c->pending_next = false;

@@ -7,9 +7,16 @@
  * It merges the table's memtables (newest first) and its SST files (level
  * 0 newest first, then the deeper levels), walks each key's versions
  * newest first and stops at the first one the snapshot can see, skipping
- * the key when that is a tombstone or an expired row (forst_expiry.h).  Its iterators are malloc'ed by the
- * engine; the cursor frees them when closed or, after an error, when the
- * memory context it was opened in is reset.
+ * the key when that is a tombstone or an expired row (forst_expiry.h).
+ * Its iterators are malloc'ed by the engine; the cursor frees them when
+ * closed or, after an error, when the memory context it was opened in is
+ * reset.
+ *
+ * A cursor stays valid across writes of its own backend: when one of them
+ * waited for memtable memory and a memtable of the cursor's view was
+ * reused meanwhile (forst_pin.c), the cursor moves to a new view of the
+ * table at the same position (the reused memtable's entries are in an SST
+ * file by then).
  *
  *-------------------------------------------------------------------------
  */
@@ -26,6 +33,11 @@ typedef struct ForstCursor
 {
 	Relation	rel;
 	Snapshot	snapshot;
+	ForstTableShared *ts;
+	bool		point;			/* the range is one user part */
+	StringInfoData range_lo;	/* the range it was opened for */
+	StringInfoData range_hi;
+	StringInfoData seek_lo;		/* where the last seek went */
 	ForstTableView view;
 	int			nchildren;
 	const FstFileMeta **files;	/* child i >= view.nslabs: its SST file */

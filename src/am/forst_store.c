@@ -841,6 +841,8 @@ void
 forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
 				 ForstTableView *view)
 {
+	int			i;
+
 	memset(view, 0, sizeof(*view));
 	view->rnode = *rnode;
 	if (ts == NULL)
@@ -854,9 +856,24 @@ forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
 	memcpy(&view->slabs[view->nslabs], ts->immutable, sizeof(int) * ts->nimmutable);
 	view->nslabs += ts->nimmutable;
 	view->manifest_version = ts->manifest_version;
+	/* a slab's generation changes only when it is freed, which our pin stops */
+	for (i = 0; i < view->nslabs; i++)
+		view->generations[i] = forst_shared->slabs[view->slabs[i]].generation;
 	LWLockRelease(&ts->lock);
 	if (view->manifest_version > 0)
 		view->manifest = forst_manifest_at(rnode, view->manifest_version);
+}
+
+bool
+forst_table_view_stale(const ForstTableView *view)
+{
+	int			i;
+
+	pg_read_barrier();
+	for (i = 0; i < view->nslabs; i++)
+		if (forst_shared->slabs[view->slabs[i]].generation != view->generations[i])
+			return true;
+	return false;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -152,18 +152,28 @@ extern FstSstReader *forst_sst_reader_for_key(const RelFileNode *rnode,
 extern FstSstReader *forst_sst_reader_lookup(const RelFileNode *rnode,
 											 uint64 file_id);
 
-/* A consistent view of a table: memtables plus the manifest they complete. */
+/*
+ * A consistent view of a table: memtables plus the manifest they complete.
+ * Its slabs stay this backend's to read until it unpins (forst_pin.c) --
+ * except while it waits for memtable memory, when the flush worker may
+ * reuse them: a view held across a write (an open cursor) must check
+ * forst_table_view_stale before it reads its memtables again.
+ */
 typedef struct ForstTableView
 {
 	RelFileNode rnode;
 	int			nslabs;
 	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	uint32		generations[FORST_MAX_IMMUTABLE + 1];	/* of slabs[] */
 	uint64		manifest_version;
 	const FstManifest *manifest;	/* NULL when version is 0 */
 } ForstTableView;
 
 extern void forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
 							 ForstTableView *view);
+
+/* Whether a slab of the view has been reused since the view was taken. */
+extern bool forst_table_view_stale(const ForstTableView *view);
 
 /* SST file slots of TIDs (per transaction). */
 extern int	forst_file_slot(const RelFileNode *rnode, uint64 file_id);
