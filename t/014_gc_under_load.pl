@@ -80,10 +80,24 @@ my $q = q{SELECT count(*) || ':' || coalesce(md5(string_agg(%s, ',' ORDER BY k))
 sub twins
 {
 	my ($what) = @_;
-	is($node->safe_psql('postgres', sprintf($q, "k || '/' || n || '/' || t", 'f')),
+	my $same = is($node->safe_psql('postgres', sprintf($q, "k || '/' || n || '/' || t", 'f')),
 		$node->safe_psql('postgres', sprintf($q, "k || '/' || n || '/' || t", 'h')), "f equals its heap twin $what");
-	is($node->safe_psql('postgres', sprintf($q, "k || '/' || v", 'g')),
+	diag_differences('f', 'h') unless $same;
+	$same = is($node->safe_psql('postgres', sprintf($q, "k || '/' || v", 'g')),
 		$node->safe_psql('postgres', sprintf($q, "k || '/' || v", 'gh')), "g equals its heap twin $what");
+	diag_differences('g', 'gh') unless $same;
+}
+
+# which rows differ, and the forst table's versions of their keys (for the log)
+sub diag_differences
+{
+	my ($ft, $ht) = @_;
+	diag($node->safe_psql('postgres', qq{
+SELECT 'dups ' || (SELECT count(*) - count(DISTINCT k) FROM $ft);
+SELECT coalesce(a.k, b.k) AS k, a.ctid AS forst_ctid, row(a.*)::text AS forst_row, row(b.*)::text AS heap_row
+  FROM $ft a FULL JOIN $ht b ON a.k = b.k AND row(a.*)::text = row(b.*)::text
+ WHERE a.k IS NULL OR b.k IS NULL ORDER BY 1 LIMIT 20;
+SELECT * FROM forst.table_files('$ft');}));
 }
 twins('after the load');
 
