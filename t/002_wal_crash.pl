@@ -61,6 +61,9 @@ SELECT (SELECT count(*) FROM ((TABLE f EXCEPT ALL TABLE h) UNION ALL (TABLE h EX
 }
 
 # --- (a) kill -9 under load -------------------------------------------------
+# The twins' UPDATE and DELETE share a statement (one snapshot): as two
+# statements, a row inserted by a transaction that commits between them
+# could be changed in h only, as READ COMMITTED allows.
 my $script = $node->basedir . '/load.sql';
 PostgreSQL::Test::Utils::append_to_file(
 	$script, q{
@@ -71,10 +74,9 @@ BEGIN;
 SELECT nextval('s') AS n \gset
 INSERT INTO f VALUES (:n, 1, 'new ' || :n);
 INSERT INTO h VALUES (:n, 1, 'new ' || :n);
-UPDATE f SET v = v + 1, t = t || '.' WHERE id = :r;
+WITH u AS (UPDATE f SET v = v + 1, t = t || '.' WHERE id = :r)
 UPDATE h SET v = v + 1, t = t || '.' WHERE id = :r;
-DELETE FROM f WHERE id = :d;
-DELETE FROM h WHERE id = :d;
+WITH d AS (DELETE FROM f WHERE id = :d) DELETE FROM h WHERE id = :d;
 INSERT INTO fk VALUES (:n, 1);
 INSERT INTO hk VALUES (:n, 1);
 UPDATE fk SET v = v + 1 WHERE id = :k;
