@@ -150,6 +150,14 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'forst_memory'
 LANGUAGE C STRICT VOLATILE;
 
+-- The shared block cache (src/am/forst_blockshare.c): decoded SST blocks in
+-- shared memory, forst.shared_block_cache_size bytes; counters since start-up.
+CREATE FUNCTION forst.shared_block_cache(OUT capacity bigint, OUT bytes_used bigint,
+    OUT blocks bigint, OUT hits bigint, OUT misses bigint, OUT inserts bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'forst_shared_block_cache'
+LANGUAGE C STRICT VOLATILE;
+
 -- Expiry of windowed state (src/am/forst_expiry.c, docs/expiry.md): one
 -- row per forst table with a TTL column.  Read directly by the server (not
 -- through SQL, so row security does not hide rows from it); users change it

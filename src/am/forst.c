@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 
 #include "forst.h"
+#include "forst_blockshare.h"
 #include "forst_checkpoint.h"
 #include "forst_progress.h"
 #include "forst_am.h"
@@ -48,6 +49,7 @@ _PG_init(void)
 	forst_define_gucs();
 	forst_shmem_init();
 	forst_cache_init();
+	forst_blockshare_init();
 	forst_stats_init();
 	forst_utility_init();
 	forst_onconflict_init();

@@ -33,6 +33,7 @@ extern int	forst_memtable_memory_kb;
 extern int	forst_max_tables;
 extern int	forst_max_row_size_kb;
 extern int	forst_block_cache_size_kb;
+extern int	forst_shared_block_cache_size_kb;
 extern char *forst_cache_dir;
 extern int	forst_cache_size_kb;
 

@@ -203,11 +203,20 @@ forst_define_gucs(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("forst.block_cache_size",
-							"Decoded SST blocks each backend keeps in memory.",
-							"A per-backend cache for now; a shared one will replace it.",
+							"Decoded SST blocks each backend keeps in its own memory.",
+							"Above forst.shared_block_cache_size: a hit here costs no copy.",
 							&forst_block_cache_size_kb,
 							16 * 1024, 256, PG_INT32_MAX / 2,
 							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.shared_block_cache_size",
+							"Decoded SST blocks kept in shared memory for all backends.",
+							"0 turns the shared block cache off.",
+							&forst_shared_block_cache_size_kb,
+							64 * 1024, 0, PG_INT32_MAX / 2,
+							PGC_POSTMASTER,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 

@@ -19,6 +19,7 @@
 
 #include "blockcache.h"
 #include "forst.h"
+#include "forst_blockshare.h"
 #include "forst_cache.h"
 #include "forst_stats.h"
 #include "forst_store.h"
@@ -990,6 +991,11 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 		fst_sst_read_options_default(&ro);
 		ro.cache = block_cache;
 		ro.cache_id = hash_bytes_extended((const unsigned char *) okey, strlen(okey), 0);
+		if (forst_blockshare_enabled())
+		{
+			ro.shared_get = forst_blockshare_get;
+			ro.shared_put = forst_blockshare_put;
+		}
 		if (vis != NULL)
 		{
 			/*

@@ -158,6 +158,19 @@ typedef struct FstSstReadOptions
 	void		(*rewrite_entry) (void *arg, FstSlice ikey, char *value,
 								  size_t len);
 	void	   *rewrite_arg;
+
+	/*
+	 * Optional: a second cache of decoded block contents, below cache and
+	 * shared between processes (the table AM keeps it in shared memory).
+	 * shared_get returns true with *data an fst_malloc'ed copy of the
+	 * contents (as rewrite_entry left them) stored under (cache_id, offset);
+	 * shared_put offers contents read from the source (it copies them).
+	 */
+	bool		(*shared_get) (void *arg, uint64 cache_id, uint64 offset,
+							   char **data, size_t *len);
+	void		(*shared_put) (void *arg, uint64 cache_id, uint64 offset,
+							   const char *data, size_t len);
+	void	   *shared_arg;
 } FstSstReadOptions;
 
 extern void fst_sst_read_options_default(FstSstReadOptions *opt);
@@ -225,6 +238,7 @@ typedef struct FstSstReaderStats
 	uint64		bloom_negatives;	/* lookups the filter answered alone */
 	uint64		block_reads;	/* data blocks read from the source */
 	uint64		cache_hits;
+	uint64		shared_hits;	/* data blocks found by shared_get */
 } FstSstReaderStats;
 
 extern const FstSstReaderStats *fst_sst_reader_stats(const FstSstReader *r);

@@ -39,6 +39,9 @@ fst_sst_read_options_default(FstSstReadOptions *opt)
 	opt->cache_id = 0;
 	opt->rewrite_entry = NULL;
 	opt->rewrite_arg = NULL;
+	opt->shared_get = NULL;
+	opt->shared_put = NULL;
+	opt->shared_arg = NULL;
 }
 
 /* Runs the rewrite_entry option over every entry of a fresh block. */
@@ -342,6 +345,20 @@ load_data_block(FstSstReader *r, FstBlockHandle h, FstBlock **out, FstError *err
 			return FST_OK;
 		}
 	}
+	if (r->opt.shared_get &&
+		r->opt.shared_get(r->opt.shared_arg, r->opt.cache_id, h.offset,
+						  &contents, &clen))
+	{
+		/* as read and rewritten by whoever put it there */
+		rc = fst_block_open(contents, clen, true, out, err);
+		if (rc != FST_OK)
+			return rc;
+		(*out)->restart_interval = r->props.restart_interval;
+		r->stats.shared_hits++;
+		if (r->opt.cache)
+			fst_block_cache_insert(r->opt.cache, r->opt.cache_id, h.offset, *out);
+		return FST_OK;
+	}
 	r->stats.block_reads++;
 	rc = read_block_contents(r, h, NULL, 0, &contents, &clen, err);
 	if (rc != FST_OK)
@@ -360,6 +377,9 @@ load_data_block(FstSstReader *r, FstBlockHandle h, FstBlock **out, FstError *err
 			return rc;
 		}
 	}
+	if (r->opt.shared_put)
+		r->opt.shared_put(r->opt.shared_arg, r->opt.cache_id, h.offset,
+						  (*out)->data, (*out)->contents_size);
 	if (r->opt.cache)
 		fst_block_cache_insert(r->opt.cache, r->opt.cache_id, h.offset, *out);
 	return FST_OK;

@@ -410,6 +410,127 @@ FST_TEST(sst_block_cache_serves_repeat_reads)
 	fst_free(ents);
 }
 
+/* A toy shared_get/shared_put store: up to 256 blocks by (id, offset). */
+typedef struct ToyShared
+{
+	uint64		id[256];
+	uint64		off[256];
+	char	   *data[256];
+	size_t		len[256];
+	int			n;
+	int			gets;
+	int			puts;
+	bool		corrupt;		/* hand out damaged copies */
+} ToyShared;
+
+static bool
+toy_get(void *arg, uint64 id, uint64 off, char **data, size_t *len)
+{
+	ToyShared  *t = arg;
+	int			i;
+
+	t->gets++;
+	for (i = 0; i < t->n; i++)
+		if (t->id[i] == id && t->off[i] == off)
+		{
+			*data = fst_malloc(t->len[i]);
+			memcpy(*data, t->data[i], t->len[i]);
+			if (t->corrupt)
+				memset(*data + t->len[i] - 4, 0xff, 4);	/* the restart count */
+			*len = t->len[i];
+			return true;
+		}
+	return false;
+}
+
+static void
+toy_put(void *arg, uint64 id, uint64 off, const char *data, size_t len)
+{
+	ToyShared  *t = arg;
+
+	t->puts++;
+	if (t->n == 256)
+		return;
+	t->id[t->n] = id;
+	t->off[t->n] = off;
+	t->data[t->n] = fst_malloc(len);
+	memcpy(t->data[t->n], data, len);
+	t->len[t->n] = len;
+	t->n++;
+}
+
+FST_TEST(sst_shared_cache_hooks)
+{
+	int			n = 2000;
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstSstReadOptions ro;
+	FstBuf		file;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r1,
+			   *r2,
+			   *r3;
+	ToyShared  *toy = fst_calloc(1, sizeof(ToyShared));
+	FstIter    *it;
+	uint64		reads;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		test_entry_numbered(&ents[i], i, 7, 30);
+	CHECK_OK(test_build_sst(ents, n, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, true);
+	fst_buf_free(&file);
+	fst_sst_read_options_default(&ro);
+	ro.cache_id = 7;
+	ro.shared_get = toy_get;
+	ro.shared_put = toy_put;
+	ro.shared_arg = toy;
+
+	/* the first reader finds nothing and offers every block it reads */
+	CHECK_OK(fst_sst_open(src, &ro, &r1, &err), &err);
+	it = fst_sst_iter_create(r1);
+	for (fst_iter_seek_first(it), i = 0; fst_iter_valid(it); fst_iter_next(it))
+		i++;
+	CHECK_EQ_INT(i, n);
+	fst_iter_destroy(it);
+	CHECK(toy->n > 1 && toy->puts == toy->n);
+	CHECK(fst_sst_reader_stats(r1)->shared_hits == 0);
+
+	/* a second reader of the file (another process) reads no data block */
+	CHECK_OK(fst_sst_open(src, &ro, &r2, &err), &err);
+	reads = src->reads;			/* opening reads the tail */
+	it = fst_sst_iter_create(r2);
+	for (fst_iter_seek_first(it), i = 0; fst_iter_valid(it); fst_iter_next(it))
+	{
+		CHECK(fst_slice_cmp(fst_iter_key(it), fst_slice(ents[i].key, ents[i].klen)) == 0);
+		i++;
+	}
+	CHECK_EQ_INT(i, n);
+	fst_iter_destroy(it);
+	CHECK_MSG(src->reads == reads, "second reader read %llu blocks",
+			  (unsigned long long) (src->reads - reads));
+	CHECK(fst_sst_reader_stats(r2)->shared_hits == (uint64) toy->n);
+
+	/* a damaged copy is an error, not a crash */
+	toy->corrupt = true;
+	CHECK_OK(fst_sst_open(src, &ro, &r3, &err), &err);
+	it = fst_sst_iter_create(r3);
+	fst_iter_seek_first(it);
+	CHECK(!fst_iter_valid(it));
+	CHECK(fst_iter_status(it, &err) == FST_CORRUPT);
+	fst_iter_destroy(it);
+
+	fst_sst_close(r1);
+	fst_sst_close(r2);
+	fst_sst_close(r3);
+	fst_range_close(src);
+	for (i = 0; i < toy->n; i++)
+		fst_free(toy->data[i]);
+	fst_free(toy);
+	fst_free(ents);
+}
+
 FST_TEST(sst_positions_address_every_entry)
 {
 	int			n = 1200;
