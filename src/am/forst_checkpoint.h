@@ -60,6 +60,11 @@ extern char *forst_cluster_id(void);
  * The JSON of a checkpoint of cluster (NULL: this one), verified against
  * its header; ERROR if absent or corrupt.
  */
+/* First line of a checkpoint object: this, its JSON's length and CRC-32C. */
+#define FORST_CKPT_HEADER "forst-checkpoint 1"
+
+/* The object key of checkpoint id of a cluster (palloc'ed). */
+extern char *forst_checkpoint_key(const char *cluster, uint64 id);
 extern char *forst_checkpoint_fetch(const char *cluster, uint64 id);
 
 /* A table of a checkpoint: its prefix and manifest version (0: empty). */

@@ -1,0 +1,418 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_readers.c
+ *	  Reading forst tables in one backend (see forst_store.h): decoded
+ *	  manifests by version, consistent views of a table (memtables plus
+ *	  manifest), open SST readers over the object store and the disk cache
+ *	  with the block caches above them, and the file slots of SST TIDs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "blockcache.h"
+#include "forst.h"
+#include "forst_blockshare.h"
+#include "forst_cache.h"
+#include "forst_stats.h"
+#include "forst_store.h"
+#include "objstore_source.h"
+#include "forst_shmem.h"
+
+static FstBlockCache *block_cache = NULL;
+
+/* ---------------------------------------------------------------------- */
+/* Manifest cache: (rnode, version) -> decoded manifest                    */
+
+typedef struct ManifestKey
+{
+	RelFileNode rnode;
+	uint64		version;
+} ManifestKey;
+
+typedef struct ManifestEntry
+{
+	ManifestKey key;
+	FstManifest manifest;
+	ForstVisList vis;			/* parsed from the manifest's schema blob */
+} ManifestEntry;
+
+static HTAB *manifest_cache = NULL;
+
+const FstManifest *
+forst_manifest_at(const RelFileNode *rnode, uint64 version)
+{
+	ManifestKey key;
+	ManifestEntry *e;
+	bool		found;
+	char		okey[FORST_KEY_LEN];
+	FstBuf		buf;
+	FstError	err;
+	FstCode		rc;
+	bool		from_store = false;
+
+	if (manifest_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(ManifestKey);
+		ctl.entrysize = sizeof(ManifestEntry);
+		ctl.hcxt = TopMemoryContext;
+		manifest_cache = hash_create("forst manifests", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.version = version;
+	e = hash_search(manifest_cache, &key, HASH_FIND, NULL);
+	if (e)
+		return &e->manifest;
+
+	forst_manifest_object_key(rnode, version, okey, sizeof(okey));
+	fst_buf_init(&buf);
+
+	/*
+	 * Manifests are immutable: the local disk cache keeps a copy, so that
+	 * new backends open tables without the store (an outage) and without a
+	 * request each.
+	 */
+	if (forst_disk_cache() != NULL &&
+		fst_diskcache_get(forst_disk_cache(), okey, &buf, &err) == FST_OK)
+		rc = FST_OK;
+	else
+	{
+		fst_buf_reset(&buf);
+		rc = fst_objstore_get(forst_objstore(), okey, &buf, &err);
+		if (rc != FST_OK)
+		{
+			fst_buf_free(&buf);
+			forst_report(rc, &err, psprintf("reading manifest \"%s\"", okey));
+		}
+		from_store = true;
+	}
+	e = hash_search(manifest_cache, &key, HASH_ENTER, &found);
+	rc = fst_manifest_decode(buf.data, buf.len, &e->manifest, &err);
+	if (rc == FST_OK && from_store)
+		forst_cache_admit(okey, buf.data, buf.len);
+	fst_buf_free(&buf);
+	if (rc == FST_OK &&
+		!forst_vis_parse(e->manifest.schema, e->manifest.schema_len, &e->vis))
+	{
+		fst_manifest_free(&e->manifest);
+		rc = fst_error(&err, FST_CORRUPT, "malformed table description");
+	}
+	if (rc != FST_OK)
+	{
+		hash_search(manifest_cache, &key, HASH_REMOVE, NULL);
+		forst_report(rc, &err, psprintf("decoding manifest \"%s\"", okey));
+	}
+	return &e->manifest;
+}
+
+const ForstVisList *
+forst_manifest_vis(const FstManifest *m)
+{
+	/* m is the manifest member of a cache entry (forst_manifest_at) */
+	return &((const ManifestEntry *) ((const char *) m - offsetof(ManifestEntry, manifest)))->vis;
+}
+
+const FstManifestFile *
+forst_manifest_file_by_id(const FstManifest *m, uint64 file_id)
+{
+	int			l,
+				i;
+
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+		for (i = 0; i < m->levels[l].nfiles; i++)
+			if (m->levels[l].files[i].meta.file_id == file_id)
+				return &m->levels[l].files[i];
+	return NULL;
+}
+
+void
+forst_file_object_key(const RelFileNode *rnode, const FstManifestFile *f,
+					  char *buf, size_t len)
+{
+	const char *colon;
+
+	if (f->owner == NULL)
+		forst_sst_object_key(rnode, f->meta.file_id, buf, len);
+	else if ((colon = strchr(f->owner, ':')) != NULL)
+		strlcpy(buf, colon + 1, len);
+	else
+		strlcpy(buf, f->owner, len);
+}
+
+/*
+ * The visibility rules of a borrowed file: the owner string's "<n>[+<m>]:"
+ * names entries of the rule list, which only grows, so the table's
+ * current manifest has them.
+ */
+static void
+borrowed_vis(const RelFileNode *rnode, const char *owner, ForstVisSet *set)
+{
+	ForstTableShared *ts = forst_table_shared(rnode, true);
+	uint64		version;
+	const ForstVisList *vl;
+
+	forst_table_load(ts);
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	version = ts->manifest_version;
+	LWLockRelease(&ts->lock);
+	vl = version > 0 ? forst_manifest_vis(forst_manifest_at(rnode, version)) : NULL;
+	if (forst_vis_owner(owner, vl, set) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: borrowed file \"%s\" names visibility rules that the table's manifest lacks",
+						owner)));
+}
+
+void
+forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
+				 ForstTableView *view)
+{
+	int			i;
+
+	memset(view, 0, sizeof(*view));
+	view->rnode = *rnode;
+	if (ts == NULL)
+		return;
+	/* before the view: its slabs stay until this backend unpins */
+	forst_pin();
+	forst_table_load(ts);
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	if (ts->active >= 0)
+		view->slabs[view->nslabs++] = ts->active;
+	memcpy(&view->slabs[view->nslabs], ts->immutable, sizeof(int) * ts->nimmutable);
+	view->nslabs += ts->nimmutable;
+	view->manifest_version = ts->manifest_version;
+	/* a slab's generation changes only when it is freed, which our pin stops */
+	for (i = 0; i < view->nslabs; i++)
+		view->generations[i] = forst_shared->slabs[view->slabs[i]].generation;
+	LWLockRelease(&ts->lock);
+	if (view->manifest_version > 0)
+		view->manifest = forst_manifest_at(rnode, view->manifest_version);
+}
+
+bool
+forst_table_view_stale(const ForstTableView *view)
+{
+	int			i;
+
+	pg_read_barrier();
+	for (i = 0; i < view->nslabs; i++)
+		if (forst_shared->slabs[view->slabs[i]].generation != view->generations[i])
+			return true;
+	return false;
+}
+
+/* ---------------------------------------------------------------------- */
+/* SST readers: (rnode, file id) -> open reader                            */
+
+typedef struct ReaderKey
+{
+	RelFileNode rnode;
+	uint64		file_id;
+} ReaderKey;
+
+typedef struct ReaderEntry
+{
+	ReaderKey	key;
+	FstRangeSource *src;
+	FstSstReader *reader;
+	ForstVisSet *vis;			/* borrowed files: their rules */
+} ReaderEntry;
+
+static HTAB *reader_cache = NULL;
+
+FstSstReader *
+forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
+						 FstSlice user_part)
+{
+	FstSstReader *r;
+
+	if (fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_smallest(file))) < 0 ||
+		fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(file))) > 0)
+		return NULL;
+	r = forst_sst_reader(rnode, file);
+	forst_local_bloom_checks++;
+	if (!fst_sst_may_contain(r, user_part))
+	{
+		forst_local_bloom_negatives++;
+		return NULL;
+	}
+	return r;
+}
+
+FstSstReader *
+forst_sst_reader_lookup(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderKey	key;
+	ReaderEntry *e;
+
+	if (reader_cache == NULL)
+		return NULL;
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.file_id = file_id;
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	return e ? e->reader : NULL;
+}
+
+FstSstReader *
+forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
+{
+	ReaderKey	key;
+	ReaderEntry *e;
+	bool		found;
+	char		okey[FORST_KEY_LEN];
+	FstSstReadOptions ro;
+	FstError	err;
+	FstCode		rc;
+	const FstManifestFile *mf;
+	ForstVisSet *vis = NULL;
+
+	if (reader_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(ReaderKey);
+		ctl.entrysize = sizeof(ReaderEntry);
+		ctl.hcxt = TopMemoryContext;
+		reader_cache = hash_create("forst SST readers", 256, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		block_cache = fst_block_cache_create((size_t) forst_block_cache_size_kb * 1024);
+		if (block_cache == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.file_id = file->file_id;
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	if (e)
+		return e->reader;
+
+	mf = forst_mfile(file);
+	forst_file_object_key(rnode, mf, okey, sizeof(okey));
+	if (mf->owner)
+	{
+		vis = MemoryContextAlloc(TopMemoryContext, sizeof(ForstVisSet));
+		borrowed_vis(rnode, mf->owner, vis);
+	}
+	e = hash_search(reader_cache, &key, HASH_ENTER, &found);
+	e->src = NULL;
+	e->reader = NULL;
+	e->vis = NULL;
+	rc = fst_range_source_object(forst_objstore(), okey, file->size, &e->src, &err);
+	if (rc == FST_OK && forst_disk_cache() != NULL)
+	{
+		/* read through the local disk cache (it owns the origin then) */
+		FstRangeSource *cached;
+
+		rc = fst_range_source_cached(forst_disk_cache(), e->src, okey,
+									 file->size, &cached, &err);
+		if (rc == FST_OK)
+			e->src = cached;
+	}
+	if (rc == FST_OK)
+	{
+		fst_sst_read_options_default(&ro);
+		ro.cache = block_cache;
+		ro.cache_id = hash_bytes_extended((const unsigned char *) okey, strlen(okey), 0);
+		if (forst_blockshare_enabled())
+		{
+			ro.shared_get = forst_blockshare_get;
+			ro.shared_put = forst_blockshare_put;
+		}
+		if (vis != NULL)
+		{
+			/*
+			 * entries rewritten by this table's rule: blocks of their own
+			 * (the owner string names the rule; one file may be read with
+			 * two rules in one table, after a merge)
+			 */
+			e->vis = vis;
+			ro.rewrite_entry = forst_vis_rewrite;
+			ro.rewrite_arg = e->vis;
+			ro.cache_id = hash_bytes_extended((const unsigned char *) rnode,
+											  sizeof(RelFileNode),
+											  hash_bytes_extended((const unsigned char *) mf->owner,
+																  strlen(mf->owner), 1));
+		}
+		rc = fst_sst_open(e->src, &ro, &e->reader, &err);
+	}
+	if (rc != FST_OK)
+	{
+		fst_range_close(e->src);
+		hash_search(reader_cache, &key, HASH_REMOVE, NULL);
+		forst_report(rc, &err, psprintf("opening SST \"%s\"", okey));
+	}
+	return e->reader;
+}
+
+FstBlockCache *
+forst_block_cache_if_open(void)
+{
+	return block_cache;
+}
+
+/* ---------------------------------------------------------------------- */
+/* File slots: the SST part of TIDs names files by a per-transaction slot  */
+
+#define MAX_FILE_SLOTS 4096
+
+typedef struct FileSlot
+{
+	RelFileNode rnode;
+	uint64		file_id;
+} FileSlot;
+
+static FileSlot *file_slots = NULL;
+static int	nfile_slots = 0;
+static LocalTransactionId slots_lxid = InvalidLocalTransactionId;
+
+int
+forst_file_slot(const RelFileNode *rnode, uint64 file_id)
+{
+	int			i;
+
+	if (file_slots == NULL)
+		file_slots = MemoryContextAlloc(TopMemoryContext, sizeof(FileSlot) * MAX_FILE_SLOTS);
+	if (slots_lxid != MyProc->lxid)
+	{
+		nfile_slots = 0;
+		slots_lxid = MyProc->lxid;
+	}
+	for (i = nfile_slots - 1; i >= 0; i--)
+	{
+		if (file_slots[i].file_id == file_id &&
+			RelFileNodeEquals(file_slots[i].rnode, *rnode))
+			return i;
+	}
+	if (nfile_slots >= MAX_FILE_SLOTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("forst: one transaction read more than %d SST files", MAX_FILE_SLOTS),
+				 errhint("Split the work into several transactions.")));
+	file_slots[nfile_slots].rnode = *rnode;
+	file_slots[nfile_slots].file_id = file_id;
+	return nfile_slots++;
+}
+
+bool
+forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id)
+{
+	if (slots_lxid != MyProc->lxid || slot < 0 || slot >= nfile_slots)
+		return false;
+	*rnode = file_slots[slot].rnode;
+	*file_id = file_slots[slot].file_id;
+	return true;
+}
