@@ -15,7 +15,8 @@
 # rows from a Zipf-chosen key (SELECT ... WHERE k BETWEEN :k AND :k+N-1).
 # Defaults: 300,000 rows of ~270 bytes (incompressible), 20 s per run, 2
 # clients, Zipf exponent 1.1.  forst.block_cache_size is at its minimum
-# (256 kB per backend) so that reads reach the disk cache.  The store is
+# (256 kB per backend), and no shared block cache, so that reads reach the
+# disk cache.  The store is
 # file:// (in the data directory): its "remote" reads are page-cache reads,
 # so this measures what the cache costs and saves on top of a fast store;
 # against S3 a miss costs a request (milliseconds), see docs/benchmarks.md.
@@ -66,6 +67,7 @@ port = $port
 forst.memtable_size = '4MB'
 forst.memtable_memory = '32MB'
 forst.block_cache_size = '256kB'
+forst.shared_block_cache_size = 0
 include_if_exists = 'bench_cache.conf'
 EOF
 if [ -n "${FORST_BENCH_CONF:-}" ]; then

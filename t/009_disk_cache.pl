@@ -22,6 +22,7 @@ shared_preload_libraries = 'forst'
 forst.memtable_size = '1MB'
 forst.memtable_memory = '4MB'
 forst.block_cache_size = '256kB'
+forst.shared_block_cache_size = 0
 forst.cache_size = '${cache_kb}kB'
 });
 $node->start;

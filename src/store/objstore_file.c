@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd_cache.h"
 #include "objstore.h"
 
 /* root (bounded at open) + '/' + key + temp decoration fits in this */
@@ -54,7 +55,10 @@ typedef struct FileStore
 {
 	FstObjStore base;
 	char	   *root;			/* absolute, no trailing '/'; "" for "/" */
+	FstFdCache *fds;			/* open SST files (never rewritten), or NULL */
 } FileStore;
+
+#define FILE_FD_CACHE_SIZE 64
 
 /* makes temporary names unique within a process (pid does across them) */
 static uint64 tmp_counter;
@@ -404,12 +408,28 @@ file_get_range(FstObjStore *store, const char *key, uint64 offset, size_t len,
 	size_t		done = 0;
 	FstCode		code;
 
+	size_t		klen = strlen(key);
+	bool		keep = fs->fds != NULL && klen > 4 &&
+		strcmp(key + klen - 4, ".sst") == 0;
+	uint64		size;
+
 	object_path(fs, key, path);
-	code = open_object(path, key, &fd, &st, err);
-	if (code != FST_OK)
-		return code;
+
+	/*
+	 * SST files are written once under a name never reused: keep them open
+	 * (a point read would otherwise open and stat its file for every block).
+	 */
+	if (!keep || !fst_fd_cache_lookup(fs->fds, path, &fd, &size))
+	{
+		code = open_object(path, key, &fd, &st, err);
+		if (code != FST_OK)
+			return code;
+		size = (uint64) st.st_size;
+		if (keep)
+			fst_fd_cache_insert(fs->fds, path, fd, size);
+	}
 	/* an offset at or past the end is a short (empty) read, not an error */
-	if (offset >= (uint64) st.st_size)
+	if (offset >= size)
 		len = 0;
 	while (done < len)
 	{
@@ -429,7 +449,10 @@ file_get_range(FstObjStore *store, const char *key, uint64 offset, size_t len,
 			break;
 		done += n;
 	}
-	close(fd);
+	if (!keep)
+		close(fd);
+	else if (code != FST_OK)
+		fst_fd_cache_forget(fs->fds, path);
 	*got = done;
 	return code;
 }
@@ -772,6 +795,7 @@ file_close(FstObjStore *store)
 {
 	FileStore  *fs = (FileStore *) store;
 
+	fst_fd_cache_destroy(fs->fds);
 	fst_free(fs->root);
 	fst_free(fs);
 }
@@ -828,6 +852,7 @@ fst_objstore_file_open(const FstObjUrl *url, const char *url_text,
 		fst_free(fs);
 		return fst_error(err, FST_NO_MEMORY, "out of memory");
 	}
+	fs->fds = fst_fd_cache_create(FILE_FD_CACHE_SIZE);	/* NULL: no caching */
 	*out = &fs->base;
 	return FST_OK;
 }

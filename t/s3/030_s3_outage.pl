@@ -85,8 +85,10 @@ forst.s3_secret_access_key = '$sk'
 forst.s3_request_timeout = '5s'
 forst.memtable_size = '1MB'
 forst.memtable_memory = '16MB'
-# reads below the tiny per-backend block cache go to the disk cache
+# reads below the tiny per-backend block cache (and no shared one) go to
+# the disk cache
 forst.block_cache_size = '256kB'
+forst.shared_block_cache_size = 0
 forst.cache_size = '256MB'
 });
 $node->start;
