@@ -11,7 +11,12 @@
 #include "fd_cache.h"
 
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* How often a cached descriptor is checked for a deleted file (seconds). */
+#define FD_RECHECK_SECONDS 1
 
 typedef struct FdSlot
 {
@@ -19,6 +24,7 @@ typedef struct FdSlot
 	int			fd;
 	uint64		size;
 	uint64		used;			/* tick of the last use */
+	time_t		checked;		/* when it was last seen linked */
 } FdSlot;
 
 struct FstFdCache
@@ -80,13 +86,42 @@ find(FstFdCache *c, const char *path)
 	return NULL;
 }
 
+static time_t
+now_coarse(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+		return 0;
+	return ts.tv_sec;
+}
+
 bool
 fst_fd_cache_lookup(FstFdCache *c, const char *path, int *fd, uint64 *size)
 {
 	FdSlot	   *s = find(c, path);
+	time_t		now;
 
 	if (s == NULL)
 		return false;
+
+	/*
+	 * A deleted file's space stays in use while it is open: a file deleted
+	 * meanwhile (garbage collection) is let go, and the caller's reopen
+	 * finds it gone.
+	 */
+	now = now_coarse();
+	if (now - s->checked >= FD_RECHECK_SECONDS)
+	{
+		struct stat st;
+
+		if (fstat(s->fd, &st) != 0 || st.st_nlink == 0)
+		{
+			slot_clear(s);
+			return false;
+		}
+		s->checked = now;
+	}
 	s->used = ++c->tick;
 	*fd = s->fd;
 	*size = s->size;
@@ -125,6 +160,7 @@ fst_fd_cache_insert(FstFdCache *c, const char *path, int fd, uint64 size)
 	victim->fd = fd;
 	victim->size = size;
 	victim->used = ++c->tick;
+	victim->checked = now_coarse();
 }
 
 void

@@ -6,9 +6,12 @@
  *	  stats it once (the file:// object store keeps SST files open).
  *
  * Only for files that never change once written (replacing one with
- * rename() would leave the cache reading the old inode; a deleted file
- * stays readable while it is cached, which immutable content allows).
- * Not thread-safe: one per process and store.
+ * rename() would leave the cache reading the old inode).  A lookup checks,
+ * at most once a second per file, whether the file was deleted, and then
+ * closes it, so that deleted files do not keep their disk space for long
+ * (a process that stops reading keeps up to capacity of them open until
+ * it reads again or exits, as PostgreSQL's backends keep dropped
+ * relations' files).  Not thread-safe: one per process and store.
  *
  *-------------------------------------------------------------------------
  */

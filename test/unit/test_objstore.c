@@ -255,10 +255,10 @@ FST_TEST(objstore_get_range_and_head)
 }
 
 /*
- * SST objects stay open between range reads (fd_cache.c): after the file is
- * deleted behind the store's back a cached one still reads (its content
- * never changes), other objects do not; more SSTs than the cache holds all
- * read correctly, evicted ones reopened.
+ * SST objects stay open between range reads (fd_cache.c): a second after
+ * the file is deleted behind the store's back the cache has let it go (a
+ * deleted non-SST object is gone at once); more SSTs than the cache holds
+ * all read correctly, evicted ones reopened.
  */
 FST_TEST(objstore_file_keeps_sst_files_open)
 {
@@ -284,9 +284,10 @@ FST_TEST(objstore_file_keeps_sst_files_open)
 	CHECK(unlink(path) == 0);
 	snprintf(path, sizeof(path), "%s/t/manifest", root);
 	CHECK(unlink(path) == 0);
-	CHECK_OK(fst_objstore_get_range(store, "t/1.sst", 8, 7, buf, &got, &err), &err);
-	CHECK(got == 7 && memcmp(buf, "content", 7) == 0);
 	CHECK(fst_objstore_get_range(store, "t/manifest", 0, 8, buf, &got, &err) == FST_NOT_FOUND);
+	/* a cached SST may read on for up to about a second, then it is let go */
+	sleep(2);
+	CHECK(fst_objstore_get_range(store, "t/1.sst", 8, 7, buf, &got, &err) == FST_NOT_FOUND);
 
 	for (i = 0; i < 150; i++)
 	{
