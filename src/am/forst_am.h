@@ -74,7 +74,17 @@ typedef struct ForstLoc
 	uint32		entry;
 } ForstLoc;
 
-/* forst_tid.c */
+/*
+ * forst_tid.c.  A TID addresses the first FORST_TID_SST_BLOCKS data blocks
+ * of an SST file and the first FORST_TID_SST_ENTRIES entries of a block:
+ * compaction cuts its outputs before the former (FORST_SST_MAX_BLOCKS
+ * leaves room for the rest of the row at the cut), forst.block_size is
+ * bounded so that a block holds fewer than the latter, and a flush writes
+ * a memtable (at most 64 MB) into fewer blocks than that.
+ */
+#define FORST_TID_SST_BLOCKS	(1 << 14)
+#define FORST_TID_SST_ENTRIES	(1 << 13)
+#define FORST_SST_MAX_BLOCKS	(FORST_TID_SST_BLOCKS - 2048)
 extern void forst_tid_set(ItemPointer tid, const ForstLoc *loc);
 extern bool forst_tid_get(ItemPointer tid, ForstLoc *loc);
 

@@ -32,8 +32,8 @@
 #define SST_SLOT_SHIFT		27
 #define SST_BLOCK_SHIFT		13
 #define SST_MAX_SLOT		((1 << 12) - 1)
-#define SST_MAX_BLOCK		((1 << 14) - 1)
-#define SST_MAX_ENTRY		((1 << 13) - 1)
+#define SST_MAX_BLOCK		(FORST_TID_SST_BLOCKS - 1)
+#define SST_MAX_ENTRY		(FORST_TID_SST_ENTRIES - 1)
 
 void
 forst_tid_set(ItemPointer tid, const ForstLoc *loc)

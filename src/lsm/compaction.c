@@ -282,7 +282,9 @@ compaction_loop(CompactState *s, FstIter *input, FstError *err)
 			s->newest = true;
 			/* between rows: the only place an output may end */
 			if (s->w != NULL &&
-				fst_sst_writer_estimated_size(s->w) >= p->target_file_size)
+				(fst_sst_writer_estimated_size(s->w) >= p->target_file_size ||
+				 (p->max_file_blocks > 0 &&
+				  fst_sst_writer_num_data_blocks(s->w) >= p->max_file_blocks)))
 			{
 				rc = finish_output(s, err);
 				if (rc != FST_OK)

@@ -29,8 +29,10 @@
  * key already seen (an older source's duplicate) is dropped as shadowed.
  *
  * Outputs are opened through the caller's factory (memory in tests, object
- * storage in the server) and finished when they reach target_file_size, but
- * only between two user parts: a key's versions never straddle two files,
+ * storage in the server) and finished when they reach target_file_size or
+ * max_file_blocks data blocks (a reader that addresses blocks with a fixed
+ * number of bits, as the server's TIDs do, sets the latter), but only
+ * between two user parts: a key's versions never straddle two files,
  * so the outputs of one level have disjoint user-key ranges.  No output is
  * opened for an empty result.
  *
@@ -98,6 +100,7 @@ typedef struct FstCompactionParams
 	FstDropPolicy policy;
 	FstSstOptions sst;
 	uint64		target_file_size;	/* finish an output at this size */
+	uint64		max_file_blocks;	/* ... or this many data blocks; 0: any */
 	int			output_level;	/* stored in the outputs' FstFileMeta */
 	FstOutputFactory output;
 	/* optional interrupt check, every check_interval input entries */

@@ -256,6 +256,12 @@ fst_sst_writer_num_entries(const FstSstWriter *w)
 	return w->props.num_entries;
 }
 
+uint64
+fst_sst_writer_num_data_blocks(const FstSstWriter *w)
+{
+	return w->props.num_data_blocks;
+}
+
 static void
 put_handle(char *p, FstBlockHandle h)
 {

@@ -564,6 +564,74 @@ FST_TEST(compaction_splits_outputs_between_rows)
 	kvs_free(&in);
 }
 
+/*
+ * Highly compressible rows: the size target alone would put them all in one
+ * file, whose data blocks a TID could not all address.  max_file_blocks
+ * cuts the outputs, still only between rows.
+ */
+FST_TEST(compaction_splits_outputs_by_block_count)
+{
+	TestKVs		in,
+				out;
+	MemOut		m;
+	FstCompactionParams p;
+	FstCompactionResult res;
+	FstError	err;
+	char		payload[300];
+	uint64		total = 0;
+	int			i,
+				v;
+
+	memset(payload, 'q', sizeof(payload));
+	kvs_init(&in);
+	for (i = 0; i < 400; i++)
+	{
+		char		uk[16];
+		int			nver = (i % 40 == 3) ? 12 : 1;
+
+		snprintf(uk, sizeof(uk), "key%05d", i);
+		for (v = 0; v < nver; v++)
+			kvs_add_raw(&in, 0, uk, strlen(uk), 1000000 - i * 100 - v,
+						FST_ENTRY_COMMITTED, 5, payload, sizeof(payload));
+	}
+	kvs_init(&out);
+	mem_init(&m);
+	params_init(&p, &m, 0, false);	/* horizon 0: every version is kept */
+	p.sst.block_size = 1024;
+	p.sst.compression = FST_COMPRESS_LZ4;
+	p.max_file_blocks = 16;
+	CHECK_OK(run(&in, &p, &m, &res, &out, &err), &err);
+	CHECK_EQ_INT(out.n, in.n);
+	CHECK(res.nfiles > 5);
+	for (i = 0; i < res.nfiles; i++)
+	{
+		int			idx = (int) (res.files[i].file_id - 1000);
+		FstRangeSource *src = fst_range_source_memory(m.bufs[idx].data,
+													  m.bufs[idx].len, false);
+		FstSstReader *r;
+
+		CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+		/* at the limit, plus the rest of one row of at most 12 versions */
+		CHECK(fst_sst_props(r)->num_data_blocks <= p.max_file_blocks + 5);
+		if (i + 1 < res.nfiles)
+		{
+			CHECK(fst_sst_props(r)->num_data_blocks >= p.max_file_blocks);
+			CHECK(fst_slice_cmp(fst_ikey_user_part(fst_filemeta_largest(&res.files[i])),
+								fst_ikey_user_part(fst_filemeta_smallest(&res.files[i + 1]))) < 0);
+		}
+		total += res.files[i].num_entries;
+		fst_sst_close(r);
+		fst_range_close(src);
+	}
+	CHECK_EQ_INT(total, in.n);
+	for (i = 0; i < in.n; i++)
+		CHECK(fst_ikey_cmp(in.kv[i].key, out.kv[i].key) == 0);
+	fst_compaction_result_free(&res);
+	kvs_free(&out);
+	mem_free(&m);
+	kvs_free(&in);
+}
+
 static bool
 stop_after(void *arg)
 {
