@@ -20,6 +20,7 @@
 #include "forst.h"
 #include "forst_blockshare.h"
 #include "forst_cache.h"
+#include "diskcache.h"
 #include "forst_stats.h"
 #include "forst_store.h"
 #include "objstore_source.h"
@@ -321,6 +322,19 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 									 file->size, &cached, &err);
 		if (rc == FST_OK)
 			e->src = cached;
+	}
+	if (rc == FST_OK)
+	{
+		/*
+		 * Scans read consecutive data blocks, smaller than a disk cache
+		 * chunk (forst.block_size): one chunk read serves several.
+		 */
+		e->src = fst_range_source_window(e->src, FST_DISKCACHE_DEFAULT_CHUNK);
+		if (e->src == NULL)
+		{
+			hash_search(reader_cache, &key, HASH_REMOVE, NULL);
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
 	}
 	if (rc == FST_OK)
 	{

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * rangesrc.c
- *	  In-memory and local-file byte-range sources (see rangesrc.h).
+ *	  In-memory and local-file byte-range sources, and the read window
+ *	  over another source (see rangesrc.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -141,4 +142,89 @@ fst_range_source_file(const char *path, FstRangeSource **out, FstError *err)
 	f->fd = fd;
 	*out = &f->base;
 	return FST_OK;
+}
+
+typedef struct WindowSource
+{
+	FstRangeSource base;
+	FstRangeSource *inner;
+	size_t		window;
+	char	   *held;			/* inner's bytes [held_off, held_off + held_len) */
+	size_t		held_cap;
+	uint64		held_off;
+	size_t		held_len;
+	uint64		last_end;		/* where the previous read ended */
+} WindowSource;
+
+static FstCode
+window_read(FstRangeSource *src, uint64 offset, size_t len, char *buf,
+			FstError *err)
+{
+	WindowSource *w = (WindowSource *) src;
+	uint64		start,
+				end;
+	size_t		n;
+	FstCode		rc;
+	bool		sequential = offset == w->last_end;
+
+	w->last_end = offset + len;
+	if (w->held_len > 0 && offset >= w->held_off &&
+		offset + len <= w->held_off + w->held_len)
+	{
+		memcpy(buf, w->held + (offset - w->held_off), len);
+		return FST_OK;
+	}
+	if (!sequential || len >= w->window)
+		return fst_range_read(w->inner, offset, len, buf, err);
+
+	start = offset - offset % w->window;
+	end = offset + len + (w->window - (offset + len) % w->window) % w->window;
+	end = Min(end, w->base.size);
+	n = (size_t) (end - start);
+	w->held_len = 0;
+	if (n > w->held_cap)
+	{
+		char	   *p = fst_realloc(w->held, n);
+
+		if (p == NULL)
+			return fst_range_read(w->inner, offset, len, buf, err);
+		w->held = p;
+		w->held_cap = n;
+	}
+	rc = fst_range_read(w->inner, start, n, w->held, err);
+	if (rc != FST_OK)
+		return rc;
+	w->held_off = start;
+	w->held_len = n;
+	memcpy(buf, w->held + (offset - start), len);
+	return FST_OK;
+}
+
+static void
+window_close(FstRangeSource *src)
+{
+	WindowSource *w = (WindowSource *) src;
+
+	fst_range_close(w->inner);
+	fst_free(w->held);
+	fst_free(w);
+}
+
+FstRangeSource *
+fst_range_source_window(FstRangeSource *inner, size_t window)
+{
+	WindowSource *w = fst_calloc(1, sizeof(WindowSource));
+
+	if (w == NULL)
+	{
+		fst_range_close(inner);
+		return NULL;
+	}
+	w->base.size = inner->size;
+	w->base.read = window_read;
+	w->base.close = window_close;
+	w->inner = inner;
+	w->window = Max(window, 1);
+	w->last_end = PG_UINT64_MAX;	/* the first read is not "sequential" */
+	return &w->base;
 }

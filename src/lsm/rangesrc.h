@@ -58,4 +58,18 @@ extern FstRangeSource *fst_range_source_memory(const char *data, size_t len,
 extern FstCode fst_range_source_file(const char *path, FstRangeSource **out,
 									 FstError *err);
 
+/*
+ * A window over inner (which it owns and closes): a read that starts where
+ * the previous one ended (an iterator going through consecutive blocks)
+ * fetches the aligned window-sized pieces around it from inner in one read
+ * and keeps them, so that the next blocks come from memory.  Any other
+ * read goes straight to inner, as do reads of window size or more.  Suits
+ * an inner source that serves whole aligned pieces at once anyway (the
+ * disk cache reads and checks a whole chunk to serve any part of it):
+ * small blocks read in order then cost one inner read per piece, not one
+ * per block.  NULL when out of memory (inner is closed then).
+ */
+extern FstRangeSource *fst_range_source_window(FstRangeSource *inner,
+											   size_t window);
+
 #endif							/* FST_RANGESRC_H */
