@@ -450,6 +450,7 @@ forst_compact_one(ForstTableShared *ts)
 			params.policy.ttl_arg = &dctx.expiry;
 		}
 		fst_sst_options_default(&params.sst);
+		params.sst.block_size = (size_t) forst_block_size_kb * 1024;
 		params.sst.compression = forst_compression == FORST_COMPRESSION_LZ4 ?
 			FST_COMPRESS_LZ4 : FST_COMPRESS_NONE;
 		params.target_file_size = (uint64) 64 * 1024 * 1024;

@@ -77,6 +77,7 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 	StringInfoData value;
 
 	fst_sst_options_default(&opt);
+	opt.block_size = (size_t) forst_block_size_kb * 1024;
 	opt.compression = forst_compression == FORST_COMPRESSION_LZ4 ?
 		FST_COMPRESS_LZ4 : FST_COMPRESS_NONE;
 	fst_buf_sink_init(&sink, file);
