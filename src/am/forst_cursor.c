@@ -8,7 +8,19 @@
 #include "postgres.h"
 
 #include "forst_cursor.h"
+#include "forst_point.h"
 #include "merge_iter.h"
+
+/* StringInfos of a cursor start small: most hold one key */
+static void
+init_small_string(StringInfo s)
+{
+	s->maxlen = 64;
+	s->data = palloc(s->maxlen);
+	s->len = 0;
+	s->data[0] = '\0';
+	s->cursor = 0;
+}
 
 static void
 cursor_reset_callback(void *arg)
@@ -125,13 +137,19 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 	c->ts = ts;
 	c->point = point;
 	forst_expiry_get(rel, &c->expiry);
-	initStringInfo(&c->decided);
-	initStringInfo(&c->hi);
-	initStringInfo(&c->range_lo);
-	initStringInfo(&c->range_hi);
-	initStringInfo(&c->seek_lo);
+	init_small_string(&c->decided);
+	init_small_string(&c->hi);
+	init_small_string(&c->range_lo);
+	init_small_string(&c->range_hi);
+	init_small_string(&c->seek_lo);
 	appendBinaryStringInfo(&c->range_lo, lo.data, lo.len);
 	appendBinaryStringInfo(&c->range_hi, hi.data, hi.len);
+	if (point)
+	{
+		/* looked up by forst_cursor_next (forst_point.h): no merge */
+		MemoryContextSwitchTo(old);
+		return c;
+	}
 	/* the engine's iterators are freed with the context, even on error */
 	c->cb.func = cursor_reset_callback;
 	c->cb.arg = c;
@@ -211,10 +229,75 @@ forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
 	c->have_decided = false;
 	c->valid = false;
 	c->pending_next = false;
+	if (c->point)
+	{
+		c->point_done = false;
+		return;
+	}
 	if (forst_table_view_stale(&c->view))
 		cursor_refresh(c);		/* seeks to seek_lo */
 	else
 		merge_seek(c, lo);
+}
+
+typedef struct PointVisCtx
+{
+	Snapshot	snapshot;
+	Relation	rel;
+} PointVisCtx;
+
+static bool
+point_visible(void *arg, FstMemtable *mt, const FstEntryHeader *hdr,
+			  uint32 ref, uint8 hint)
+{
+	PointVisCtx *ctx = arg;
+
+	return forst_version_visible(ctx->snapshot, ctx->rel, hdr, mt, ref, hint);
+}
+
+/*
+ * A point cursor's one row: the newest version of its user part the
+ * snapshot sees, looked up without a merge (forst_point.h), over a view
+ * taken now.
+ */
+static bool
+point_next(ForstCursor *c)
+{
+	ForstPointHit hit;
+	PointVisCtx ctx;
+	FstSlice	key;
+	MemoryContext old;
+
+	if (c->point_done)
+		return false;
+	c->point_done = true;
+	key = c->seek_lo.len > 0 ? fst_slice(c->seek_lo.data, c->seek_lo.len) :
+		fst_slice(c->range_lo.data, c->range_lo.len);
+	if (c->hi.len > 0 && fst_slice_cmp(key, fst_slice(c->hi.data, c->hi.len)) >= 0)
+		return false;
+	if (c->ts == NULL)
+		return false;			/* the table never wrote */
+	ctx.snapshot = c->snapshot;
+	ctx.rel = c->rel;
+	old = MemoryContextSwitchTo(c->mcxt);
+	forst_table_view(c->ts, &c->rel->rd_node, &c->view);
+	forst_point_get(&c->view, key, point_visible, &ctx, true, &hit);
+	MemoryContextSwitchTo(old);
+	if (!hit.found)
+		return false;
+	if (!fst_entry_decode(hit.ikey, hit.value, &c->cur.entry))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: malformed entry in table \"%s\"",
+						RelationGetRelationName(c->rel))));
+	if (c->cur.entry.hdr.flags & FST_ENTRY_TOMBSTONE)
+		return false;
+	if (c->expiry.active && forst_row_expired(&c->expiry, c->cur.entry.payload))
+		return false;
+	c->cur.loc = hit.loc;
+	c->cur.hint = hit.hint;
+	c->valid = true;
+	return true;
 }
 
 bool
@@ -223,6 +306,8 @@ forst_cursor_next(ForstCursor *c)
 	FstError	err;
 
 	c->valid = false;
+	if (c->point)
+		return point_next(c);
 	if (forst_table_view_stale(&c->view))
 		cursor_refresh(c);
 	if (c->pending_next)

@@ -35,6 +35,7 @@ typedef struct ForstCursor
 	Snapshot	snapshot;
 	ForstTableShared *ts;
 	bool		point;			/* the range is one user part */
+	bool		point_done;		/* point: looked up since the last seek */
 	StringInfoData range_lo;	/* the range it was opened for */
 	StringInfoData range_hi;
 	StringInfoData seek_lo;		/* where the last seek went */
@@ -58,8 +59,9 @@ typedef struct ForstCursor
  * may hold rows with user parts in [lo, hi) (hi of length 0: no bound; lo
  * of length 0: from the start), in a new memory context under
  * CurrentMemoryContext (ts may be NULL: a table that never wrote).  With
- * point, the range stands for exactly one user part, lo, and files whose
- * bloom filter rules it out are left out as well.  The caller must seek
+ * point, the range stands for exactly one user part, lo: the cursor is
+ * then no merge but a point lookup (forst_point.h) when it is read, over a
+ * view of the table taken then.  The caller must seek
  * within [lo, hi): rows outside it may be missing.
  */
 extern ForstCursor *forst_cursor_open(Relation rel, Snapshot snapshot,

@@ -23,6 +23,7 @@
 #include "utils/snapmgr.h"
 
 #include "forst_am.h"
+#include "forst_point.h"
 #include "forst_stats.h"
 #include "forst_store.h"
 
@@ -157,122 +158,25 @@ newest_cb(void *arg, FstMemtable *mt, const FstEntryHeader *hdr, uint32 ref,
 	return true;
 }
 
-/*
- * The newest version of user_part in the table's SST files: level 0 newest
- * file first, then each deeper level's one candidate file.
- */
-static void
-sst_newest(const ForstTableView *view, FstSlice user_part, ForstNewest *out)
-{
-	const FstManifest *m = view->manifest;
-	int			level;
-	StringInfoData target;
-	char		seq[FST_SEQ_BYTES];
-
-	if (m == NULL)
-		return;
-	initStringInfo(&target);
-	appendBinaryStringInfo(&target, user_part.data, user_part.len);
-	fst_put_be64(seq, FST_MAX_SEQ);
-	appendBinaryStringInfo(&target, seq, FST_SEQ_BYTES);
-
-	for (level = 0; level < FST_NUM_LEVELS; level++)
-	{
-		int			i;
-
-		for (i = 0; i < m->levels[level].nfiles; i++)
-		{
-			const FstFileMeta *f = &m->levels[level].files[i].meta;
-			FstSstReader *r;
-			FstIter    *it;
-			FstError	err;
-			FstCode		rc;
-			bool		any;
-
-			r = forst_sst_reader_for_key(&view->rnode, f, user_part);
-			if (r == NULL)
-				continue;
-			any = false;
-			it = fst_sst_iter_create(r);
-			if (it == NULL)
-				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-			fst_iter_seek(it, fst_slice(target.data, target.len));
-			for (; fst_iter_valid(it); fst_iter_next(it))
-			{
-				FstEntry	e;
-				NewestCtx	ctx;
-
-				if (!fst_entry_decode(fst_iter_key(it), fst_iter_value(it), &e))
-				{
-					fst_iter_destroy(it);
-					ereport(ERROR,
-							(errcode(ERRCODE_DATA_CORRUPTED),
-							 errmsg("forst: malformed entry in an SST file")));
-				}
-				if (fst_slice_cmp(e.user_part, user_part) != 0)
-					break;
-				any = true;
-				ctx.out = out;
-				if (!newest_cb(&ctx, NULL, &e.hdr, 0, 0))
-					continue;	/* aborted */
-				out->found = true;
-				out->hdr = e.hdr;
-				out->loc.in_sst = true;
-				out->loc.file_slot = forst_file_slot(&view->rnode, f->file_id);
-				fst_sst_iter_position(it, &out->loc.block, &out->loc.entry);
-				fst_iter_destroy(it);
-				pfree(target.data);
-				return;
-			}
-			rc = fst_iter_status(it, &err);
-			fst_iter_destroy(it);
-			if (rc != FST_OK)
-				forst_report(rc, &err, "reading an SST file");
-			if (!any)
-				forst_local_bloom_false_positives++;	/* the filter said maybe */
-		}
-	}
-	pfree(target.data);
-}
-
 void
 forst_find_newest(ForstTableShared *ts, FstSlice user_part, ForstNewest *out)
 {
 	ForstTableView view;
-	int			i;
+	ForstPointHit hit;
+	NewestCtx	ctx;
 
 	memset(out, 0, sizeof(*out));
 	forst_table_view(ts, &ts->rnode, &view);
-
-	/*
-	 * Every memtable version of a key is newer than its SST versions, but a
-	 * version carried over by a flush can sit in a newer memtable than a
-	 * later version of the same key: take the highest sequence.
-	 */
-	for (i = 0; i < view.nslabs; i++)
+	ctx.out = out;
+	forst_point_get(&view, user_part, newest_cb, &ctx, false, &hit);
+	if (!hit.found)
 	{
-		FstMemtable *mt = forst_slab_memtable(view.slabs[i]);
-		NewestCtx	ctx;
-		ForstNewest cand;
-		FstGetResult res;
-		FstError	err;
-		FstCode		rc;
-
-		memset(&cand, 0, sizeof(cand));
-		ctx.out = &cand;
-		rc = fst_memtable_get(mt, user_part, FST_MAX_SEQ, newest_cb, &ctx, &res,
-							  &cand.hdr, NULL, &cand.loc.ref, &err);
-		if (rc != FST_OK)
-			forst_report(rc, &err, "memtable lookup");
-		if (res != FST_GET_NONE && (!out->found || cand.hdr.seq > out->hdr.seq))
-		{
-			cand.found = true;
-			cand.loc.slab = view.slabs[i];
-			*out = cand;
-		}
+		memset(out, 0, sizeof(*out));
+		return;
 	}
-	if (!out->found)
-		sst_newest(&view, user_part, out);
+	out->found = true;
+	out->hdr = hit.hdr;
+	out->loc = hit.loc;
 }
 
 bool
