@@ -223,7 +223,14 @@ emit_hop_windows(FunctionCallInfo fcinfo, int64 t, int64 size, int64 slide,
 	int64		s;
 	int64		lim;
 
-	InitMaterializedSRF(fcinfo, 0);
+	/*
+	 * The executor knows the result's row type: copying its descriptor is
+	 * far cheaper than building it from the catalog on every call (a
+	 * pipeline calls this once per event).
+	 */
+	InitMaterializedSRF(fcinfo,
+						rsinfo && IsA(rsinfo, ReturnSetInfo) && rsinfo->expectedDesc ?
+						MAT_SRF_USE_EXPECTED_DESC : 0);
 	if (pg_sub_s64_overflow(t, size, &lim))
 		lim = PG_INT64_MIN;
 	/* the earliest start whose window still reaches past t */
