@@ -127,9 +127,23 @@ extern int	forst_newer_versions(ForstTableShared *ts, FstSlice user_part,
 typedef struct ForstVersion
 {
 	ForstLoc	loc;
-	FstEntry	entry;			/* in shared memory, or palloc'd for SSTs */
+	FstEntry	entry;			/* in shared memory, or in owned */
 	uint8		hint;
+	char	   *owned;			/* an SST version's palloc'd copy, or NULL */
 } ForstVersion;
+
+/*
+ * Frees what forst_fetch_version allocated (an SST version's copy).  Call
+ * it once v is no longer needed: the executor fetches rows in the
+ * statement's memory context, once per row of an UPDATE or an upsert.
+ */
+static inline void
+forst_version_free(ForstVersion *v)
+{
+	if (v->owned)
+		pfree(v->owned);
+	v->owned = NULL;
+}
 
 extern bool forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v);
 extern bool forst_version_visible_v(Snapshot snapshot, Relation rel,

@@ -189,6 +189,7 @@ newest_is_live(Relation rel, const ForstExpiry *x, const ForstNewest *newest)
 {
 	ItemPointerData tid;
 	ForstVersion v;
+	bool		live;
 
 	if (!newest->found || (newest->hdr.flags & FST_ENTRY_TOMBSTONE))
 		return false;
@@ -197,7 +198,9 @@ newest_is_live(Relation rel, const ForstExpiry *x, const ForstNewest *newest)
 	forst_tid_set(&tid, &newest->loc);
 	if (!forst_fetch_version(rel, &tid, &v))
 		return true;
-	return !forst_row_expired(x, v.entry.payload);
+	live = !forst_row_expired(x, v.entry.payload);
+	forst_version_free(&v);
+	return live;
 }
 
 /*
@@ -420,10 +423,13 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 		tmfd->xmax = newest.hdr.xid;
 		tmfd->cmax = InvalidCommandId;
 		tmfd->traversed = false;
+		forst_version_free(&v);
+		pfree(up.data);
 		return TM_BeingModified;
 	}
 	tmfd->ctid = *tid;
 	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
+	forst_version_free(&v);
 	if (result == TM_Ok)
 	{
 		put_version(ts, &up, FST_ENTRY_TOMBSTONE, cid, NULL, &loc);
@@ -477,13 +483,21 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		tmfd->xmax = newest.hdr.xid;
 		tmfd->cmax = InvalidCommandId;
 		tmfd->traversed = false;
+		forst_version_free(&v);
+		pfree(row);
+		pfree(old_up.data);
+		pfree(new_up.data);
 		return TM_BeingModified;
 	}
 	tmfd->ctid = *otid;
 	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
+	forst_version_free(&v);
 	if (result != TM_Ok)
 	{
 		forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
+		pfree(row);
+		pfree(old_up.data);
+		pfree(new_up.data);
 		return result;
 	}
 
@@ -641,6 +655,7 @@ follow_moved_row(Relation rel, ForstTableShared *ts, ForstKeyVersion moved,
 				forst_tid_set(tid, &newest.loc);
 				fetch_or_error(rel, tid, &v);
 				forst_store_version(slot, &v, RelationGetRelid(rel));
+				forst_version_free(&v);
 				return TM_Ok;
 		}
 	}
@@ -676,7 +691,11 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		else if (!forst_lock_key_try(rel, s, lmode))
 		{
 			if (wait_policy == LockWaitSkip)
+			{
+				forst_version_free(&v);
+				pfree(up.data);
 				return TM_WouldBlock;
+			}
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 					 errmsg("could not obtain lock on row in relation \"%s\"",
@@ -690,12 +709,17 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 			/* the key lock stays held until the end of the transaction */
 			forst_lock_key_keep(rel, s, lmode);
 			forst_store_version(slot, &v, RelationGetRelid(rel));
+			forst_version_free(&v);
 			pfree(up.data);
 			return TM_Ok;
 		}
 		forst_unlock_key(rel, s, lmode);
 		if (wait_policy == LockWaitSkip)
+		{
+			forst_version_free(&v);
+			pfree(up.data);
 			return TM_WouldBlock;
+		}
 		if (wait_policy == LockWaitError)
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
@@ -711,6 +735,8 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		forst_unlock_key(rel, s, lmode);
 		tmfd->xmax = newest.found ? newest.hdr.xid : InvalidTransactionId;
 		tmfd->cmax = InvalidCommandId;
+		forst_version_free(&v);
+		pfree(up.data);
 		return TM_Deleted;
 	}
 	if (newest.hdr.seq != v.entry.hdr.seq && !newest.mine)
@@ -724,6 +750,8 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 			forst_unlock_key(rel, s, lmode);
 			tmfd->xmax = newest.hdr.xid;
 			tmfd->cmax = InvalidCommandId;
+			forst_version_free(&v);
+			pfree(up.data);
 			return TM_Deleted;
 		}
 		if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
@@ -732,11 +760,14 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 			forst_tid_set(&tmfd->ctid, &newest.loc);
 			tmfd->xmax = newest.hdr.xid;
 			tmfd->cmax = InvalidCommandId;
+			forst_version_free(&v);
+			pfree(up.data);
 			return TM_Updated;
 		}
 		if (chain == FORST_CHAIN_MOVED)
 		{
 			/* the row moved to another key: lock it there */
+			forst_version_free(&v);
 			pfree(up.data);
 			return follow_moved_row(rel, ts, moved, lmode, wait_policy, tid,
 									slot, tmfd);
@@ -747,11 +778,13 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		/* follow the row to its newest version */
 		tmfd->traversed = !newest.mine;
 		forst_tid_set(tid, &newest.loc);
+		forst_version_free(&v);
 		fetch_or_error(rel, tid, &v);
 	}
 	/* the key lock stays held until the end of the transaction */
 	forst_lock_key_keep(rel, s, lmode);
 	forst_store_version(slot, &v, RelationGetRelid(rel));
+	forst_version_free(&v);
 	pfree(up.data);
 	return TM_Ok;
 }

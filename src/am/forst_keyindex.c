@@ -165,8 +165,12 @@ fkey_beginscan(Relation index, int nkeys, int norderbys)
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
 	KeyScanState *st = palloc0(sizeof(KeyScanState));
 
-	initStringInfo(&st->lo);
-	initStringInfo(&st->hi);
+	/* a key or two: start small (ON CONFLICT begins a scan per row) */
+	st->lo.maxlen = st->hi.maxlen = 64;
+	st->lo.data = palloc(64);
+	st->hi.data = palloc(64);
+	resetStringInfo(&st->lo);
+	resetStringInfo(&st->hi);
 	scan->opaque = st;
 	return scan;
 }
@@ -179,6 +183,12 @@ close_cursors(KeyScanState *st)
 	for (i = 0; i < st->ncursors; i++)
 		forst_cursor_close(st->cursors[i]);
 	st->ncursors = 0;
+	if (st->cursors)
+		pfree(st->cursors);
+	if (st->has_row)
+		pfree(st->has_row);
+	st->cursors = NULL;
+	st->has_row = NULL;
 }
 
 /*
@@ -509,7 +519,18 @@ fkey_endscan(IndexScanDesc scan)
 {
 	KeyScanState *st = scan->opaque;
 
+	/*
+	 * Everything goes: the executor begins and ends a scan per inserted row
+	 * to check ON CONFLICT arbiters and unique constraints, all in the
+	 * statement's memory context.
+	 */
 	close_cursors(st);
+	if (st->rev)
+		pfree(st->rev);
+	pfree(st->lo.data);
+	pfree(st->hi.data);
+	pfree(st);
+	scan->opaque = NULL;
 }
 
 Datum

@@ -198,8 +198,7 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 					val;
 		FstError	err;
 		FstCode		rc;
-		char	   *kc,
-				   *vc;
+		char	   *kc;
 		size_t		klen,
 					vlen;
 
@@ -233,13 +232,13 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 		}
 		klen = k.len;
 		vlen = val.len;
-		kc = palloc(klen);
-		vc = palloc(vlen);
+		kc = palloc(klen + vlen);
 		memcpy(kc, k.data, klen);
-		memcpy(vc, val.data, vlen);
+		memcpy(kc + klen, val.data, vlen);
+		v->owned = kc;
 		fst_buf_free(&k);
 		fst_buf_free(&val);
-		if (!fst_entry_decode(fst_slice(kc, klen), fst_slice(vc, vlen), &v->entry))
+		if (!fst_entry_decode(fst_slice(kc, klen), fst_slice(kc + klen, vlen), &v->entry))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("forst: malformed entry in an SST file")));

@@ -231,12 +231,16 @@ forst_onconflict_check_lock(Relation rel, ItemPointer tid, CommandId cid)
 {
 	ForstVersion v;
 
+	FstEntryHeader hdr;
+
 	if (!forst_fetch_version(rel, tid, &v))
 		return;
-	if (v.entry.hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED))
+	hdr = v.entry.hdr;
+	forst_version_free(&v);
+	if (hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED))
 		return;
-	if (TransactionIdIsCurrentTransactionId(v.entry.hdr.xid) &&
-		v.entry.hdr.cid >= cid)
+	if (TransactionIdIsCurrentTransactionId(hdr.xid) &&
+		hdr.cid >= cid)
 		ereport(ERROR,
 				(errcode(ERRCODE_CARDINALITY_VIOLATION),
 		/* translator: %s is a SQL command name */

@@ -225,15 +225,22 @@ fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
 
 	ForstExpiry x;
 
-	if (!forst_fetch_version(rel, tid, &v) ||
-		(v.entry.hdr.flags & FST_ENTRY_TOMBSTONE))
+	if (!forst_fetch_version(rel, tid, &v))
 		return false;
-	if (!forst_version_visible_v(snapshot, rel, &v))
+	if ((v.entry.hdr.flags & FST_ENTRY_TOMBSTONE) ||
+		!forst_version_visible_v(snapshot, rel, &v))
+	{
+		forst_version_free(&v);
 		return false;
+	}
 	forst_expiry_get(rel, &x);
 	if (forst_row_expired(&x, v.entry.payload))
+	{
+		forst_version_free(&v);
 		return false;			/* expired rows are invisible everywhere */
+	}
 	forst_store_version(slot, &v, RelationGetRelid(rel));
+	forst_version_free(&v);
 	return true;
 }
 
@@ -260,7 +267,10 @@ forst_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
 {
 	ForstVersion v;
 
-	return forst_fetch_version(scan->rs_rd, tid, &v);
+	if (!forst_fetch_version(scan->rs_rd, tid, &v))
+		return false;
+	forst_version_free(&v);
+	return true;
 }
 
 static void
@@ -274,6 +284,7 @@ forst_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 	if (ts == NULL || !forst_fetch_version(rel, tid, &v))
 		return;
 	forst_find_newest(ts, v.entry.user_part, &newest);
+	forst_version_free(&v);
 	if (newest.found && !(newest.hdr.flags & FST_ENTRY_TOMBSTONE))
 		forst_tid_set(tid, &newest.loc);
 }
@@ -288,6 +299,7 @@ forst_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 	if (!forst_fetch_version(rel, &slot->tts_tid, &v))
 		return false;
 	visible = forst_version_visible_v(snapshot, rel, &v);
+	forst_version_free(&v);
 	/* ON CONFLICT at REPEATABLE READ (see forst_onconflict.c) */
 	return forst_onconflict_satisfies_snapshot(snapshot, v.entry.hdr.xid, visible);
 }
