@@ -81,22 +81,20 @@ static void
 put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 		  CommandId cid, const char *payload, Size payload_len, ForstLoc *loc)
 {
-	StringInfoData ikey;
-	StringInfoData value;
-	char		hdr[FST_ENTRY_HEADER_SIZE];
-	char		seqbuf[FST_SEQ_BYTES];
+	char		ikey_buf[128];
+	char		value_buf[512];
+	Size		ikey_len = user_part->len + FST_SEQ_BYTES;
+	Size		value_len = FST_ENTRY_HEADER_SIZE + payload_len;
+	char	   *ikey = ikey_len <= sizeof(ikey_buf) ? ikey_buf : palloc(ikey_len);
+	char	   *value = value_len <= sizeof(value_buf) ? value_buf : palloc(value_len);
 	XLogRecPtr	lsn;
 
-	initStringInfo(&ikey);
-	appendBinaryStringInfo(&ikey, user_part->data, user_part->len);
-	fst_put_be64(seqbuf, forst_next_seq());
-	appendBinaryStringInfo(&ikey, seqbuf, FST_SEQ_BYTES);
-
-	initStringInfo(&value);
-	fst_entry_header_encode(hdr, flags, GetCurrentTransactionId(), cid);
-	appendBinaryStringInfo(&value, hdr, FST_ENTRY_HEADER_SIZE);
+	/* on the stack unless large: this runs once per row written */
+	memcpy(ikey, user_part->data, user_part->len);
+	fst_put_be64(ikey + user_part->len, forst_next_seq());
+	fst_entry_header_encode(value, flags, GetCurrentTransactionId(), cid);
 	if (payload_len > 0)
-		appendBinaryStringInfo(&value, payload, payload_len);
+		memcpy(value + FST_ENTRY_HEADER_SIZE, payload, payload_len);
 
 	memset(loc, 0, sizeof(*loc));
 
@@ -107,14 +105,16 @@ put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 	 */
 	pg_atomic_write_u64(&forst_shared->inflight[MyBackendId], GetXLogInsertRecPtr());
 	pg_memory_barrier();
-	lsn = forst_wal_log_put(ts, fst_slice(ikey.data, ikey.len),
-							fst_slice(value.data, value.len));
-	forst_memtable_put(ts, fst_slice(ikey.data, ikey.len),
-					   fst_slice(value.data, value.len), lsn, &loc->slab, &loc->ref);
+	lsn = forst_wal_log_put(ts, fst_slice(ikey, ikey_len),
+							fst_slice(value, value_len));
+	forst_memtable_put(ts, fst_slice(ikey, ikey_len),
+					   fst_slice(value, value_len), lsn, &loc->slab, &loc->ref);
 	pg_memory_barrier();
 	pg_atomic_write_u64(&forst_shared->inflight[MyBackendId], 0);
-	pfree(ikey.data);
-	pfree(value.data);
+	if (ikey != ikey_buf)
+		pfree(ikey);
+	if (value != value_buf)
+		pfree(value);
 }
 
 /* Appends a row (or, with row NULL, a tombstone) of user_part. */
