@@ -9,7 +9,11 @@
 
 #include "forst_cursor.h"
 #include "forst_point.h"
+#include "forst_shmem.h"
 #include "merge_iter.h"
+
+/* older versions of one row stepped over before the cursor seeks past */
+#define FORST_CURSOR_SKIPS_BEFORE_SEEK 8
 
 /* StringInfos of a cursor start small: most hold one key */
 static void
@@ -68,6 +72,7 @@ cursor_build(ForstCursor *c)
 	FstSlice	hi = fst_slice(c->range_hi.data, c->range_hi.len);
 	int			i;
 
+	c->waits_seen = forst_memory_waits;	/* before the view is taken */
 	forst_table_view(c->ts, &c->rel->rd_node, &c->view);
 	c->nchildren = c->view.nslabs;
 	if (c->view.manifest)
@@ -191,6 +196,22 @@ merge_seek(ForstCursor *c, FstSlice lo)
 	}
 }
 
+/* Positions the merge after the last possible version of user part up. */
+static void
+merge_seek_past(ForstCursor *c, FstSlice up)
+{
+	char		stack_target[128];
+	char	   *target = stack_target;
+
+	if (up.len + FST_SEQ_BYTES > sizeof(stack_target))
+		target = palloc(up.len + FST_SEQ_BYTES);
+	memcpy(target, up.data, up.len);
+	fst_put_be64(target + up.len, 0);	/* versions run newest first */
+	fst_iter_seek(c->merge, fst_slice(target, up.len + FST_SEQ_BYTES));
+	if (target != stack_target)
+		pfree(target);
+}
+
 /*
  * This backend waited for memtable memory since the cursor last read, and
  * the flush worker reused a memtable slab of the cursor's view meanwhile
@@ -234,7 +255,8 @@ forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
 		c->point_done = false;
 		return;
 	}
-	if (forst_table_view_stale(&c->view))
+	if (c->waits_seen != forst_memory_waits &&
+		forst_table_view_stale(&c->view))
 		cursor_refresh(c);		/* seeks to seek_lo */
 	else
 		merge_seek(c, lo);
@@ -308,22 +330,34 @@ forst_cursor_next(ForstCursor *c)
 	c->valid = false;
 	if (c->point)
 		return point_next(c);
-	if (forst_table_view_stale(&c->view))
-		cursor_refresh(c);
+	if (c->waits_seen != forst_memory_waits)
+	{
+		c->waits_seen = forst_memory_waits;
+		if (forst_table_view_stale(&c->view))
+			cursor_refresh(c);
+	}
 	if (c->pending_next)
 	{
 		c->pending_next = false;
 		fst_iter_next(c->merge);
 	}
-	for (; fst_iter_valid(c->merge); fst_iter_next(c->merge))
+	for (bool advance = false;;)
 	{
-		FstSlice	k = fst_iter_key(c->merge);
-		FstSlice	v = fst_iter_value(c->merge);
+		FstSlice	k;
+		FstSlice	v;
 		FstEntry	e;
 		FstIter    *child;
 		int			ci;
 		uint32		ref;
 		uint8		hint;
+
+		if (advance)
+			fst_iter_next(c->merge);
+		advance = true;
+		if (!fst_iter_valid(c->merge))
+			break;
+		k = fst_iter_key(c->merge);
+		v = fst_iter_value(c->merge);
 
 		if (!fst_entry_decode(k, v, &e))
 			ereport(ERROR,
@@ -335,7 +369,21 @@ forst_cursor_next(ForstCursor *c)
 			return false;
 		if (c->have_decided &&
 			fst_slice_cmp(e.user_part, fst_slice(c->decided.data, c->decided.len)) == 0)
-			continue;			/* an older version of a decided row */
+		{
+			/*
+			 * An older version of a decided row.  A key updated again and
+			 * again has many in a memtable: past a few, one seek beyond
+			 * them is cheaper than stepping over each.
+			 */
+			if (++c->skipped >= FORST_CURSOR_SKIPS_BEFORE_SEEK)
+			{
+				c->skipped = 0;
+				merge_seek_past(c, e.user_part);
+				advance = false;
+			}
+			continue;
+		}
+		c->skipped = 0;
 
 		ci = fst_merge_iter_current_child(c->merge);
 		child = fst_merge_iter_child(c->merge, ci);
@@ -382,6 +430,30 @@ forst_cursor_next(ForstCursor *c)
 				 errmsg("forst: reading table \"%s\" failed: %s",
 						RelationGetRelationName(c->rel), err.msg)));
 	return false;
+}
+
+bool
+forst_cursor_revalidate(ForstCursor *c)
+{
+	MemoryContext old;
+
+	if (!c->valid || c->point || forst_memory_waits == c->waits_seen)
+		return c->valid;
+	c->waits_seen = forst_memory_waits;
+	if (!forst_table_view_stale(&c->view))
+		return true;
+	elog(DEBUG1, "forst: a cursor on \"%s\" reads its current row again: its memtable was reused while this backend waited for memory",
+		 RelationGetRelationName(c->rel));
+	fst_iter_destroy(c->merge);
+	c->merge = NULL;
+	old = MemoryContextSwitchTo(c->mcxt);
+	cursor_build(c);
+	MemoryContextSwitchTo(old);
+	/* the current row's user part is decided: find its version again */
+	merge_seek(c, fst_slice(c->decided.data, c->decided.len));
+	c->have_decided = false;
+	c->pending_next = false;
+	return forst_cursor_next(c);
 }
 
 void

@@ -45,6 +45,8 @@ typedef struct ForstCursor
 	FstIter    *merge;			/* NULL once closed */
 	StringInfoData decided;		/* user part whose version was chosen */
 	bool		have_decided;
+	int			skipped;		/* older versions of decided stepped over */
+	uint64		waits_seen;		/* forst_memory_waits when last checked */
 	StringInfoData hi;			/* exclusive upper bound (len 0: none) */
 	bool		valid;
 	bool		pending_next;	/* advance past cur before reading on */
@@ -77,6 +79,16 @@ extern void forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi);
  * valid until the next call.
  */
 extern bool forst_cursor_next(ForstCursor *c);
+
+/*
+ * Makes sure the row the cursor is at (cur) is still where cur says: when
+ * this backend waited for memtable memory since it was read and its
+ * memtable was reused, reads it again from a new view (where it is in an
+ * SST file).  For callers that hold the current row across writes of their
+ * own (an index scan reads one row ahead).  Returns whether the cursor is
+ * at a row.
+ */
+extern bool forst_cursor_revalidate(ForstCursor *c);
 
 extern void forst_cursor_close(ForstCursor *c);
 

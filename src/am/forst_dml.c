@@ -34,6 +34,7 @@
 #include "forst_am.h"
 #include "forst_store.h"
 #include "forst_expiry.h"
+#include "forst_point.h"
 #include "forst_wal.h"
 
 /* The row of a slot as a minimal tuple without external TOAST pointers. */
@@ -334,6 +335,44 @@ chain_after(ForstTableShared *ts, FstSlice user_part, uint64 seq,
 	return chain;
 }
 
+typedef struct SeqCtx
+{
+	uint64		seq;
+} SeqCtx;
+
+static bool
+accept_seq(void *arg, FstMemtable *mt, const FstEntryHeader *hdr, uint32 ref,
+		   uint8 hint)
+{
+	return hdr->seq == ((SeqCtx *) arg)->seq;
+}
+
+/*
+ * After this backend wrote a version over the row at *tid (version seq of
+ * user_part), makes *tid name that row again if the write waited for
+ * memtable memory and the row's memtable was reused meanwhile: the
+ * executor fetches the old row by *tid afterwards (RETURNING of a DELETE,
+ * AFTER ROW triggers).  The row is in an SST file by then.
+ */
+static void
+relocate_row(Relation rel, ForstTableShared *ts, ItemPointer tid,
+			 StringInfo user_part, uint64 seq)
+{
+	ForstLoc	loc;
+	ForstTableView view;
+	ForstPointHit hit;
+	SeqCtx		ctx;
+
+	if (forst_tid_get(tid, &loc))
+		return;					/* still where it was */
+	ctx.seq = seq;
+	forst_table_view(ts, &rel->rd_node, &view);
+	forst_point_get(&view, fst_slice(user_part->data, user_part->len),
+					accept_seq, &ctx, false, &hit);
+	if (hit.found)
+		forst_tid_set(tid, &hit.loc);
+}
+
 /*
  * Decides what a writer may do with the version at tid, given the key's
  * newest version.  TM_Ok means the version at tid is the newest.
@@ -411,6 +450,7 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 	StringInfoData up;
 	TM_Result	result;
 	ForstLoc	loc;
+	uint64		old_seq;
 
 	pin_for_triggers(rel);
 	fetch_or_error(rel, tid, &v);
@@ -429,10 +469,12 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 	}
 	tmfd->ctid = *tid;
 	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
+	old_seq = v.entry.hdr.seq;
 	forst_version_free(&v);
 	if (result == TM_Ok)
 	{
 		put_version(ts, &up, FST_ENTRY_TOMBSTONE, cid, NULL, &loc);
+		relocate_row(rel, ts, tid, &up, old_seq);
 		pg_atomic_fetch_sub_u64(&ts->live_estimate, 1);
 		pgstat_count_heap_delete(rel);
 	}
@@ -459,6 +501,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	LOCKMODE	mode;
 	TM_Result	result;
 	ForstLoc	loc;
+	uint64		old_seq;
 
 	pin_for_triggers(rel);
 	fetch_or_error(rel, otid, &v);
@@ -491,6 +534,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	}
 	tmfd->ctid = *otid;
 	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
+	old_seq = v.entry.hdr.seq;
 	forst_version_free(&v);
 	if (result != TM_Ok)
 	{
@@ -523,6 +567,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	}
 	else
 		put_version(ts, &old_up, 0, cid, row, &loc);
+	relocate_row(rel, ts, otid, &old_up, old_seq);
 	forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
 	/* the version written stands for any row lock this level kept */
 	forst_release_kept(rel, fst_slice(old_up.data, old_up.len));

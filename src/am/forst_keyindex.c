@@ -447,6 +447,12 @@ next_forward(IndexScanDesc scan, KeyScanState *st, ItemPointer tid)
 		FstSlice	a,
 					b;
 
+		/*
+		 * Each cursor has read its row ahead: the executor may have written
+		 * since, waited for memory and let that row's memtable go.
+		 */
+		if (st->has_row[i])
+			st->has_row[i] = forst_cursor_revalidate(st->cursors[i]);
 		if (!st->has_row[i])
 			continue;
 		if (best < 0)

@@ -24,6 +24,7 @@
 #include "forst_wal.h"
 
 ForstShared *forst_shared = NULL;
+uint64		forst_memory_waits = 0;
 static HTAB *forst_tables = NULL;
 static char *slab_base = NULL;
 
@@ -444,6 +445,7 @@ wait_for_slab(void)
 	 * writes more than the pool holds would wait for itself.
 	 */
 	forst_shared->waiting[MyBackendId] = true;
+	forst_memory_waits++;
 	forst_wake_flusher();
 	start = GetCurrentTimestamp();
 	ConditionVariablePrepareToSleep(&forst_shared->slab_cv);

@@ -147,6 +147,13 @@ typedef struct ForstShared
 
 extern ForstShared *forst_shared;
 
+/*
+ * How many times this backend has waited for memtable memory without
+ * holding its slabs (forst_pin.c): memtable rows it read before may have
+ * moved to SST files since (see forst_tid.c).
+ */
+extern uint64 forst_memory_waits;
+
 extern void forst_shmem_init(void);
 
 /* The memtable in a slab (attached, valid in every backend). */

@@ -1,0 +1,48 @@
+# The differential test (sql/forst_differential.sql: random DML on a forst
+# table and its heap twin, compared after every statement) on a server
+# whose memtable pool is the smallest there is, two memtables: a statement
+# that fills one waits for the flush worker, which then reuses the memory
+# of rows the statement has read.  Before rows were read again after such a wait, an
+# index scan handed the executor the row it had read ahead from reused
+# memory (an UPDATE of two rows updated one, silently), and DELETE ...
+# RETURNING failed with "failed to fetch deleted tuple".
+use strict;
+use warnings;
+
+use FindBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('pressure');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'forst'
+wal_level = replica
+max_wal_senders = 0
+forst.memtable_size = '2MB'
+forst.memtable_memory = '2MB'
+log_min_messages = debug1
+});
+$node->append_conf('postgresql.conf', slurp_file($ENV{FORST_TAP_EXTRA_CONF}))
+  if $ENV{FORST_TAP_EXTRA_CONF};
+$node->start;
+
+my $sqlfile = "$FindBin::Bin/../sql/forst_differential.sql";
+$node->safe_psql('postgres', 'CREATE EXTENSION forst');
+is($node->safe_psql('postgres', 'SELECT slabs FROM forst.memory()'), '2',
+	'the memtable pool holds two memtables');
+$node->safe_psql('postgres', 'DROP EXTENSION forst');
+my $log_offset = -s $node->logfile;
+my ($ret, $out, $err) = $node->psql('postgres', slurp_file($sqlfile),
+	extra_params => [ '-q' ]);
+is($ret, 0, 'the differential run completes');
+unlike($err, qr/ERROR/, 'forst and heap agree after every statement') or diag($err);
+like($out, qr/^t\|t\|t$/m,
+	'enough statements, failures, commits and rollbacks were compared')
+  or diag($out);
+ok($node->log_contains('moves to a new view|reads its current row again', $log_offset),
+	'rows were read again after waits for memory (the case under test happened)');
+ok(!$node->log_contains('TRAP|terminated by signal', $log_offset), 'no crash');
+
+done_testing();
