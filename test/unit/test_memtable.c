@@ -677,3 +677,84 @@ FST_TEST(memtable_randomized_vs_reference)
 	fst_free(ref);
 	test_mt_free(mt);
 }
+
+/*
+ * Point lookups at the newest version (max_seq = FST_MAX_SEQ) go through
+ * the memtable's hash; here against a model, with several versions per key
+ * inserted out of sequence order, with absent keys, and with more distinct
+ * keys than the hash takes (lookups of the later ones fall back to the
+ * skiplist).
+ */
+FST_TEST(memtable_point_lookup_hash)
+{
+	size_t		size = 64 * 1024;
+	FstMemtable *mt = test_mt_create(size, fst_test_seed());
+	uint64		rng = fst_test_seed();
+	uint64		newest[2000];
+	int			nkeys = 0,
+				k,
+				inserted = 0;
+	uint64		seq = 1000000;
+	TestEntry	e;
+	FstError	err;
+	FstCode		rc = FST_OK;
+
+	CHECK(mt != NULL);
+	memset(newest, 0, sizeof(newest));
+	/* new keys until the region is full, a quarter with 2 or 3 versions */
+	while (rc == FST_OK && nkeys < 2000)
+	{
+		int			nv = fst_rand_range(&rng, 4) == 0 ? 2 + (int) fst_rand_range(&rng, 2) : 1;
+		char		uk[16];
+		int			v;
+
+		snprintf(uk, sizeof(uk), "hk%05d", nkeys);
+		for (v = 0; v < nv && rc == FST_OK; v++)
+		{
+			/* sequences out of order: a later insert may be older */
+			uint64		s = seq + fst_rand_range(&rng, 1000);
+
+			seq += 1000;
+			test_entry_make(&e, 3, uk, 7, s, 0, 1, "v", 1);
+			rc = mt_put(mt, &e, NULL, &err);
+			if (rc == FST_OK)
+			{
+				inserted++;
+				if (s > newest[nkeys])
+					newest[nkeys] = s;
+			}
+		}
+		if (newest[nkeys] != 0)
+			nkeys++;
+	}
+	CHECK_MSG(rc == FST_FULL, "insert returned %s", fst_code_name(rc));
+	/* more keys than 3/4 of the buckets: the hash filled up on the way */
+	CHECK_MSG(nkeys > (int) (size / 64) * 3 / 4, "only %d keys", nkeys);
+
+	for (k = 0; k < nkeys + 50; k++)
+	{
+		char		uk[16];
+		char		up[16];
+		FstGetResult res;
+		FstEntryHeader hdr;
+
+		snprintf(uk, sizeof(uk), "hk%05d", k);
+		fst_put_be16(up, 3);
+		memcpy(up + 2, uk, 7);
+		CHECK_OK(fst_memtable_get(mt, fst_slice(up, 9), FST_MAX_SEQ, NULL, NULL,
+								  &res, &hdr, NULL, NULL, &err), &err);
+		if (k < nkeys)
+			CHECK_MSG(res == FST_GET_FOUND && hdr.seq == newest[k],
+					  "key %d: result %d seq %llu, want %llu", k, (int) res,
+					  (unsigned long long) hdr.seq, (unsigned long long) newest[k]);
+		else
+			CHECK_MSG(res == FST_GET_NONE, "absent key %d found", k);
+		/* the same key in another key group is absent */
+		fst_put_be16(up, 4);
+		CHECK_OK(fst_memtable_get(mt, fst_slice(up, 9), FST_MAX_SEQ, NULL, NULL,
+								  &res, &hdr, NULL, NULL, &err), &err);
+		CHECK(res == FST_GET_NONE);
+	}
+	CHECK(inserted > nkeys);
+	test_mt_free(mt);
+}
