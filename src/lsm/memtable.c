@@ -20,124 +20,15 @@
  *	  Other counters are single-writer values read with relaxed loads.
  *	- Hint bytes are the only bytes of a linked node that change; they are
  *	  read and CAS'ed with relaxed atomics (they order nothing else).
- *	- The point-lookup hash (below) is written after the node is linked,
+ *	- The point-lookup hash (memtable_index.c) is written after the node is linked,
  *	  each bucket with a release store (0 -> node, or node -> newer node of
  *	  the same user part), and so is "hash_full"; readers load them with
  *	  acquire.  A reader that misses a fresh bucket sees the memtable as it
  *	  was just before that insert, as a skiplist reader may.
  *
- * The point-lookup hash: open addressing (linear probing) from a user
- * part to the node of its newest version (the first in list order), one
- * bucket per 64 bytes of region.  Buckets are never emptied, so a probe
- * chain only grows.  When three quarters of the buckets are taken the
- * writer stops adding user parts and sets hash_full: lookups that find no
- * bucket then search the skiplist.  It turns a point lookup's ~20 scattered
- * node visits into one or two.
- *
  *-------------------------------------------------------------------------
  */
-#include "memtable.h"
-
-#include "port/pg_bswap.h"
-
-/*
- * The header, at offset 0 of the region.  Line 0 is read-mostly (written at
- * init, then the height and the frozen flag rarely); the writer's hot
- * counters live on lines 1-2 so that its stores do not keep invalidating the
- * line every reader needs.
- */
-struct FstMemtable
-{
-	/* cache line 0 */
-	uint32		magic;
-	uint32		version;
-	uint32		capacity;		/* region size, multiple of 8 */
-	uint32		head;			/* offset of the head node */
-	uint32		bitmap;			/* offset of the node-start bitmap */
-	uint32		first_node;		/* offset of the first node allocated */
-	uint32		height;			/* current list height, 1..MAX (atomic) */
-	uint32		frozen;			/* atomic */
-	uint32		hash;			/* offset of the point-lookup buckets */
-	uint32		hash_mask;		/* bucket count - 1 (a power of two) */
-	uint32		hash_full;		/* atomic: user parts no longer added */
-	char		pad0[20];
-	/* cache lines 1-2: the writer's */
-	uint32		used;			/* first free offset (atomic) */
-	uint32		hash_used;		/* buckets taken */
-	uint64		rng;			/* height PRNG state */
-	uint64		entries;		/* atomic, published last */
-	uint64		tombstones;
-	uint64		key_bytes;
-	uint64		value_bytes;
-	uint64		seq_min;		/* PG_UINT64_MAX while empty */
-	uint64		seq_max;
-	uint32		xid_min;		/* > xid_max while no unfrozen entry */
-	uint32		xid_max;
-};
-
-#define MT_HEADER_SIZE	192
-
-StaticAssertDecl(sizeof(struct FstMemtable) <= MT_HEADER_SIZE,
-				 "memtable header outgrew its reserved space");
-StaticAssertDecl(offsetof(struct FstMemtable, used) == 64,
-				 "writer counters must start on their own cache line");
-
-/* A node; the key and value follow next[height]. */
-typedef struct MtNode
-{
-	uint8		height;
-	uint8		hint;
-	uint16		key_len;
-	uint32		value_len;
-	uint32		next[FLEXIBLE_ARRAY_MEMBER];
-} MtNode;
-
-#define MT_NODE_HDR		offsetof(MtNode, next)
-#define MT_ALIGN(n)		(((n) + 7) & ~((uint64) 7))
-
-StaticAssertDecl(offsetof(MtNode, next) == 8, "node header must be 8 bytes");
-
-#define mt_load_acq(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define mt_load_rlx(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
-#define mt_store_rel(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define mt_store_rlx(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
-
-static inline MtNode *
-mt_node(const FstMemtable *mt, uint32 off)
-{
-	return (MtNode *) ((char *) mt + off);
-}
-
-static inline const char *
-node_key(const MtNode *n)
-{
-	return (const char *) n + MT_NODE_HDR + (size_t) n->height * sizeof(uint32);
-}
-
-static inline const char *
-node_value(const MtNode *n)
-{
-	return node_key(n) + n->key_len;
-}
-
-static inline uint64
-node_size(int height, size_t key_len, size_t value_len)
-{
-	return MT_ALIGN(MT_NODE_HDR + (uint64) height * sizeof(uint32) +
-					(uint64) key_len + (uint64) value_len);
-}
-
-static inline uint64 *
-mt_bitmap(const FstMemtable *mt)
-{
-	return (uint64 *) ((char *) mt + mt->bitmap);
-}
-
-static inline uint32 *
-mt_buckets(const FstMemtable *mt)
-{
-	return (uint32 *) ((char *) mt + mt->hash);
-}
+#include "memtable_internal.h"
 
 /* Layout offsets for a region of the given capacity. */
 static void
@@ -154,176 +45,6 @@ mt_layout(uint32 capacity, uint32 *head, uint32 *bitmap, uint32 *hash,
 	*hash = (uint32) (*bitmap + (bits + 63) / 64 * 8);
 	*hash_mask = nbuckets - 1;
 	*first_node = *hash + nbuckets * (uint32) sizeof(uint32);
-}
-
-/* A 32-bit hash of a user part (8 bytes at a time, then the tail). */
-static inline uint32
-mt_hash(const char *p, size_t n)
-{
-	uint64		h = UINT64CONST(0x9E3779B97F4A7C15) ^ (uint64) n;
-	uint64		v;
-
-	while (n >= 8)
-	{
-		memcpy(&v, p, 8);
-		h = (h ^ v) * UINT64CONST(0xFF51AFD7ED558CCD);
-		h ^= h >> 32;
-		p += 8;
-		n -= 8;
-	}
-	v = 0;
-	memcpy(&v, p, n);
-	h = (h ^ v) * UINT64CONST(0xC4CEB9FE1A85EC53);
-	h ^= h >> 29;
-	return (uint32) h;
-}
-
-static inline bool
-node_has_user_part(const MtNode *n, const char *up, size_t uplen)
-{
-	return (size_t) n->key_len - FST_SEQ_BYTES == uplen &&
-		memcmp(node_key(n), up, uplen) == 0;
-}
-
-/*
- * The node of the newest version of user part up, from the hash: its
- * offset, or 0 when the hash has no bucket for up (then *complete says
- * whether that means up has no version here).
- */
-static uint32
-hash_find(const FstMemtable *mt, const char *up, size_t uplen, bool *complete)
-{
-	const uint32 *b = mt_buckets(mt);
-	uint32		mask = mt->hash_mask;
-	uint32		i = mt_hash(up, uplen) & mask;
-
-	for (;;)
-	{
-		uint32		off = mt_load_acq(&b[i]);
-
-		if (off == 0)
-		{
-			*complete = !mt_load_acq(&mt->hash_full);
-			return 0;
-		}
-		if (node_has_user_part(mt_node(mt, off), up, uplen))
-			return off;
-		i = (i + 1) & mask;
-	}
-}
-
-/* The writer: node off (linked, version seq of up) into the hash. */
-static void
-hash_add(FstMemtable *mt, const char *up, size_t uplen, uint64 seq, uint32 off)
-{
-	uint32	   *b = mt_buckets(mt);
-	uint32		mask = mt->hash_mask;
-	uint32		i = mt_hash(up, uplen) & mask;
-
-	if (mt_load_rlx(&mt->hash_full))
-		return;
-	for (;;)
-	{
-		uint32		cur = mt_load_rlx(&b[i]);
-
-		if (cur == 0)
-		{
-			if ((uint64) mt->hash_used * 4 >= (uint64) (mask + 1) * 3)
-			{
-				mt_store_rel(&mt->hash_full, 1);
-				return;
-			}
-			mt->hash_used++;
-			mt_store_rel(&b[i], off);
-			return;
-		}
-		if (node_has_user_part(mt_node(mt, cur), up, uplen))
-		{
-			const MtNode *n = mt_node(mt, cur);
-
-			if (seq > fst_get_be64(node_key(n) + n->key_len - FST_SEQ_BYTES))
-				mt_store_rel(&b[i], off);
-			return;
-		}
-		i = (i + 1) & mask;
-	}
-}
-
-/*
- * Compares node n's internal key with (user part up, sequence seq) in
- * fst_ikey_cmp order, without building the target key.
- */
-static inline int
-node_cmp(const MtNode *n, const char *up, size_t uplen, uint64 seq)
-{
-	const char *k = node_key(n);
-	size_t		nlen = (size_t) n->key_len - FST_SEQ_BYTES;
-	size_t		m = Min(nlen, uplen);
-	uint64		nseq;
-	int			r;
-
-	/* most keys differ in their first 8 bytes: compare those inline */
-	if (m >= 8)
-	{
-		uint64		a,
-					b;
-
-		memcpy(&a, k, 8);
-		memcpy(&b, up, 8);
-		if (a != b)
-			return pg_ntoh64(a) < pg_ntoh64(b) ? -1 : 1;
-	}
-	r = memcmp(k, up, m);
-	if (r != 0)
-		return r;
-	if (nlen != uplen)
-		return nlen < uplen ? -1 : 1;
-	nseq = fst_get_be64(k + nlen);
-	return (nseq > seq) ? -1 : (nseq < seq) ? 1 : 0;
-}
-
-/*
- * Finds the first node >= (up, seq): returns its offset (0 if none) and in
- * *cmp its comparison with the target (1 if none).  With prev not NULL,
- * prev[l] receives the last node < target at every level l below the
- * current height (the writer's splice points).
- */
-static uint32
-find_ge(const FstMemtable *mt, const char *up, size_t uplen, uint64 seq,
-		uint32 *prev, int *cmp)
-{
-	uint32		x = mt->head;
-	int			level = (int) mt_load_rlx(&mt->height) - 1;
-	uint32		known_ge = 0;	/* a node already found >= target */
-	int			known_cmp = 1;
-
-	for (;;)
-	{
-		uint32		next = mt_load_acq(&mt_node(mt, x)->next[level]);
-		int			c;
-
-		if (next == 0)
-			c = 1;
-		else if (next == known_ge)
-			c = known_cmp;		/* compared at the level above */
-		else
-			c = node_cmp(mt_node(mt, next), up, uplen, seq);
-		if (c < 0)
-		{
-			x = next;
-			continue;
-		}
-		known_ge = next;
-		known_cmp = c;
-		if (prev)
-			prev[level] = x;
-		if (level == 0)
-		{
-			*cmp = c;
-			return next;
-		}
-		level--;
-	}
 }
 
 /* xorshift64*: the height PRNG (its state lives in the region). */
@@ -462,7 +183,7 @@ fst_memtable_insert(FstMemtable *mt, FstSlice ikey, FstSlice value,
 						 "entry of %zu bytes can never fit a memtable of %u bytes",
 						 ikey.len + value.len, mt->capacity);
 
-	next = find_ge(mt, e.user_part.data, e.user_part.len, e.hdr.seq, prev, &c);
+	next = fst_mt_find_ge(mt, e.user_part.data, e.user_part.len, e.hdr.seq, prev, &c);
 	if (next != 0 && c == 0)
 		return fst_error(err, FST_INVALID_ARGUMENT,
 						 "memtable already holds this internal key (sequence %llu)",
@@ -512,7 +233,7 @@ fst_memtable_insert(FstMemtable *mt, FstSlice ikey, FstSlice value,
 		mt_store_rlx(&mt->height, (uint32) height);
 	for (i = 0; i < height; i++)
 		mt_store_rel(&mt_node(mt, prev[i])->next[i], off);
-	hash_add(mt, e.user_part.data, e.user_part.len, e.hdr.seq, off);
+	fst_mt_hash_add(mt, e.user_part.data, e.user_part.len, e.hdr.seq, off);
 
 	mt->rng = rng;
 	if (e.hdr.flags & FST_ENTRY_TOMBSTONE)
@@ -619,18 +340,6 @@ fst_memtable_set_hint(FstMemtable *mt, uint32 ref, uint8 bits, FstError *err)
 	}
 }
 
-/* Decodes the entry header of a node (validated when it was inserted). */
-static inline void
-node_header(const MtNode *n, FstEntryHeader *h)
-{
-	const char *v = node_value(n);
-
-	h->seq = fst_get_be64(node_key(n) + n->key_len - FST_SEQ_BYTES);
-	h->flags = (uint8) v[0];
-	h->xid = fst_get_fixed32(v + 1);
-	h->cid = fst_get_fixed32(v + 5);
-}
-
 FstCode
 fst_memtable_get(FstMemtable *mt, FstSlice user_part, uint64 max_seq,
 				 FstMtVisibleFn visible, void *arg, FstGetResult *result,
@@ -654,12 +363,12 @@ fst_memtable_get(FstMemtable *mt, FstSlice user_part, uint64 max_seq,
 	{
 		bool		complete;
 
-		x = hash_find(mt, user_part.data, user_part.len, &complete);
+		x = fst_mt_hash_find(mt, user_part.data, user_part.len, &complete);
 		if (x == 0 && complete)
 			return FST_OK;		/* no version of user_part here */
 	}
 	if (x == 0)
-		x = find_ge(mt, user_part.data, user_part.len, max_seq, NULL, &c);
+		x = fst_mt_find_ge(mt, user_part.data, user_part.len, max_seq, NULL, &c);
 	for (; x != 0; x = mt_load_acq(&mt_node(mt, x)->next[0]))
 	{
 		const MtNode *n = mt_node(mt, x);
@@ -686,135 +395,6 @@ fst_memtable_get(FstMemtable *mt, FstSlice user_part, uint64 max_seq,
 		break;
 	}
 	return FST_OK;
-}
-
-/* ---------------------------------------------------------------------- */
-
-typedef struct MtIter
-{
-	FstIter		base;
-	FstMemtable *mt;
-	uint32		cur;			/* current node, 0 = not valid */
-	FstCode		status;
-} MtIter;
-
-static void
-mtiter_seek_first(FstIter *iter)
-{
-	MtIter	   *it = (MtIter *) iter;
-
-	it->status = FST_OK;
-	it->cur = mt_load_acq(&mt_node(it->mt, it->mt->head)->next[0]);
-}
-
-static void
-mtiter_seek(FstIter *iter, FstSlice target)
-{
-	MtIter	   *it = (MtIter *) iter;
-	int			c;
-
-	if (!fst_ikey_valid(target))
-	{
-		it->status = FST_INVALID_ARGUMENT;
-		it->cur = 0;
-		return;
-	}
-	it->status = FST_OK;
-	it->cur = find_ge(it->mt, target.data, target.len - FST_SEQ_BYTES,
-					  fst_ikey_seq(target), NULL, &c);
-}
-
-static void
-mtiter_next(FstIter *iter)
-{
-	MtIter	   *it = (MtIter *) iter;
-
-	if (it->cur != 0)
-		it->cur = mt_load_acq(&mt_node(it->mt, it->cur)->next[0]);
-}
-
-static bool
-mtiter_valid(FstIter *iter)
-{
-	return ((MtIter *) iter)->cur != 0;
-}
-
-static FstSlice
-mtiter_key(FstIter *iter)
-{
-	MtIter	   *it = (MtIter *) iter;
-	const MtNode *n;
-
-	if (it->cur == 0)
-		return fst_slice(NULL, 0);
-	n = mt_node(it->mt, it->cur);
-	return fst_slice(node_key(n), n->key_len);
-}
-
-static FstSlice
-mtiter_value(FstIter *iter)
-{
-	MtIter	   *it = (MtIter *) iter;
-	const MtNode *n;
-
-	if (it->cur == 0)
-		return fst_slice(NULL, 0);
-	n = mt_node(it->mt, it->cur);
-	return fst_slice(node_value(n), n->value_len);
-}
-
-static FstCode
-mtiter_status(FstIter *iter, FstError *err)
-{
-	MtIter	   *it = (MtIter *) iter;
-
-	if (it->status != FST_OK)
-		return fst_error(err, it->status,
-						 "memtable seek target is not an internal key");
-	return FST_OK;
-}
-
-static void
-mtiter_destroy(FstIter *iter)
-{
-	fst_free(iter);
-}
-
-static const FstIterOps memtable_iter_ops = {
-	mtiter_seek_first, mtiter_seek, mtiter_next, mtiter_valid,
-	mtiter_key, mtiter_value, mtiter_status, mtiter_destroy
-};
-
-FstIter *
-fst_memtable_iter_create(FstMemtable *mt)
-{
-	MtIter	   *it = fst_calloc(1, sizeof(MtIter));
-
-	if (it == NULL)
-		return NULL;
-	it->base.ops = &memtable_iter_ops;
-	it->mt = mt;
-	it->cur = 0;
-	it->status = FST_OK;
-	return &it->base;
-}
-
-uint32
-fst_memtable_iter_ref(FstIter *iter)
-{
-	Assert(iter->ops == &memtable_iter_ops);
-	return ((MtIter *) iter)->cur;
-}
-
-uint8
-fst_memtable_iter_hint(FstIter *iter)
-{
-	MtIter	   *it = (MtIter *) iter;
-
-	Assert(iter->ops == &memtable_iter_ops);
-	if (it->cur == 0)
-		return 0;
-	return mt_load_rlx(&mt_node(it->mt, it->cur)->hint);
 }
 
 /* ---------------------------------------------------------------------- */

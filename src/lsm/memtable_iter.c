@@ -1,0 +1,137 @@
+/*-------------------------------------------------------------------------
+ *
+ * memtable_iter.c
+ *	  The memtable iterator (iter.h contract): level 0 of the skiplist in
+ *	  key order, safe while the writer inserts (see memtable.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "memtable_internal.h"
+
+typedef struct MtIter
+{
+	FstIter		base;
+	FstMemtable *mt;
+	uint32		cur;			/* current node, 0 = not valid */
+	FstCode		status;
+} MtIter;
+
+static void
+mtiter_seek_first(FstIter *iter)
+{
+	MtIter	   *it = (MtIter *) iter;
+
+	it->status = FST_OK;
+	it->cur = mt_load_acq(&mt_node(it->mt, it->mt->head)->next[0]);
+}
+
+static void
+mtiter_seek(FstIter *iter, FstSlice target)
+{
+	MtIter	   *it = (MtIter *) iter;
+	int			c;
+
+	if (!fst_ikey_valid(target))
+	{
+		it->status = FST_INVALID_ARGUMENT;
+		it->cur = 0;
+		return;
+	}
+	it->status = FST_OK;
+	it->cur = fst_mt_find_ge(it->mt, target.data, target.len - FST_SEQ_BYTES,
+					  fst_ikey_seq(target), NULL, &c);
+}
+
+static void
+mtiter_next(FstIter *iter)
+{
+	MtIter	   *it = (MtIter *) iter;
+
+	if (it->cur != 0)
+		it->cur = mt_load_acq(&mt_node(it->mt, it->cur)->next[0]);
+}
+
+static bool
+mtiter_valid(FstIter *iter)
+{
+	return ((MtIter *) iter)->cur != 0;
+}
+
+static FstSlice
+mtiter_key(FstIter *iter)
+{
+	MtIter	   *it = (MtIter *) iter;
+	const MtNode *n;
+
+	if (it->cur == 0)
+		return fst_slice(NULL, 0);
+	n = mt_node(it->mt, it->cur);
+	return fst_slice(node_key(n), n->key_len);
+}
+
+static FstSlice
+mtiter_value(FstIter *iter)
+{
+	MtIter	   *it = (MtIter *) iter;
+	const MtNode *n;
+
+	if (it->cur == 0)
+		return fst_slice(NULL, 0);
+	n = mt_node(it->mt, it->cur);
+	return fst_slice(node_value(n), n->value_len);
+}
+
+static FstCode
+mtiter_status(FstIter *iter, FstError *err)
+{
+	MtIter	   *it = (MtIter *) iter;
+
+	if (it->status != FST_OK)
+		return fst_error(err, it->status,
+						 "memtable seek target is not an internal key");
+	return FST_OK;
+}
+
+static void
+mtiter_destroy(FstIter *iter)
+{
+	fst_free(iter);
+}
+
+static const FstIterOps memtable_iter_ops = {
+	mtiter_seek_first, mtiter_seek, mtiter_next, mtiter_valid,
+	mtiter_key, mtiter_value, mtiter_status, mtiter_destroy
+};
+
+FstIter *
+fst_memtable_iter_create(FstMemtable *mt)
+{
+	MtIter	   *it = fst_calloc(1, sizeof(MtIter));
+
+	if (it == NULL)
+		return NULL;
+	it->base.ops = &memtable_iter_ops;
+	it->mt = mt;
+	it->cur = 0;
+	it->status = FST_OK;
+	return &it->base;
+}
+
+uint32
+fst_memtable_iter_ref(FstIter *iter)
+{
+	Assert(iter->ops == &memtable_iter_ops);
+	return ((MtIter *) iter)->cur;
+}
+
+uint8
+fst_memtable_iter_hint(FstIter *iter)
+{
+	MtIter	   *it = (MtIter *) iter;
+
+	Assert(iter->ops == &memtable_iter_ops);
+	if (it->cur == 0)
+		return 0;
+	return mt_load_rlx(&mt_node(it->mt, it->cur)->hint);
+}
+
