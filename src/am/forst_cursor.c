@@ -130,9 +130,14 @@ ForstCursor *
 forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 				  FstSlice lo, FstSlice hi, bool point)
 {
+	/*
+	 * Default sizes: the cursor and its strings fit the first block, and
+	 * contexts of these sizes are recycled without a malloc (an upsert
+	 * opens a point cursor per row).
+	 */
 	MemoryContext mcxt = AllocSetContextCreate(CurrentMemoryContext,
 											   "forst cursor",
-											   ALLOCSET_SMALL_SIZES);
+											   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(mcxt);
 	ForstCursor *c = palloc0(sizeof(ForstCursor));
 
