@@ -17,7 +17,7 @@ $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'forst'
 wal_level = replica
 max_wal_senders = 0
-forst.memtable_size = '256kB'
+forst.memtable_size = '1MB'
 forst.memtable_memory = '8MB'
 log_min_messages = debug1
 });
