@@ -179,6 +179,22 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 	return c;
 }
 
+/* Positions the merge at the first entry >= (user part up, sequence seq). */
+static void
+merge_seek_at(ForstCursor *c, FstSlice up, uint64 seq)
+{
+	char		stack_target[128];
+	char	   *target = stack_target;
+
+	if (up.len + FST_SEQ_BYTES > sizeof(stack_target))
+		target = MemoryContextAlloc(c->mcxt, up.len + FST_SEQ_BYTES);
+	memcpy(target, up.data, up.len);
+	fst_put_be64(target + up.len, seq);
+	fst_iter_seek(c->merge, fst_slice(target, up.len + FST_SEQ_BYTES));
+	if (target != stack_target)
+		pfree(target);
+}
+
 /* Positions the merge before the first entry of user part >= lo. */
 static void
 merge_seek(ForstCursor *c, FstSlice lo)
@@ -186,35 +202,27 @@ merge_seek(ForstCursor *c, FstSlice lo)
 	if (lo.len == 0)
 		fst_iter_seek_first(c->merge);
 	else
-	{
-		StringInfoData target;
-		char		seq[FST_SEQ_BYTES];
-		MemoryContext old = MemoryContextSwitchTo(c->mcxt);
-
-		initStringInfo(&target);
-		MemoryContextSwitchTo(old);
-		appendBinaryStringInfo(&target, lo.data, lo.len);
-		fst_put_be64(seq, FST_MAX_SEQ);
-		appendBinaryStringInfo(&target, seq, FST_SEQ_BYTES);
-		fst_iter_seek(c->merge, fst_slice(target.data, target.len));
-		pfree(target.data);
-	}
+		merge_seek_at(c, lo, FST_MAX_SEQ);	/* versions run newest first */
 }
 
 /* Positions the merge after the last possible version of user part up. */
 static void
 merge_seek_past(ForstCursor *c, FstSlice up)
 {
-	char		stack_target[128];
-	char	   *target = stack_target;
+	merge_seek_at(c, up, 0);
+}
 
-	if (up.len + FST_SEQ_BYTES > sizeof(stack_target))
-		target = palloc(up.len + FST_SEQ_BYTES);
-	memcpy(target, up.data, up.len);
-	fst_put_be64(target + up.len, 0);	/* versions run newest first */
-	fst_iter_seek(c->merge, fst_slice(target, up.len + FST_SEQ_BYTES));
-	if (target != stack_target)
-		pfree(target);
+/* Replaces the cursor's merge by an unpositioned one over a new view. */
+static void
+cursor_rebuild(ForstCursor *c)
+{
+	MemoryContext old;
+
+	fst_iter_destroy(c->merge);
+	c->merge = NULL;
+	old = MemoryContextSwitchTo(c->mcxt);
+	cursor_build(c);
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -229,15 +237,9 @@ merge_seek_past(ForstCursor *c, FstSlice up)
 static void
 cursor_refresh(ForstCursor *c)
 {
-	MemoryContext old;
-
 	elog(DEBUG1, "forst: a cursor on \"%s\" moves to a new view: a memtable of its view was reused while this backend waited for memory",
 		 RelationGetRelationName(c->rel));
-	fst_iter_destroy(c->merge);
-	c->merge = NULL;
-	old = MemoryContextSwitchTo(c->mcxt);
-	cursor_build(c);
-	MemoryContextSwitchTo(old);
+	cursor_rebuild(c);
 	if (c->have_decided)
 		merge_seek(c, fst_slice(c->decided.data, c->decided.len));
 	else
@@ -440,8 +442,6 @@ forst_cursor_next(ForstCursor *c)
 bool
 forst_cursor_revalidate(ForstCursor *c)
 {
-	MemoryContext old;
-
 	if (!c->valid || c->point || forst_memory_waits == c->waits_seen)
 		return c->valid;
 	c->waits_seen = forst_memory_waits;
@@ -449,11 +449,7 @@ forst_cursor_revalidate(ForstCursor *c)
 		return true;
 	elog(DEBUG1, "forst: a cursor on \"%s\" reads its current row again: its memtable was reused while this backend waited for memory",
 		 RelationGetRelationName(c->rel));
-	fst_iter_destroy(c->merge);
-	c->merge = NULL;
-	old = MemoryContextSwitchTo(c->mcxt);
-	cursor_build(c);
-	MemoryContextSwitchTo(old);
+	cursor_rebuild(c);
 	/* the current row's user part is decided: find its version again */
 	merge_seek(c, fst_slice(c->decided.data, c->decided.len));
 	c->have_decided = false;
