@@ -238,13 +238,20 @@ forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
 						 FstSlice user_part)
 {
 	FstSstReader *r;
+	bool		may;
+	FstError	err;
+	FstCode		rc;
 
 	if (fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_smallest(file))) < 0 ||
 		fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(file))) > 0)
 		return NULL;
 	r = forst_sst_reader(rnode, file);
+	rc = fst_sst_may_contain(r, user_part, &may, &err);
+	if (rc != FST_OK)
+		forst_report(rc, &err, psprintf("reading the bloom filter of SST file " UINT64_FORMAT
+										" of relation %u", file->file_id, rnode->relNode));
 	forst_local_bloom_checks++;
-	if (!fst_sst_may_contain(r, user_part))
+	if (!may)
 	{
 		forst_local_bloom_negatives++;
 		return NULL;

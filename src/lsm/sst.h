@@ -181,8 +181,9 @@ typedef struct FstSstReader FstSstReader;
 
 /*
  * Opens a file over src (borrowed: it must outlive the reader).  Reads the
- * tail of the file in one request and validates footer, index, filter and
- * properties.
+ * tail of the file in one request and validates footer, index and
+ * properties, and the bloom filter if the tail holds it (otherwise the
+ * first fst_sst_may_contain or fst_sst_get reads and validates it).
  */
 extern FstCode fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 							FstSstReader **out, FstError *err);
@@ -190,8 +191,17 @@ extern void fst_sst_close(FstSstReader *r);
 
 extern const FstSstProps *fst_sst_props(const FstSstReader *r);
 
-/* The bloom filter's answer for a user part (key group + user key). */
-extern bool fst_sst_may_contain(FstSstReader *r, FstSlice user_part);
+/*
+ * The bloom filter's answer for a user part (key group + user key) in
+ * *may.  The first call may read the filter (fst_sst_open leaves a filter
+ * the file's tail does not hold unread); a read or corruption error is
+ * returned then, with *may true.
+ */
+extern FstCode fst_sst_may_contain(FstSstReader *r, FstSlice user_part,
+								   bool *may, FstError *err);
+
+/* Reads the bloom filter now if it is not read yet (to warm caches). */
+extern FstCode fst_sst_load_filter(FstSstReader *r, FstError *err);
 
 /*
  * An iterator over all entries.  Each instance holds one data block at a
@@ -241,6 +251,7 @@ typedef struct FstSstReaderStats
 	uint64		block_reads;	/* data blocks read from the source */
 	uint64		cache_hits;
 	uint64		shared_hits;	/* data blocks found by shared_get */
+	uint64		filter_loads;	/* 1 once the bloom filter was read */
 } FstSstReaderStats;
 
 extern const FstSstReaderStats *fst_sst_reader_stats(const FstSstReader *r);

@@ -6,9 +6,12 @@
  *
  * Opening reads the file's tail in one request (footer and, for files whose
  * metadata is small, the index, filter and properties too), which matters
- * when every read is a round trip to object storage.  Every structure is
- * validated before use, so a corrupt file yields FST_CORRUPT, never a
- * crash or an out-of-bounds read.
+ * when every read is a round trip to object storage.  A bloom filter that
+ * the tail does not hold is read at the first lookup that asks it: a range
+ * scan never does, and in a 64 MB file the filter is most of the metadata
+ * (about 10 bits per key against an index entry per data block).  Every
+ * structure is validated before use, so a corrupt file yields FST_CORRUPT,
+ * never a crash or an out-of-bounds read.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +30,8 @@ struct FstSstReader
 	FstBlock   *index;			/* decoded index block */
 	char	   *filter;			/* bloom filter bytes (owned) */
 	size_t		filter_len;
+	FstBlockHandle filter_h;	/* where the filter is stored */
+	bool		filter_loaded;	/* filter/filter_len are set */
 	uint64		data_end;		/* end of the data region */
 	FstSstReaderStats stats;
 };
@@ -170,6 +175,28 @@ check_index(FstSstReader *r, FstError *err)
 	return rc;
 }
 
+/* Reads, decodes and validates the bloom filter (tail: as for blocks). */
+static FstCode
+load_filter(FstSstReader *r, const char *tail, uint64 tail_off, FstError *err)
+{
+	FstCode		rc;
+
+	rc = read_block_contents(r, r->filter_h, tail, tail_off,
+							 &r->filter, &r->filter_len, err);
+	if (rc != FST_OK)
+		return rc;
+	if (r->filter_len > 0 && !fst_bloom_valid(fst_slice(r->filter, r->filter_len)))
+	{
+		fst_free(r->filter);
+		r->filter = NULL;
+		r->filter_len = 0;
+		return fst_error(err, FST_CORRUPT, "SST bloom filter is malformed");
+	}
+	r->filter_loaded = true;
+	r->stats.filter_loads++;
+	return FST_OK;
+}
+
 FstCode
 fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 			 FstSstReader **out, FstError *err)
@@ -265,14 +292,13 @@ fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 		goto fail;
 	r->props.file_size = size;
 
-	/* filter */
-	rc = read_block_contents(r, filter_h, tail, tail_off, &r->filter, &r->filter_len, err);
-	if (rc != FST_OK)
-		goto fail;
-	if (r->filter_len > 0 && !fst_bloom_valid(fst_slice(r->filter, r->filter_len)))
+	/* filter: now if the tail holds it, else at the first lookup */
+	r->filter_h = filter_h;
+	if (filter_h.offset >= tail_off)
 	{
-		rc = fst_error(err, FST_CORRUPT, "SST bloom filter is malformed");
-		goto fail;
+		rc = load_filter(r, tail, tail_off, err);
+		if (rc != FST_OK)
+			goto fail;
 	}
 
 	/* index */
@@ -313,19 +339,32 @@ fst_sst_close(FstSstReader *r)
 	fst_free(r);
 }
 
-bool
-fst_sst_may_contain(FstSstReader *r, FstSlice user_part)
+FstCode
+fst_sst_load_filter(FstSstReader *r, FstError *err)
 {
-	bool		may;
+	return r->filter_loaded ? FST_OK : load_filter(r, NULL, 0, err);
+}
 
+FstCode
+fst_sst_may_contain(FstSstReader *r, FstSlice user_part, bool *may,
+					FstError *err)
+{
+	*may = true;
+	if (!r->filter_loaded)
+	{
+		FstCode		rc = load_filter(r, NULL, 0, err);
+
+		if (rc != FST_OK)
+			return rc;
+	}
 	if (r->filter_len == 0)
-		return true;
+		return FST_OK;
 	r->stats.bloom_checks++;
-	may = fst_bloom_may_contain(fst_slice(r->filter, r->filter_len),
-								fst_bloom_hash(user_part));
-	if (!may)
+	*may = fst_bloom_may_contain(fst_slice(r->filter, r->filter_len),
+								 fst_bloom_hash(user_part));
+	if (!*may)
 		r->stats.bloom_negatives++;
-	return may;
+	return FST_OK;
 }
 
 /* Returns the data block at h with a reference the caller releases. */
@@ -587,8 +626,15 @@ fst_sst_get(FstSstReader *r, FstSlice user_part, uint64 max_seq,
 	*result = FST_GET_NONE;
 	if (user_part.len < FST_KG_BYTES)
 		return fst_error(err, FST_INVALID_ARGUMENT, "lookup key is shorter than a key group");
-	if (r->props.num_entries == 0 || !fst_sst_may_contain(r, user_part))
+	if (r->props.num_entries == 0)
 		return FST_OK;
+	{
+		bool		may;
+		FstCode		frc = fst_sst_may_contain(r, user_part, &may, err);
+
+		if (frc != FST_OK || !may)
+			return frc;
+	}
 
 	target = user_part.len + FST_SEQ_BYTES <= sizeof(stackbuf) ? stackbuf :
 		fst_malloc(user_part.len + FST_SEQ_BYTES);

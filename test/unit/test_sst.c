@@ -155,8 +155,11 @@ FST_TEST(sst_get_versions_visibility_and_bloom)
 		char		k[16];
 		int			kl = snprintf(k + 2, sizeof(k) - 2, "miss%d", i) + 2;
 
+		bool		may;
+
 		fst_put_be16(k, 3);
-		if (!fst_sst_may_contain(r, fst_slice(k, kl)))
+		CHECK_OK(fst_sst_may_contain(r, fst_slice(k, kl), &may, &err), &err);
+		if (!may)
 			negatives++;
 	}
 	CHECK_MSG(negatives > 950, "bloom filter excluded only %d of 1000 misses", negatives);
@@ -666,6 +669,94 @@ FST_TEST(sst_rewrite_entry_hook)
 	fst_sst_close(r);
 	fst_range_close(src);
 	fst_block_cache_destroy(cache);
+	fst_buf_free(&file);
+	fst_free(ents);
+}
+
+/*
+ * A bloom filter larger than the tail read at open is read at the first
+ * lookup, not at open: a range scan never pays for it.  A corrupt filter
+ * read then is reported by that lookup.
+ */
+FST_TEST(sst_bloom_filter_read_at_first_lookup)
+{
+	int			n = 80000;		/* ~100 KB of filter at 10 bits per key */
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o;
+	FstBuf		file,
+				val;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstIter    *it;
+	FstGetResult res;
+	FstEntryHeader hdr;
+	uint64		reads_after_scan,
+				filter_off;
+	char	   *copy;
+	int			i,
+				negatives = 0;
+	bool		may;
+
+	fst_sst_options_default(&o);
+	for (i = 0; i < n; i++)
+		test_entry_numbered(&ents[i], i, 10, 0);
+	CHECK_OK(test_build_sst(ents, n, &o, &file, NULL, &err), &err);
+	/* the filter handle is the footer's second field */
+	filter_off = fst_get_fixed64(file.data + file.len - FST_SST_FOOTER_SIZE + 4);
+	CHECK_MSG(file.len - filter_off > 64 * 1024,
+			  "metadata of %zu bytes fits the tail", (size_t) (file.len - filter_off));
+
+	src = fst_range_source_memory(file.data, file.len, false);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK_EQ_INT(src->reads, 1);
+	CHECK_EQ_INT(fst_sst_reader_stats(r)->filter_loads, 0);
+	it = fst_sst_iter_create(r);
+	for (fst_iter_seek_first(it), i = 0; fst_iter_valid(it); fst_iter_next(it))
+		i++;
+	CHECK_OK(fst_iter_status(it, &err), &err);
+	fst_iter_destroy(it);
+	CHECK_EQ_INT(i, n);
+	CHECK_EQ_INT(fst_sst_reader_stats(r)->filter_loads, 0);
+	reads_after_scan = src->reads;
+
+	/* the first lookup reads the filter (one read), later ones do not */
+	fst_buf_init(&val);
+	CHECK_OK(fst_sst_get(r, fst_ikey_user_part(fst_slice(ents[77].key, ents[77].klen)),
+						 FST_MAX_SEQ, NULL, NULL, &res, &hdr, &val, &err), &err);
+	CHECK(res == FST_GET_FOUND && hdr.xid == 1077);
+	CHECK_EQ_INT(fst_sst_reader_stats(r)->filter_loads, 1);
+	CHECK(src->reads == reads_after_scan + 2);	/* filter + data block */
+	for (i = 0; i < 1000; i++)
+	{
+		char		k[16];
+		int			kl = snprintf(k + 2, sizeof(k) - 2, "miss%d", i) + 2;
+
+		fst_put_be16(k, 0);
+		CHECK_OK(fst_sst_may_contain(r, fst_slice(k, kl), &may, &err), &err);
+		if (!may)
+			negatives++;
+	}
+	CHECK_MSG(negatives > 950, "bloom filter excluded only %d of 1000 misses", negatives);
+	CHECK_EQ_INT(fst_sst_reader_stats(r)->filter_loads, 1);
+	fst_sst_close(r);
+	fst_range_close(src);
+
+	/* a flipped filter byte: open and scan succeed, the lookup reports it */
+	copy = fst_malloc(file.len);
+	memcpy(copy, file.data, file.len);
+	copy[filter_off + 100] ^= 0x10;
+	src = fst_range_source_memory(copy, file.len, false);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK(fst_sst_get(r, fst_ikey_user_part(fst_slice(ents[5].key, ents[5].klen)),
+					  FST_MAX_SEQ, NULL, NULL, &res, &hdr, &val, &err) == FST_CORRUPT);
+	CHECK(fst_sst_may_contain(r, fst_ikey_user_part(fst_slice(ents[5].key, ents[5].klen)),
+							  &may, &err) == FST_CORRUPT && may);
+	fst_sst_close(r);
+	fst_range_close(src);
+
+	fst_free(copy);
+	fst_buf_free(&val);
 	fst_buf_free(&file);
 	fst_free(ents);
 }
