@@ -561,13 +561,21 @@ RETURNS bigint AS 'MODULE_PATHNAME', 'forst_drop_savepoint_fn'
 LANGUAGE C VOLATILE STRICT;
 REVOKE ALL ON FUNCTION forst.drop_savepoint(text, bool) FROM PUBLIC;
 
+CREATE FUNCTION forst.prewarm(tbl regclass, data bool DEFAULT false,
+    OUT files int, OUT files_skipped int, OUT bytes_read bigint,
+    OUT bytes_fetched bigint, OUT data_bytes bigint)
+RETURNS record AS 'MODULE_PATHNAME', 'forst_prewarm_fn'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION forst.prewarm(regclass, bool) IS 'reads a forst table''s SST metadata (and with data, its files, as far as the cache holds them) into the local disk cache: the warm-up after forst.attach';
+REVOKE ALL ON FUNCTION forst.prewarm(regclass, bool) FROM PUBLIC;
+
 CREATE FUNCTION forst._progress(OUT pid int, OUT dbid oid, OUT command text,
     OUT target text, OUT started_at timestamptz, OUT phase text, OUT done bigint,
     OUT total bigint, OUT unit text)
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'forst_progress_fn'
 LANGUAGE C VOLATILE;
 
--- long operations running now (checkpoint, gc, savepoint)
+-- long operations running now (checkpoint, gc, savepoint, prewarm)
 CREATE VIEW forst.progress AS
 SELECT p.pid, d.datname::text AS database, p.command, p.target, p.started_at,
        now() - p.started_at AS elapsed, p.phase, p.done, p.total, p.unit,

@@ -29,6 +29,7 @@ typedef struct CachedSource
 	uint64		hash;
 	uint64		chunk_size;		/* effective: object size for whole files */
 	bool		bypass;			/* one unit is larger than the cache */
+	bool		admit_all;		/* skip the admission filter (prewarm) */
 	char	   *scratch;		/* one entry file */
 	size_t		scratch_cap;
 	char	   *fetch;			/* a run of fetched chunks */
@@ -78,7 +79,7 @@ fetch_run(CachedSource *s, uint64 first, uint64 last, uint64 offset,
 		   copy_to - copy_from);
 	for (ch = first; ch <= last; ch++)
 	{
-		if (s->cache->opt.admit_on_second_miss && !readmit &&
+		if (s->cache->opt.admit_on_second_miss && !readmit && !s->admit_all &&
 			!dc_index_missed_before(idx, s->hash, ch))
 		{
 			dc_count(idx, DC_NOT_ADMITTED, 1);
@@ -297,6 +298,12 @@ fst_range_source_cached(FstDiskCache *cache, FstRangeSource *origin,
 							 Min(s->chunk_size, object_size)) > cache->idx->capacity;
 	*out = &s->base;
 	return FST_OK;
+}
+
+void
+fst_range_source_cached_admit_all(FstRangeSource *cached)
+{
+	((CachedSource *) cached)->admit_all = true;
 }
 
 /* ---- whole objects ------------------------------------------------------ */

@@ -223,6 +223,13 @@ extern FstCode fst_range_source_cached(FstDiskCache *cache,
 									   FstRangeSource **out, FstError *err);
 
 /*
+ * Makes a source from fst_range_source_cached (only such a source) admit
+ * every chunk it fetches, past the admission filter: for reads that are
+ * meant to fill the cache (forst.prewarm).
+ */
+extern void fst_range_source_cached_admit_all(FstRangeSource *cached);
+
+/*
  * Write-through: admit an object just written (flush or compaction output)
  * so that its first reads hit.  Chunks are admitted in order, the tail
  * (footer, index: what an open reads) last, so that it is the most recent.

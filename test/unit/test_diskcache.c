@@ -1056,6 +1056,18 @@ FST_TEST(diskcache_admission_filter)
 	fst_diskcache_stats(c, &st);
 	CHECK_EQ_INT(st.entries, 3);
 	fst_range_close(src);
+
+	/* nor are the reads of a source told to admit all (prewarm) */
+	src = dc_source(c, "t/warm.sst", data, len, &origin, &err);
+	CHECK(src != NULL);
+	fst_range_source_cached_admit_all(src);
+	CHECK(read_check(src, data, 5 * chunk, 2 * chunk, &err));
+	fst_diskcache_stats(c, &st);
+	CHECK_EQ_INT(st.entries, 5);
+	CHECK_EQ_INT(st.not_admitted, 1 + 36);
+	CHECK(read_check(src, data, 5 * chunk, 2 * chunk, &err));
+	CHECK_EQ_INT(origin->reads, 1);
+	fst_range_close(src);
 	fst_diskcache_close(c);
 	fst_free(data);
 }
