@@ -426,6 +426,72 @@ fst_objstore_get_range(FstObjStore *store, const char *key, uint64 offset,
 }
 
 FstCode
+fst_objstore_get_ranges(FstObjStore *store, FstObjRange *ranges, int n,
+						FstError *err)
+{
+	FstCode		code = FST_OK;
+	FstCode		first = FST_OK;
+	uint64		start = now_usec();
+	int			i;
+
+	fst_error_clear(err);
+	for (i = 0; i < n; i++)
+	{
+		ranges[i].got = 0;
+		ranges[i].code = fst_objstore_validate_key(ranges[i].key, err);
+		if (ranges[i].code == FST_OK && ranges[i].buf == NULL && ranges[i].len > 0)
+			ranges[i].code = fst_error(err, FST_INVALID_ARGUMENT,
+									   "NULL buffer for get_ranges");
+		if (ranges[i].code != FST_OK)
+			return ranges[i].code;
+	}
+	if (store->ops->get_ranges != NULL && n > 1)
+		code = store->ops->get_ranges(store, ranges, n, err);
+	else
+	{
+		for (i = 0; i < n; i++)
+		{
+			FstError	e;
+
+			fst_error_clear(&e);
+			ranges[i].code = store->ops->get_range(store, ranges[i].key,
+												   ranges[i].offset, ranges[i].len,
+												   ranges[i].buf, &ranges[i].got, &e);
+			if (ranges[i].code != FST_OK && first == FST_OK)
+			{
+				first = ranges[i].code;
+				*err = e;
+			}
+			if (ranges[i].code == FST_INTERRUPTED)
+			{
+				code = FST_INTERRUPTED;
+				break;
+			}
+		}
+		for (i++; i < n; i++)
+			if (code != FST_OK)
+				ranges[i].code = code;
+	}
+	first = FST_OK;
+	for (i = 0; i < n; i++)
+	{
+		if (ranges[i].code != FST_OK)
+			ranges[i].got = 0;
+		else
+			store->stats.bytes_read += ranges[i].got;
+		if (ranges[i].code != FST_OK && first == FST_OK)
+			first = ranges[i].code;
+		store->stats.requests[FST_OBJ_OP_GET_RANGE]++;
+		if (ranges[i].code == FST_NOT_FOUND)
+			store->stats.not_found++;
+		else if (ranges[i].code != FST_OK)
+			store->stats.errors[FST_OBJ_OP_GET_RANGE]++;
+	}
+	store->stats.request_usec[FST_OBJ_OP_GET_RANGE] += now_usec() - start;
+	return code != FST_OK ? code : first;
+}
+
+FstCode
 fst_objstore_head(FstObjStore *store, const char *key, FstObjInfo *info,
 				  FstError *err)
 {

@@ -110,6 +110,17 @@ typedef struct FstObjList
 								 * unless truncated */
 } FstObjList;
 
+/* One ranged read of a batch (fst_objstore_get_ranges). */
+typedef struct FstObjRange
+{
+	const char *key;
+	uint64		offset;
+	size_t		len;
+	char	   *buf;			/* room for len bytes */
+	size_t		got;			/* out: bytes read (short at the object's end) */
+	FstCode		code;			/* out: this read's outcome */
+} FstObjRange;
+
 /* Request kinds, for the counters. */
 typedef enum FstObjOp
 {
@@ -172,6 +183,14 @@ typedef struct FstObjStoreOps
 	/* codes[i] gets each key's outcome (never NULL here) */
 	FstCode		(*delete_batch) (FstObjStore *store, const char *const *keys,
 								 int nkeys, FstCode *codes, FstError *err);
+	/*
+	 * Optional: the reads of a batch, at once (NULL: the wrapper reads one
+	 * after another).  Sets every range's code and got, keeping in err the
+	 * message of the first range that failed; returns FST_OK, or a code
+	 * that stopped the whole batch (FST_INTERRUPTED, FST_NO_MEMORY).
+	 */
+	FstCode		(*get_ranges) (FstObjStore *store, FstObjRange *ranges,
+							   int n, FstError *err);
 	void		(*close) (FstObjStore *store);
 } FstObjStoreOps;
 
@@ -229,6 +248,16 @@ extern FstCode fst_objstore_get(FstObjStore *store, const char *key,
 extern FstCode fst_objstore_get_range(FstObjStore *store, const char *key,
 									  uint64 offset, size_t len, char *buf,
 									  size_t *got, FstError *err);
+/*
+ * Several ranged reads, of one or several objects, each as get_range; the
+ * s3 backend sends them in parallel (s3_multi.c).  Every range gets its
+ * own code and got.  Returns FST_OK when all succeeded, else the code of
+ * the first that failed (in the array's order) with its message in err.
+ * Counted as n GET (range) requests.
+ */
+extern FstCode fst_objstore_get_ranges(FstObjStore *store, FstObjRange *ranges,
+									   int n, FstError *err);
+
 extern FstCode fst_objstore_head(FstObjStore *store, const char *key,
 								 FstObjInfo *info, FstError *err);
 

@@ -290,7 +290,7 @@ s3_get(FstObjStore *store, const char *key, FstBuf *out, FstError *err)
 	return code;
 }
 
-static FstCode
+FstCode
 s3_get_range(FstObjStore *store, const char *key, uint64 offset, size_t len,
 			 char *buf, size_t *got, FstError *err)
 {
@@ -651,5 +651,6 @@ const FstObjStoreOps s3_store_ops = {
 	.head = s3_head,
 	.list = s3_list,
 	.delete_batch = s3_delete_batch,
+	.get_ranges = s3_get_ranges,
 	.close = s3_store_close,
 };

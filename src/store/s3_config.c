@@ -40,6 +40,7 @@ s3_store_close(FstObjStore *store)
 
 	if (s->curl)
 		curl_easy_cleanup(s->curl);
+	s3_multi_close(s);
 	fst_free(s->bucket);
 	fst_free(s->prefix);
 	fst_free(s->base_url);

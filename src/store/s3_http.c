@@ -41,11 +41,15 @@
 #include "s3_internal.h"
 
 /* What the callbacks of one attempt share. */
-typedef struct Xfer
+struct S3Attempt
 {
 	S3Store    *s;
+	void	   *curl;			/* the easy handle it runs on */
 	const S3Request *req;
 	S3Response *resp;
+	FstBuf		url;
+	struct curl_slist *hdrs;
+	char		errbuf[CURL_ERROR_SIZE];
 	size_t		upload_pos;		/* read callback's position in the body */
 	uint64		skip;			/* bytes of a 200 reply before the range */
 	uint64		skipped;		/* ... of which this many went by */
@@ -53,7 +57,9 @@ typedef struct Xfer
 	bool		enough;			/* out_buf full from a 200 reply: stop */
 	bool		overflow;		/* more bytes than out_buf holds */
 	bool		interrupted;	/* the progress callback said stop */
-} Xfer;
+};
+
+typedef struct S3Attempt Xfer;
 
 bool
 s3_interrupted(S3Store *s)
@@ -421,7 +427,7 @@ static CURLcode
 configure(S3Store *s, const S3Request *req, Xfer *x, const char *url,
 		  struct curl_slist *hdrs, char *errbuf)
 {
-	CURL	   *curl = s->curl;
+	CURL	   *curl = x->curl;
 	CURLcode	rc = CURLE_OK;
 
 	curl_easy_reset(curl);
@@ -497,28 +503,22 @@ retriable_status(long status, const char *code)
 		strcmp(code, "XAmzContentSHA256Mismatch") == 0;
 }
 
-typedef enum AttemptResult
+S3Attempt *
+s3_attempt_start(S3Store *s, void *curl, const S3Request *req,
+				 S3Response *resp, FstError *err)
 {
-	ATTEMPT_DONE,				/* a reply the caller handles */
-	ATTEMPT_RETRY,				/* retriable failure, message in err */
-	ATTEMPT_FAIL				/* final failure, code in err */
-} AttemptResult;
-
-static AttemptResult
-attempt(S3Store *s, const S3Request *req, S3Response *resp, FstError *err)
-{
-	char		errbuf[CURL_ERROR_SIZE];
-	FstBuf		url;
-	struct curl_slist *hdrs = NULL;
-	Xfer		x;
+	Xfer	   *x = fst_calloc(1, sizeof(Xfer));
 	CURLcode	rc;
-	FstCode		code;
-	const char *what = req->what;
 
-	memset(&x, 0, sizeof(x));
-	x.s = s;
-	x.req = req;
-	x.resp = resp;
+	if (x == NULL)
+	{
+		fst_error(err, FST_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	x->s = s;
+	x->curl = curl;
+	x->req = req;
+	x->resp = resp;
 	resp->status = 0;
 	resp->received = 0;
 	resp->content_length = -1;
@@ -527,24 +527,46 @@ attempt(S3Store *s, const S3Request *req, S3Response *resp, FstError *err)
 	fst_buf_reset(&resp->errbody);
 	if (req->out)
 		fst_buf_reset(req->out);
-	errbuf[0] = '\0';
-
-	fst_buf_init(&url);
-	code = prepare(s, req, &url, &hdrs, err);
-	if (code != FST_OK)
+	fst_buf_init(&x->url);
+	if (prepare(s, req, &x->url, &x->hdrs, err) != FST_OK)
 	{
-		fst_buf_free(&url);
-		return ATTEMPT_FAIL;
+		s3_attempt_free(x);
+		return NULL;
 	}
-	rc = configure(s, req, &x, url.data, hdrs, errbuf);
-	if (rc == CURLE_OK)
+	rc = configure(s, req, x, x->url.data, x->hdrs, x->errbuf);
+	if (rc != CURLE_OK)
 	{
-		resp->attempts++;
-		rc = curl_easy_perform(s->curl);
+		fst_error(err, FST_IO_ERROR, "%s: %s", req->what, curl_easy_strerror(rc));
+		s3_attempt_free(x);
+		return NULL;
 	}
-	curl_slist_free_all(hdrs);
-	fst_buf_free(&url);
+	resp->attempts++;
+	return x;
+}
 
+void
+s3_attempt_free(S3Attempt *x)
+{
+	if (x == NULL)
+		return;
+	curl_slist_free_all(x->hdrs);
+	fst_buf_free(&x->url);
+	fst_free(x);
+}
+
+AttemptResult
+s3_attempt_finish(S3Attempt *xp, int curl_code, FstError *err)
+{
+	Xfer		x = *xp;
+	S3Store    *s = x.s;
+	const S3Request *req = x.req;
+	S3Response *resp = x.resp;
+	CURLcode	rc = (CURLcode) curl_code;
+	const char *what = req->what;
+	char		errbuf[CURL_ERROR_SIZE];
+
+	memcpy(errbuf, xp->errbuf, sizeof(errbuf));
+	s3_attempt_free(xp);
 	if (rc == CURLE_WRITE_ERROR && x.enough)
 		rc = CURLE_OK;
 	if (rc != CURLE_OK)
@@ -645,6 +667,16 @@ attempt(S3Store *s, const S3Request *req, S3Response *resp, FstError *err)
 		return ATTEMPT_RETRY;
 	}
 	return ATTEMPT_DONE;
+}
+
+static AttemptResult
+attempt(S3Store *s, const S3Request *req, S3Response *resp, FstError *err)
+{
+	S3Attempt  *x = s3_attempt_start(s, s->curl, req, resp, err);
+
+	if (x == NULL)
+		return ATTEMPT_FAIL;
+	return s3_attempt_finish(x, (int) curl_easy_perform(s->curl), err);
 }
 
 FstCode

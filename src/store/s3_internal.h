@@ -19,6 +19,7 @@
 
 #define S3_ERRBODY_MAX	(64 * 1024) /* error bodies kept, bytes */
 #define S3_DELETE_MAX	1000	/* keys per DeleteObjects request */
+#define S3_PARALLEL_GETS 8		/* ranged GETs in flight in get_ranges */
 #define S3_WRITER_META	"x-amz-meta-forst-writer"
 #define WRITER_ID_BYTES 16		/* random bytes of a writer id */
 #define MD5_B64_LEN		25		/* Content-MD5 value, with NUL */
@@ -49,6 +50,8 @@ typedef struct S3Store
 	uint64		multipart_threshold;
 	uint64		part_size;
 	void	   *curl;			/* CURL *, reused: keeps connections alive */
+	void	   *multi;			/* CURLM * of get_ranges (s3_multi.c), and */
+	void	   *easies[S3_PARALLEL_GETS];	/* its easy handles, created lazily */
 	uint64		rng;			/* backoff jitter */
 } S3Store;
 
@@ -117,6 +120,16 @@ extern FstCode s3_put_multipart(S3Store *s, const char *key,
 								const char *full, const char *data,
 								size_t len, FstError *err);
 
+/* ---- s3_multi.c -------------------------------------------------------- */
+
+/* get_ranges: up to S3_PARALLEL_GETS ranged GETs at once over curl multi. */
+extern FstCode s3_get_ranges(FstObjStore *store, FstObjRange *ranges, int n,
+							 FstError *err);
+extern FstCode s3_get_range(FstObjStore *store, const char *key, uint64 offset,
+							size_t len, char *buf, size_t *got, FstError *err);
+/* frees the multi handle and its easy handles */
+extern void s3_multi_close(S3Store *s);
+
 /* ---- s3_http.c --------------------------------------------------------- */
 
 /*
@@ -135,6 +148,30 @@ extern FstCode s3_put_multipart(S3Store *s, const char *key,
 extern FstCode s3_request(S3Store *s, const S3Request *req, S3Response *resp,
 						  FstError *err);
 extern void s3_response_free(S3Response *resp);
+
+/*
+ * One attempt of a request on a given easy handle, for callers that drive
+ * several at once (s3_multi.c): s3_attempt_start signs and configures it
+ * (NULL on failure, with err set), the caller runs the handle (curl multi),
+ * and s3_attempt_finish takes the handle's CURLcode, judges the reply as
+ * s3_request does for each attempt, and frees the attempt.  The caller
+ * initializes resp (zeroed, errbody initialized) and frees it.
+ */
+typedef struct S3Attempt S3Attempt;
+
+typedef enum AttemptResult
+{
+	ATTEMPT_DONE,				/* a reply the caller handles */
+	ATTEMPT_RETRY,				/* retriable failure, message in err */
+	ATTEMPT_FAIL				/* final failure, code in err */
+} AttemptResult;
+
+extern S3Attempt *s3_attempt_start(S3Store *s, void *curl,
+								   const S3Request *req, S3Response *resp,
+								   FstError *err);
+extern AttemptResult s3_attempt_finish(S3Attempt *a, int curl_code,
+									   FstError *err);
+extern void s3_attempt_free(S3Attempt *a);
 
 /* Map a non-2xx reply to an FstCode and a message (no secrets). */
 extern FstCode s3_status_error(S3Store *s, const S3Request *req,

@@ -111,6 +111,76 @@ s3it_get_range_and_head(void)
 	fst_objstore_close(store);
 }
 
+/*
+ * A batch of ranged reads over several objects (sent in parallel): every
+ * range as a get_range of its own would read it, a missing object's range
+ * FST_NOT_FOUND and the others still read, counted as one request each.
+ */
+static void
+s3it_get_ranges(void)
+{
+	enum
+	{
+		NOBJ = 12, OBJ_SIZE = 200 * 1000, NR = 40
+	};
+	FstObjStore *store;
+	FstError	err;
+	char	   *data[NOBJ];
+	char		keys[NOBJ + 1][32];
+	FstObjRange r[NR];
+	uint64		gets_before;
+	int			i;
+
+	if (!open_named("ranges", &store))
+		return;
+	for (i = 0; i < NOBJ; i++)
+	{
+		data[i] = malloc(OBJ_SIZE);
+		fill_random(data[i], OBJ_SIZE, 100 + i);
+		snprintf(keys[i], sizeof(keys[i]), "g/obj%02d", i);
+		CHECK_OK(fst_objstore_put(store, keys[i], data[i], OBJ_SIZE, &err), &err);
+	}
+	snprintf(keys[NOBJ], sizeof(keys[NOBJ]), "g/missing");
+	for (i = 0; i < NR; i++)
+	{
+		r[i].key = keys[i % NOBJ];
+		r[i].offset = (uint64) (i * 7919) % OBJ_SIZE;
+		r[i].len = 1000 + (size_t) (i * 3001) % 60000;
+		r[i].buf = malloc(r[i].len);
+	}
+	r[5].offset = OBJ_SIZE - 100;	/* short at the end */
+	r[6].offset = OBJ_SIZE + 10;	/* past the end: empty */
+	r[7].len = 0;				/* nothing to read */
+	gets_before = fst_objstore_stats(store)->requests[FST_OBJ_OP_GET_RANGE];
+	CHECK_OK(fst_objstore_get_ranges(store, r, NR, &err), &err);
+	CHECK(fst_objstore_stats(store)->requests[FST_OBJ_OP_GET_RANGE] == gets_before + NR);
+	CHECK(((S3Store *) store)->multi != NULL);	/* the parallel path ran */
+	for (i = 0; i < NR; i++)
+	{
+		int			o = i % NOBJ;
+		size_t		want = r[i].offset >= OBJ_SIZE ? 0 :
+			Min(r[i].len, (size_t) (OBJ_SIZE - r[i].offset));
+
+		CHECK_MSG(r[i].code == FST_OK, "range %d: %s", i, fst_code_name(r[i].code));
+		CHECK_MSG(r[i].got == want, "range %d: got %zu, want %zu", i, r[i].got, want);
+		CHECK_MSG(want == 0 || memcmp(r[i].buf, data[o] + r[i].offset, want) == 0,
+				  "range %d: wrong bytes", i);
+	}
+
+	/* a missing object: its range fails, the others are read */
+	r[9].key = keys[NOBJ];
+	CHECK(fst_objstore_get_ranges(store, r, NR, &err) == FST_NOT_FOUND);
+	CHECK(r[9].code == FST_NOT_FOUND && r[9].got == 0);
+	CHECK(r[10].code == FST_OK && r[10].got > 0 &&
+		  memcmp(r[10].buf, data[10] + r[10].offset, r[10].got) == 0);
+
+	for (i = 0; i < NR; i++)
+		free(r[i].buf);
+	for (i = 0; i < NOBJ; i++)
+		free(data[i]);
+	fst_objstore_close(store);
+}
+
 static void
 s3it_not_found(void)
 {
@@ -538,6 +608,7 @@ register_s3_tests(void)
 	}
 	fst_test_register("s3it_put_get_roundtrip", s3it_put_get_roundtrip);
 	fst_test_register("s3it_get_range_and_head", s3it_get_range_and_head);
+	fst_test_register("s3it_get_ranges", s3it_get_ranges);
 	fst_test_register("s3it_not_found", s3it_not_found);
 	fst_test_register("s3it_list_pagination", s3it_list_pagination);
 	fst_test_register("s3it_many_keys", s3it_many_keys);

@@ -211,6 +211,32 @@ s3it_interrupt(void)
 	fst_objstore_close(store);
 	close(fd);
 
+	/* during a batch of parallel ranged GETs that never end */
+	fd = silent_server(&port);
+	CHECK(fd >= 0);
+	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", port);
+	fst_s3_config_defaults(&cfg);
+	cfg.endpoint = ep;
+	CHECK_MSG(open_cfg("x", &cfg, NULL, &store, &err), "open: %s", err.msg);
+	fst_objstore_set_interrupt(store, interrupt_after, &calls);
+	{
+		FstObjRange r[20];
+		char		buf[20][100];
+		int			i;
+
+		for (i = 0; i < 20; i++)
+			r[i] = (FstObjRange) {"x", (uint64) i * 100, 100, buf[i], 0, FST_OK};
+		t0 = now_s();
+		interrupt_at = t0 + 0.3;
+		CHECK(fst_objstore_get_ranges(store, r, 20, &err) == FST_INTERRUPTED);
+		CHECK_MSG(now_s() - t0 < 2.5, "took %.1f s", now_s() - t0);
+		for (i = 0; i < 20; i++)
+			CHECK_MSG(r[i].code == FST_INTERRUPTED, "range %d: %s", i,
+					  fst_code_name(r[i].code));
+	}
+	fst_objstore_close(store);
+	close(fd);
+
 	/* during the backoff between retries of a refused connection */
 	fd = silent_server(&port);
 	CHECK(fd >= 0);
