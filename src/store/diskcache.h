@@ -124,6 +124,7 @@
 
 #include "fst_common.h"
 #include "rangesrc.h"
+#include "objstore.h"
 
 #define FST_DISKCACHE_DEFAULT_CHUNK		(32 * 1024)
 #define FST_DISKCACHE_MAX_CHUNK			(64 * 1024 * 1024)
@@ -221,6 +222,30 @@ extern FstCode fst_range_source_cached(FstDiskCache *cache,
 									   const char *object_key,
 									   uint64 object_size,
 									   FstRangeSource **out, FstError *err);
+
+/* One byte range of an object to prefetch (fst_diskcache_prefetch). */
+typedef struct FstDcPrefetch
+{
+	const char *key;			/* object key, as given to the cached source */
+	uint64		object_size;
+	uint64		offset;
+	uint64		len;
+} FstDcPrefetch;
+
+/*
+ * Brings the chunks that cover the given ranges into the cache: those not
+ * cached yet are fetched from store in one batch (fst_objstore_get_ranges,
+ * parallel on s3://; runs of adjacent missing chunks of one object in one
+ * request), and admitted past the admission filter, since a reader is
+ * about to read them.  Overlapping and repeated ranges are fetched once.
+ * A range whose fetch fails is left uncached (the reader's own read then
+ * meets the error); only FST_INTERRUPTED and FST_NO_MEMORY are returned.
+ * Counts fetched bytes and requests like misses of cached sources.
+ */
+extern FstCode fst_diskcache_prefetch(FstDiskCache *cache,
+									  FstObjStore *store,
+									  const FstDcPrefetch *items, int n,
+									  FstError *err);
 
 /*
  * Makes a source from fst_range_source_cached (only such a source) admit

@@ -1071,3 +1071,76 @@ FST_TEST(diskcache_admission_filter)
 	fst_diskcache_close(c);
 	fst_free(data);
 }
+
+/*
+ * Prefetch: the chunks covering a batch of ranges are fetched from the
+ * store (once, however the ranges overlap), admitted past the admission
+ * filter, and then read from the cache alone; a second prefetch fetches
+ * nothing; a missing object and a range past the end are no error.
+ */
+FST_TEST(diskcache_prefetch_batch)
+{
+	char		dir[600],
+				sdir[700],
+				url[800];
+	FstError	err;
+	uint32		chunk = 16 * KiB;
+	size_t		len = 10 * chunk + 1000;
+	char	   *data = dc_data(len, 77);
+	FstDiskCacheOptions o;
+	FstDiskCache *c = NULL;
+	FstObjStore *store;
+	FstRangeSource *src,
+			   *origin;
+	FstDiskCacheStats st;
+	uint64		gets;
+	FstDcPrefetch items[] = {
+		{"t/p.sst", 0, chunk + 5, 2 * chunk},	/* chunks 1-3 */
+		{"t/p.sst", 0, 2 * chunk, 3 * chunk},	/* 2-4: 2, 3 again */
+		{"t/p.sst", 0, len - 10, 100},	/* the partial last chunk */
+		{"t/p.sst", 0, len + 5, 10},	/* past the end: nothing */
+		{"t/none.sst", 5000, 0, 100},	/* not in the store */
+	};
+	int			i;
+
+	dc_dir("prefetch", dir, sizeof(dir));
+	snprintf(sdir, sizeof(sdir), "%s/store", dir);
+	snprintf(url, sizeof(url), "file://%s", sdir);
+	mkdir(dir, 0700);
+	mkdir(sdir, 0700);
+	CHECK_OK(fst_objstore_open(url, &store, &err), &err);
+	CHECK_OK(fst_objstore_put(store, "t/p.sst", data, len, &err), &err);
+	for (i = 0; i < (int) lengthof(items); i++)
+		if (items[i].object_size == 0)
+			items[i].object_size = len;
+	fst_diskcache_options_default(&o);
+	o.chunk_size = chunk;
+	o.admit_on_second_miss = true;
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/cache");
+	CHECK_OK(fst_diskcache_open(dir, 64 * (chunk + 200), &o, &c, &err), &err);
+
+	gets = fst_objstore_stats(store)->requests[FST_OBJ_OP_GET_RANGE];
+	CHECK_OK(fst_diskcache_prefetch(c, store, items, lengthof(items), &err), &err);
+	fst_diskcache_stats(c, &st);
+	CHECK_EQ_INT(st.entries, 5);	/* chunks 1, 2, 3, 4 and 10 */
+	CHECK_EQ_INT(st.bytes_fetched, 4 * chunk + 1000);
+	/* runs: chunks 1-4 in one request, chunk 10, the missing object */
+	CHECK_EQ_INT(fst_objstore_stats(store)->requests[FST_OBJ_OP_GET_RANGE] - gets, 3);
+
+	/* read from the cache alone */
+	src = dc_source(c, "t/p.sst", data, len, &origin, &err);
+	CHECK(src != NULL);
+	CHECK(read_check(src, data, chunk, 4 * chunk, &err));
+	CHECK(read_check(src, data, len - 1000, 1000, &err));
+	CHECK_EQ_INT(origin->reads, 0);
+	fst_range_close(src);
+
+	/* again: nothing left to fetch but the missing object */
+	gets = fst_objstore_stats(store)->requests[FST_OBJ_OP_GET_RANGE];
+	CHECK_OK(fst_diskcache_prefetch(c, store, items, lengthof(items), &err), &err);
+	CHECK_EQ_INT(fst_objstore_stats(store)->requests[FST_OBJ_OP_GET_RANGE] - gets, 1);
+
+	fst_diskcache_close(c);
+	fst_objstore_close(store);
+	fst_free(data);
+}
