@@ -35,6 +35,7 @@ extern int	forst_max_row_size_kb;
 extern int	forst_block_cache_size_kb;
 extern int	forst_shared_block_cache_size_kb;
 extern int	forst_block_size_kb;
+extern bool forst_scan_prefetch;
 extern char *forst_cache_dir;
 extern int	forst_cache_size_kb;
 

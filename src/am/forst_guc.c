@@ -38,6 +38,7 @@ int			forst_max_tables = 1024;
 int			forst_max_row_size_kb = 1024;
 int			forst_block_cache_size_kb = 16 * 1024;
 int			forst_block_size_kb = 8;
+bool		forst_scan_prefetch = true;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = 1024 * 1024;
 
@@ -231,6 +232,18 @@ forst_define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("forst.scan_prefetch",
+							 "Range scans fetch the blocks they start in, and the metadata "
+							 "of files not open yet, in parallel before reading.",
+							 "Applies to s3:// stores with a disk cache (forst.cache_size > 0): "
+							 "a scan over many key groups otherwise waits for one ranged GET "
+							 "after another.",
+							 &forst_scan_prefetch,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("forst.compaction_workers",
 							"Background workers that compact SST files.",

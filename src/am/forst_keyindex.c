@@ -38,6 +38,7 @@
 #include "forst_am.h"
 #include "forst_migrate.h"
 #include "forst_cursor.h"
+#include "forst_prefetch.h"
 #include "forst_onconflict.h"
 
 PG_FUNCTION_INFO_V1(forst_key_handler);
@@ -391,6 +392,11 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 		first = 0;
 		last = info->max_key_groups - 1;
 	}
+	/* on S3: the first blocks of all key groups' ranges, in parallel */
+	if (last > first)
+		forst_prefetch_scan_starts(heap, first, last,
+								   fst_slice(st->lo.data, st->lo.len),
+								   fst_slice(st->hi.data, st->hi.len));
 	st->cursors = palloc(sizeof(ForstCursor *) * (last - first + 1));
 	st->has_row = palloc0(sizeof(bool) * (last - first + 1));
 	for (kg = first; kg <= last; kg++)

@@ -14,6 +14,9 @@
  * whatever they fetch, so that the cache holds it afterwards.  Chunks
  * already cached are hits and cost no request.
  *
+ * On s3:// the metadata of all files, and the data 16 MB at a time, are
+ * fetched with parallel ranged GETs first (forst_prefetch.c).
+ *
  * It shows progress in forst.progress (command "prewarm"), checks for
  * interrupts between reads, and skips files that a compaction replaced
  * and gc deleted while it ran.  It needs the disk cache
@@ -33,6 +36,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_cache.h"
+#include "forst_prefetch.h"
 #include "forst_progress.h"
 #include "forst_store.h"
 #include "objstore_source.h"
@@ -41,13 +45,15 @@ PG_FUNCTION_INFO_V1(forst_prewarm_fn);
 
 /* Bytes read per request when data is prewarmed (a multiple of chunks). */
 #define PREWARM_READ_BYTES	(1024 * 1024)
+/* Bytes fetched ahead in parallel, where the store allows (a multiple). */
+#define PREWARM_AHEAD_BYTES	(16 * PREWARM_READ_BYTES)
 
 typedef struct PrewarmCounts
 {
 	int			files;
 	int			skipped;		/* gone from the store meanwhile */
 	uint64		bytes_read;		/* through the cache */
-	uint64		bytes_fetched;	/* from the object store */
+	uint64		bytes_fetched;	/* from the object store (this process's) */
 } PrewarmCounts;
 
 /*
@@ -104,7 +110,8 @@ prewarm_metadata(FstRangeSource *src, const char *okey)
  * if the file is gone.
  */
 static bool
-prewarm_data(FstRangeSource *src, const char *okey, uint64 size,
+prewarm_data(const RelFileNode *rnode, const FstManifestFile *mf,
+			 FstRangeSource *src, const char *okey, uint64 size,
 			 uint64 *done, uint64 total)
 {
 	char	   *buf = palloc(PREWARM_READ_BYTES);
@@ -117,6 +124,13 @@ prewarm_data(FstRangeSource *src, const char *okey, uint64 size,
 		FstCode		rc;
 
 		CHECK_FOR_INTERRUPTS();
+		if (off % PREWARM_AHEAD_BYTES == 0)
+		{
+			/* on s3://: the next pieces in parallel (then read from cache) */
+			ForstPrefetchRange ahead = {mf, off, Min((uint64) PREWARM_AHEAD_BYTES, size - off)};
+
+			forst_prefetch_ranges(rnode, &ahead, 1);
+		}
 		rc = fst_range_read(src, off, n, buf, &err);
 		if (rc == FST_NOT_FOUND)
 		{
@@ -144,7 +158,8 @@ forst_prewarm_fn(PG_FUNCTION_ARGS)
 	FstDiskCacheStats st;
 	uint64		total = 0,
 				done = 0,
-				budget = 0;
+				budget = 0,
+				fetched_before;
 	int			nfiles = 0,
 				pass,
 				level,
@@ -173,7 +188,21 @@ forst_prewarm_fn(PG_FUNCTION_ARGS)
 		total += fst_manifest_level_bytes(view.manifest, level);
 	}
 
+	fetched_before = fst_objstore_stats(forst_objstore())->bytes_read;
 	forst_progress_start("prewarm", RelationGetRelationName(rel));
+	if (forst_prefetch_possible() && nfiles > 0)
+	{
+		/* on s3://: every file's metadata in parallel, then opened below */
+		const FstManifestFile **all = palloc(sizeof(FstManifestFile *) * nfiles);
+		int			m = 0;
+
+		forst_progress_update("fetching metadata", 0, nfiles, "files");
+		for (level = 0; view.manifest && level < FST_NUM_LEVELS; level++)
+			for (i = 0; i < view.manifest->levels[level].nfiles; i++)
+				all[m++] = &view.manifest->levels[level].files[i];
+		forst_prefetch_metadata(&rel->rd_node, all, m);
+		pfree(all);
+	}
 	/* pass 0 reads metadata, pass 1 data (newest levels first) */
 	for (pass = 0; pass < (data ? 2 : 1); pass++)
 	{
@@ -217,10 +246,9 @@ forst_prewarm_fn(PG_FUNCTION_ARGS)
 				if (present)
 				{
 					present = pass == 0 ? prewarm_metadata(src, okey) :
-						prewarm_data(src, okey, Min(mf->meta.size, budget - done),
-									 &done, total);
+						prewarm_data(&rel->rd_node, mf, src, okey,
+									 Min(mf->meta.size, budget - done), &done, total);
 					c.bytes_read += src->bytes_read;
-					c.bytes_fetched += origin->bytes_read;
 					fst_range_close(src);
 				}
 				if (pass == 0)
@@ -235,6 +263,7 @@ forst_prewarm_fn(PG_FUNCTION_ARGS)
 	}
 	forst_progress_end();
 	relation_close(rel, AccessShareLock);
+	c.bytes_fetched = fst_objstore_stats(forst_objstore())->bytes_read - fetched_before;
 
 	values[0] = Int32GetDatum(c.files);
 	values[1] = Int32GetDatum(c.skipped);

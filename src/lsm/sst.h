@@ -200,6 +200,14 @@ extern const FstSstProps *fst_sst_props(const FstSstReader *r);
 extern FstCode fst_sst_may_contain(FstSstReader *r, FstSlice user_part,
 								   bool *may, FstError *err);
 
+/*
+ * Where the data block that a seek to user_part (newest version first)
+ * lands in is stored: *offset and *len (with its trailer), for prefetching.
+ * false when user_part sorts after the file's last key.
+ */
+extern bool fst_sst_block_for(FstSstReader *r, FstSlice user_part,
+							  uint64 *offset, uint64 *len);
+
 /* Reads the bloom filter now if it is not read yet (to warm caches). */
 extern FstCode fst_sst_load_filter(FstSstReader *r, FstError *err);
 

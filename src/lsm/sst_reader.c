@@ -339,6 +339,41 @@ fst_sst_close(FstSstReader *r)
 	fst_free(r);
 }
 
+bool
+fst_sst_block_for(FstSstReader *r, FstSlice user_part, uint64 *offset,
+				  uint64 *len)
+{
+	char		stackbuf[256];
+	char	   *target;
+	FstIter    *it;
+	FstBlockHandle h;
+	bool		found = false;
+
+	if (r->props.num_entries == 0)
+		return false;
+	target = user_part.len + FST_SEQ_BYTES <= sizeof(stackbuf) ? stackbuf :
+		fst_malloc(user_part.len + FST_SEQ_BYTES);
+	if (target == NULL)
+		return false;
+	memcpy(target, user_part.data, user_part.len);
+	fst_put_be64(target + user_part.len, FST_MAX_SEQ);
+	it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	if (it != NULL)
+	{
+		fst_iter_seek(it, fst_slice(target, user_part.len + FST_SEQ_BYTES));
+		if (fst_iter_valid(it) && fst_block_handle_decode(fst_iter_value(it), &h))
+		{
+			*offset = h.offset;
+			*len = h.size + FST_BLOCK_TRAILER_SIZE;
+			found = true;
+		}
+		fst_iter_destroy(it);
+	}
+	if (target != stackbuf)
+		fst_free(target);
+	return found;
+}
+
 FstCode
 fst_sst_load_filter(FstSstReader *r, FstError *err)
 {

@@ -425,6 +425,12 @@ fst_objstore_get_range(FstObjStore *store, const char *key, uint64 offset,
 	return count(store, FST_OBJ_OP_GET_RANGE, code);
 }
 
+bool
+fst_objstore_parallel_reads(const FstObjStore *store)
+{
+	return store->ops->get_ranges != NULL;
+}
+
 FstCode
 fst_objstore_get_ranges(FstObjStore *store, FstObjRange *ranges, int n,
 						FstError *err)

@@ -255,6 +255,8 @@ extern FstCode fst_objstore_get_range(FstObjStore *store, const char *key,
  * the first that failed (in the array's order) with its message in err.
  * Counted as n GET (range) requests.
  */
+/* Whether get_ranges is faster than reads one after another here. */
+extern bool fst_objstore_parallel_reads(const FstObjStore *store);
 extern FstCode fst_objstore_get_ranges(FstObjStore *store, FstObjRange *ranges,
 									   int n, FstError *err);
 
