@@ -154,6 +154,18 @@ fst_block_write(FstBuf *out, uint64 base_offset, FstSlice contents,
 }
 
 FstCode
+fst_block_check_stored(const char *stored, size_t payload_size, FstError *err)
+{
+	uint32		expect = fst_crc_unmask(fst_get_fixed32(stored + payload_size + 1));
+	uint32		crc = fst_crc32c(stored, payload_size);
+
+	crc = fst_crc32c_extend(crc, stored + payload_size, 1);
+	if (crc != expect)
+		return fst_error(err, FST_CORRUPT, "block checksum mismatch");
+	return FST_OK;
+}
+
+FstCode
 fst_block_decode_stored(const char *stored, size_t payload_size,
 						bool verify_checksum, char **out, size_t *out_len,
 						FstError *err)
@@ -163,15 +175,8 @@ fst_block_decode_stored(const char *stored, size_t payload_size,
 
 	*out = NULL;
 	*out_len = 0;
-	if (verify_checksum)
-	{
-		uint32		expect = fst_crc_unmask(fst_get_fixed32(stored + payload_size + 1));
-		uint32		crc = fst_crc32c(stored, payload_size);
-
-		crc = fst_crc32c_extend(crc, stored + payload_size, 1);
-		if (crc != expect)
-			return fst_error(err, FST_CORRUPT, "block checksum mismatch");
-	}
+	if (verify_checksum && fst_block_check_stored(stored, payload_size, err) != FST_OK)
+		return err->code;
 	if (type == FST_COMPRESS_NONE)
 	{
 		buf = fst_malloc(payload_size);

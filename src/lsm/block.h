@@ -73,6 +73,10 @@ extern FstCode fst_block_write(FstBuf *out, uint64 base_offset, FstSlice content
 							   int compression, FstBlockHandle *handle,
 							   FstError *err);
 
+/* Verifies the checksum in the trailer of a stored block (payload_size + trailer bytes). */
+extern FstCode fst_block_check_stored(const char *stored, size_t payload_size,
+									  FstError *err);
+
 /*
  * Checks the trailer of a stored block (payload + trailer bytes as read
  * from the file) and returns its uncompressed contents in *out (a fresh

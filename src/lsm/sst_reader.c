@@ -107,7 +107,22 @@ read_block_contents(FstSstReader *r, FstBlockHandle h, const char *tail,
 	if (stored == NULL)
 		return fst_error(err, FST_NO_MEMORY, "out of memory reading a block");
 	rc = fst_range_read(r->src, h.offset, n, stored, err);
-	if (rc == FST_OK)
+	if (rc == FST_OK && (uint8) stored[h.size] == FST_COMPRESS_NONE)
+	{
+		/*
+		 * Uncompressed (index, filter, properties: up to hundreds of kB):
+		 * checked in place and handed over, not copied into another buffer.
+		 */
+		if (r->opt.verify_checksums)
+			rc = fst_block_check_stored(stored, (size_t) h.size, err);
+		if (rc == FST_OK)
+		{
+			*out = stored;
+			*out_len = (size_t) h.size;
+			return FST_OK;
+		}
+	}
+	else if (rc == FST_OK)
 		rc = fst_block_decode_stored(stored, (size_t) h.size,
 									 r->opt.verify_checksums, out, out_len, err);
 	fst_free(stored);
