@@ -15,6 +15,8 @@
 #
 #   bench/s3_cache.sh [--rows N] [--seconds S] [--scan N] [--rounds R]
 #                     [--files8 N] [--files64 N] [--skip-reads] [--skip-uploads]
+#                     [--prefetch-ab]   (reads on s3 with forst.scan_prefetch on
+#                                        and off instead of file:// and s3)
 #
 # The S3 server: the one in S3_ENDPOINT / S3_BUCKET / AWS_ACCESS_KEY_ID /
 # AWS_SECRET_ACCESS_KEY if set, else a throwaway Ceph RGW (scripts/rgw.sh,
@@ -32,6 +34,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rows=300000
 seconds=15
 scan=100
+stores="file s3"
 rounds=2
 files8=24
 files64=3
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
 		--files64) files64=$2; shift ;;
 		--skip-reads) do_reads=0 ;;
 		--skip-uploads) do_uploads=0 ;;
+		--prefetch-ab) stores="s3 s3-noprefetch" ;;
 		-h | --help) forst_usage "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) forst_usage "${BASH_SOURCE[0]}" >&2; exit 2 ;;
 	esac
@@ -84,12 +88,15 @@ if [ "$do_reads" -eq 1 ]; then
 		echo "rows $rows, ${seconds}s per run, scans of $scan rows; S3: $S3_ENDPOINT"
 	} >"$md"
 	for ((r = 1; r <= rounds; r++)); do
-		for store in file s3; do
+		for store in $stores; do
 			conf="$tmp/conf-$store-$r"
 			: >"$conf"
-			if [ "$store" = s3 ]; then
-				cat >"$conf" <<EOF
-forst.remote_dir = 's3://$S3_BUCKET/bench-$ts-$r'
+			if [ "$store" = s3-noprefetch ]; then
+				echo "forst.scan_prefetch = off" >"$conf"
+			fi
+			if [ "$store" != file ]; then
+				cat >>"$conf" <<EOF
+forst.remote_dir = 's3://$S3_BUCKET/bench-$ts-$store-$r'
 forst.s3_endpoint = '$S3_ENDPOINT'
 forst.s3_access_key_id = '$AWS_ACCESS_KEY_ID'
 forst.s3_secret_access_key = '$AWS_SECRET_ACCESS_KEY'
