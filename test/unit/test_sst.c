@@ -760,3 +760,47 @@ FST_TEST(sst_bloom_filter_read_at_first_lookup)
 	fst_buf_free(&file);
 	fst_free(ents);
 }
+
+/* fst_sst_block_for: where a seek lands, for prefetching. */
+FST_TEST(sst_block_for_seek_targets)
+{
+	int			n = 3000;
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstBuf		file;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	uint64		off,
+				len,
+				prev = 0;
+	int			i,
+				changes = 0;
+	char		past[16];
+
+	for (i = 0; i < n; i++)
+		test_entry_numbered(&ents[i], i, 10, 20);
+	CHECK_OK(test_build_sst(ents, n, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, false);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	for (i = 0; i < n; i++)
+	{
+		FstSlice	up = fst_ikey_user_part(fst_slice(ents[i].key, ents[i].klen));
+
+		CHECK(fst_sst_block_for(r, up, &off, &len));
+		CHECK(i > 0 || off == 0);
+		CHECK(off >= prev && len > FST_BLOCK_TRAILER_SIZE && off + len <= file.len);
+		if (off != prev)
+			changes++;
+		prev = off;
+	}
+	CHECK_EQ_INT(changes + 1, (int) fst_sst_props(r)->num_data_blocks);
+	/* after the last key: no block */
+	fst_put_be16(past, 0);
+	memcpy(past + 2, "zzzz", 4);
+	CHECK(!fst_sst_block_for(r, fst_slice(past, 6), &off, &len));
+	fst_sst_close(r);
+	fst_range_close(src);
+	fst_buf_free(&file);
+	fst_free(ents);
+}
