@@ -22,6 +22,25 @@
 /* The index block restarts at every entry: seeks are pure binary search. */
 #define FST_INDEX_RESTART_INTERVAL	1
 
+/* The reader (sst_reader.c), shared with its iterator (sst_iter.c). */
+struct FstSstReader
+{
+	FstRangeSource *src;
+	FstSstReadOptions opt;
+	FstSstProps props;
+	FstBlock   *index;			/* decoded index block */
+	char	   *filter;			/* bloom filter bytes (owned) */
+	size_t		filter_len;
+	FstBlockHandle filter_h;	/* where the filter is stored */
+	bool		filter_loaded;	/* filter/filter_len are set */
+	uint64		data_end;		/* end of the data region */
+	FstSstReaderStats stats;
+};
+
+/* The data block at h, with a reference the caller releases (caches, checks, rewrite hook). */
+extern FstCode fst_sst_load_data_block(FstSstReader *r, FstBlockHandle h,
+									   FstBlock **out, FstError *err);
+
 extern void fst_sst_props_encode(const FstSstProps *p, FstBuf *out);
 extern FstCode fst_sst_props_decode(FstSlice in, FstSstProps *p, FstError *err);
 
