@@ -115,8 +115,8 @@ forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 	ForstTableView view;
 	const FstManifestFile **files;
 	ForstPrefetchRange *blocks;
-	char	   *lobuf = palloc(FST_KG_BYTES + lo.len);
-	char	   *hibuf = palloc(FST_KG_BYTES + Max(hi.len, 1));
+	char	   *lobuf;
+	char	   *hibuf;
 	int			nfiles = 0,
 				nblocks = 0,
 				cap,
@@ -129,6 +129,8 @@ forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 	forst_table_view(forst_table_shared(&rel->rd_node, true), &rel->rd_node, &view);
 	if (view.manifest == NULL)
 		return;
+	lobuf = palloc(FST_KG_BYTES + lo.len);
+	hibuf = palloc(FST_KG_BYTES + Max(hi.len, 1));
 	files = palloc(sizeof(FstManifestFile *) * Max(fst_manifest_total_files(view.manifest), 1));
 	for (level = 0; level < FST_NUM_LEVELS; level++)
 		for (i = 0; i < view.manifest->levels[level].nfiles; i++)

@@ -62,20 +62,21 @@ typedef struct PrewarmCounts
  */
 static bool
 open_source(FstDiskCache *cache, const char *okey, uint64 size,
-			FstRangeSource **cached, FstRangeSource **origin)
+			FstRangeSource **cached)
 {
+	FstRangeSource *origin;
 	FstError	err;
 	FstCode		rc;
 
-	rc = fst_range_source_object(forst_objstore(), okey, size, origin, &err);
+	rc = fst_range_source_object(forst_objstore(), okey, size, &origin, &err);
 	if (rc == FST_NOT_FOUND)
 		return false;
 	if (rc != FST_OK)
 		forst_report(rc, &err, psprintf("opening \"%s\" to prewarm it", okey));
-	rc = fst_range_source_cached(cache, *origin, okey, size, cached, &err);
+	rc = fst_range_source_cached(cache, origin, okey, size, cached, &err);
 	if (rc != FST_OK)
 	{
-		fst_range_close(*origin);
+		fst_range_close(origin);
 		forst_report(rc, &err, psprintf("opening \"%s\" to prewarm it", okey));
 	}
 	fst_range_source_cached_admit_all(*cached);
@@ -232,8 +233,7 @@ forst_prewarm_fn(PG_FUNCTION_ARGS)
 			{
 				const FstManifestFile *mf = &view.manifest->levels[level].files[i];
 				char		okey[FORST_KEY_LEN];
-				FstRangeSource *src,
-						   *origin;
+				FstRangeSource *src;
 				bool		present;
 
 				CHECK_FOR_INTERRUPTS();
@@ -242,7 +242,7 @@ forst_prewarm_fn(PG_FUNCTION_ARGS)
 				else if (done >= budget)
 					break;
 				forst_file_object_key(&rel->rd_node, mf, okey, sizeof(okey));
-				present = open_source(cache, okey, mf->meta.size, &src, &origin);
+				present = open_source(cache, okey, mf->meta.size, &src);
 				if (present)
 				{
 					present = pass == 0 ? prewarm_metadata(src, okey) :

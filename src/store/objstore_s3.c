@@ -295,13 +295,11 @@ s3_get_range(FstObjStore *store, const char *key, uint64 offset, size_t len,
 			 char *buf, size_t *got, FstError *err)
 {
 	S3Store    *s = (S3Store *) store;
-	char		what[128];
-	char		range[64];
 	char	   *full;
-	FstSigV4Pair h[] = {{"Range", range}};
-	S3Request	req = {0};
+	S3RangeGet	g;
 	S3Response	resp;
 	FstCode		code;
+	const char *what = g.what;
 
 	full = s3_full_key(s, key);
 	if (full == NULL)
@@ -313,19 +311,8 @@ s3_get_range(FstObjStore *store, const char *key, uint64 offset, size_t len,
 		fst_free(full);
 		return code;
 	}
-	s3_describe(what, sizeof(what), "GET (range)", key);
-	snprintf(range, sizeof(range), "bytes=%llu-%llu",
-			 (unsigned long long) offset,
-			 (unsigned long long) (offset + len - 1));
-	req.method = "GET";
-	req.key = full;
-	req.headers = h;
-	req.nheaders = 1;
-	req.out_buf = buf;
-	req.out_cap = len;
-	req.range_offset = offset;
-	req.what = what;
-	code = s3_request(s, &req, &resp, err);
+	s3_range_get_init(&g, full, key, offset, len, buf);
+	code = s3_request(s, &g.req, &resp, err);
 	if (code != FST_OK)
 		;
 	else if (resp.status == 206)
@@ -343,10 +330,33 @@ s3_get_range(FstObjStore *store, const char *key, uint64 offset, size_t len,
 	else if (resp.status == 416)
 		*got = 0;				/* the range starts at or past the end */
 	else
-		code = not_found_or_error(s, &req, &resp, key, err);
+		code = not_found_or_error(s, &g.req, &resp, key, err);
 	s3_response_free(&resp);
 	fst_free(full);
 	return code;
+}
+
+void
+s3_range_get_init(S3RangeGet *g, const char *full, const char *key,
+				  uint64 offset, size_t len, char *buf)
+{
+	s3_describe(g->what, sizeof(g->what), "GET (range)", key);
+	snprintf(g->range, sizeof(g->range), "bytes=%llu-%llu",
+			 (unsigned long long) offset,
+			 (unsigned long long) (offset + len - 1));
+	g->header = (FstSigV4Pair)
+	{
+		"Range", g->range
+	};
+	memset(&g->req, 0, sizeof(g->req));
+	g->req.method = "GET";
+	g->req.key = full;
+	g->req.headers = &g->header;
+	g->req.nheaders = 1;
+	g->req.out_buf = buf;
+	g->req.out_cap = len;
+	g->req.range_offset = offset;
+	g->req.what = g->what;
 }
 
 static FstCode

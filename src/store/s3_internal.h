@@ -120,6 +120,19 @@ extern FstCode s3_put_multipart(S3Store *s, const char *key,
 								const char *full, const char *data,
 								size_t len, FstError *err);
 
+/* A ranged GET of bytes [offset, offset + len) of full into buf. */
+typedef struct S3RangeGet
+{
+	S3Request	req;
+	FstSigV4Pair header;
+	char		range[64];
+	char		what[128];
+} S3RangeGet;
+
+/* Fills g (which must not move afterwards: req points into it). */
+extern void s3_range_get_init(S3RangeGet *g, const char *full, const char *key,
+							  uint64 offset, size_t len, char *buf);
+
 /* ---- s3_multi.c -------------------------------------------------------- */
 
 /* get_ranges: up to S3_PARALLEL_GETS ranged GETs at once over curl multi. */

@@ -37,11 +37,8 @@ typedef struct Slot
 	int			idx;			/* range index, -1 when free */
 	CURL	   *easy;
 	S3Attempt  *attempt;
-	S3Request	req;
+	S3RangeGet	get;
 	S3Response	resp;
-	FstSigV4Pair header;
-	char		range[64];
-	char		what[128];
 	char	   *full;
 } Slot;
 
@@ -85,26 +82,10 @@ start(S3Store *s, Slot *sl, int idx, FstObjRange *r)
 	sl->full = s3_full_key(s, r->key);
 	if (sl->full == NULL)
 		return false;
-	s3_describe(sl->what, sizeof(sl->what), "GET (range)", r->key);
-	snprintf(sl->range, sizeof(sl->range), "bytes=%llu-%llu",
-			 (unsigned long long) r->offset,
-			 (unsigned long long) (r->offset + r->len - 1));
-	sl->header = (FstSigV4Pair)
-	{
-		"Range", sl->range
-	};
-	memset(&sl->req, 0, sizeof(sl->req));
-	sl->req.method = "GET";
-	sl->req.key = sl->full;
-	sl->req.headers = &sl->header;
-	sl->req.nheaders = 1;
-	sl->req.out_buf = r->buf;
-	sl->req.out_cap = r->len;
-	sl->req.range_offset = r->offset;
-	sl->req.what = sl->what;
+	s3_range_get_init(&sl->get, sl->full, r->key, r->offset, r->len, r->buf);
 	memset(&sl->resp, 0, sizeof(sl->resp));
 	fst_buf_init(&sl->resp.errbody);
-	sl->attempt = s3_attempt_start(s, sl->easy, &sl->req, &sl->resp, &ignore);
+	sl->attempt = s3_attempt_start(s, sl->easy, &sl->get.req, &sl->resp, &ignore);
 	if (sl->attempt == NULL ||
 		curl_multi_add_handle(s->multi, sl->easy) != CURLM_OK)
 	{
