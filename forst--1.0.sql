@@ -158,6 +158,15 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'forst_shared_block_cache'
 LANGUAGE C STRICT VOLATILE;
 
+-- This backend's open SST readers (src/am/forst_readers.c): how many, the
+-- bytes of their block indexes, bloom filters and read windows, and how many
+-- forst.sst_reader_memory has closed since the backend started.
+CREATE FUNCTION forst.session_sst_readers(OUT readers bigint, OUT bytes bigint,
+    OUT closed bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'forst_session_sst_readers'
+LANGUAGE C STRICT VOLATILE;
+
 -- Expiry of windowed state (src/am/forst_expiry.c, docs/expiry.md): one
 -- row per forst table with a TTL column.  Read directly by the server (not
 -- through SQL, so row security does not hide rows from it); users change it

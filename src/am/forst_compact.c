@@ -465,6 +465,10 @@ forst_compact_one(ForstTableShared *ts)
 		dctx_bytes = dctx.expired_bytes;
 		fst_iter_destroy(merged);
 		fst_buf_free(&out.buf);
+		/* the inputs are read for the last time here */
+		for (s = 0; s < 2; s++)
+			for (i = 0; i < pick.ninputs[s]; i++)
+				forst_sst_reader_forget(&rnode, pick.inputs[s][i]->file_id);
 		if (rc != FST_OK)
 			forst_report(rc, &err, "compacting SST files");
 		for (i = 0; i < result.nfiles; i++)

@@ -7,14 +7,18 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 
 #include "forst.h"
+#include "forst_store.h"
 
 PG_FUNCTION_INFO_V1(forst_check_preloaded);
 PG_FUNCTION_INFO_V1(forst_version);
 PG_FUNCTION_INFO_V1(forst_remote_dir_fn);
+PG_FUNCTION_INFO_V1(forst_session_sst_readers);
 
 /*
  * forst._check_preloaded() -- called by the extension script, so that
@@ -49,4 +53,27 @@ Datum
 forst_remote_dir_fn(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_TEXT_P(cstring_to_text(forst_remote_dir_url()));
+}
+
+/*
+ * forst.session_sst_readers() -- this backend's open SST readers, the
+ * bytes they hold, and how many forst.sst_reader_memory has closed.
+ */
+Datum
+forst_session_sst_readers(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	int64		readers,
+				bytes,
+				closed;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	forst_sst_readers_usage(&readers, &bytes, &closed);
+	values[0] = Int64GetDatum(readers);
+	values[1] = Int64GetDatum(bytes);
+	values[2] = Int64GetDatum(closed);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

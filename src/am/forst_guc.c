@@ -37,6 +37,7 @@ int			forst_memtable_memory_kb = 128 * 1024;
 int			forst_max_tables = 1024;
 int			forst_max_row_size_kb = 1024;
 int			forst_block_cache_size_kb = 16 * 1024;
+int			forst_sst_reader_memory_kb = 64 * 1024;
 int			forst_block_size_kb = 8;
 bool		forst_scan_prefetch = true;
 char	   *forst_cache_dir = NULL;
@@ -210,6 +211,17 @@ forst_define_gucs(void)
 							&forst_block_cache_size_kb,
 							16 * 1024, 256, PG_INT32_MAX / 2,
 							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.sst_reader_memory",
+							"Memory each backend keeps for open SST files between transactions.",
+							"Their block indexes and bloom filters.  At the end of a transaction "
+							"the least recently used files are closed until their memory is "
+							"below this; a statement may open more meanwhile.  0 closes all.",
+							&forst_sst_reader_memory_kb,
+							64 * 1024, 0, PG_INT32_MAX / 2,
+							PGC_USERSET,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 

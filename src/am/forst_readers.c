@@ -229,9 +229,127 @@ typedef struct ReaderEntry
 	FstRangeSource *src;
 	FstSstReader *reader;
 	ForstVisSet *vis;			/* borrowed files: their rules */
+	uint64		last_used;		/* reader_clock at the last use */
+	size_t		mem;			/* bytes counted in reader_mem */
 } ReaderEntry;
 
 static HTAB *reader_cache = NULL;
+
+/*
+ * The open readers' memory (index blocks, bloom filters, read windows) is
+ * bounded by forst.sst_reader_memory between transactions: the first use
+ * of the readers in a transaction closes the least recently used ones
+ * until the rest fit.  Not earlier: the previous transaction's scans may
+ * hold readers until its cleanup is over (portals are dropped after the
+ * transaction callbacks have run), and the SST part of a TID names a file
+ * only within one transaction (forst_file_slot).  A statement may open
+ * more than the bound meanwhile; the next transaction closes them.
+ */
+static uint64 reader_clock = 0;
+static size_t reader_mem = 0;
+static LocalTransactionId readers_lxid = InvalidLocalTransactionId;
+static uint64 reader_evictions = 0;
+
+/* What a reader costs: its metadata and its read window (at most a chunk). */
+static size_t
+reader_entry_mem(const ReaderEntry *e)
+{
+	return fst_sst_memory(e->reader) + FST_DISKCACHE_DEFAULT_CHUNK +
+		sizeof(ReaderEntry);
+}
+
+static void
+reader_entry_close(ReaderEntry *e)
+{
+	ReaderKey	key = e->key;
+
+	reader_mem -= Min(reader_mem, e->mem);
+	fst_sst_close(e->reader);
+	fst_range_close(e->src);
+	if (e->vis != NULL)
+		pfree(e->vis);
+	hash_search(reader_cache, &key, HASH_REMOVE, NULL);
+}
+
+static int
+entry_lru_cmp(const void *a, const void *b)
+{
+	uint64		x = (*(ReaderEntry *const *) a)->last_used;
+	uint64		y = (*(ReaderEntry *const *) b)->last_used;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+void
+forst_sst_readers_trim(size_t limit)
+{
+	HASH_SEQ_STATUS seq;
+	ReaderEntry *e;
+	ReaderEntry **all;
+	long		n = 0,
+				i;
+
+	if (reader_cache == NULL)
+		return;
+	/* recount: bloom filters are read after open */
+	reader_mem = 0;
+	hash_seq_init(&seq, reader_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		e->mem = reader_entry_mem(e);
+		reader_mem += e->mem;
+	}
+	if (reader_mem <= limit)
+		return;
+	all = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
+	hash_seq_init(&seq, reader_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		all[n++] = e;
+	qsort(all, n, sizeof(ReaderEntry *), entry_lru_cmp);
+	/* down to three quarters, so that the next transactions need not trim */
+	for (i = 0; i < n && reader_mem > limit - limit / 4; i++)
+	{
+		reader_entry_close(all[i]);
+		reader_evictions++;
+	}
+	pfree(all);
+}
+
+void
+forst_sst_reader_forget(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderKey	key;
+	ReaderEntry *e;
+
+	if (reader_cache == NULL)
+		return;
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.file_id = file_id;
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	if (e != NULL)
+		reader_entry_close(e);
+}
+
+void
+forst_sst_readers_usage(int64 *readers, int64 *bytes, int64 *evictions)
+{
+	*readers = reader_cache ? hash_get_num_entries(reader_cache) : 0;
+	*bytes = (int64) reader_mem;
+	*evictions = (int64) reader_evictions;
+}
+
+/* The first use of the readers in a transaction: apply the bound. */
+static inline void
+readers_new_xact(void)
+{
+	if (MyProc != NULL && MyProc->lxid != readers_lxid)
+	{
+		readers_lxid = MyProc->lxid;
+		if (reader_mem > (size_t) forst_sst_reader_memory_kb * 1024)
+			forst_sst_readers_trim((size_t) forst_sst_reader_memory_kb * 1024);
+	}
+}
 
 FstSstReader *
 forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
@@ -267,11 +385,15 @@ forst_sst_reader_lookup(const RelFileNode *rnode, uint64 file_id)
 
 	if (reader_cache == NULL)
 		return NULL;
+	readers_new_xact();
 	memset(&key, 0, sizeof(key));
 	key.rnode = *rnode;
 	key.file_id = file_id;
 	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
-	return e ? e->reader : NULL;
+	if (e == NULL)
+		return NULL;
+	e->last_used = ++reader_clock;
+	return e->reader;
 }
 
 FstSstReader *
@@ -301,12 +423,16 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 		if (block_cache == NULL)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	}
+	readers_new_xact();
 	memset(&key, 0, sizeof(key));
 	key.rnode = *rnode;
 	key.file_id = file->file_id;
 	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
 	if (e)
+	{
+		e->last_used = ++reader_clock;
 		return e->reader;
+	}
 
 	mf = forst_mfile(file);
 	forst_file_object_key(rnode, mf, okey, sizeof(okey));
@@ -319,6 +445,8 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	e->src = NULL;
 	e->reader = NULL;
 	e->vis = NULL;
+	e->last_used = ++reader_clock;
+	e->mem = 0;
 	rc = fst_range_source_object(forst_objstore(), okey, file->size, &e->src, &err);
 	if (rc == FST_OK && forst_disk_cache() != NULL)
 	{
@@ -373,9 +501,13 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	if (rc != FST_OK)
 	{
 		fst_range_close(e->src);
+		if (vis != NULL)
+			pfree(vis);
 		hash_search(reader_cache, &key, HASH_REMOVE, NULL);
 		forst_report(rc, &err, psprintf("opening SST \"%s\"", okey));
 	}
+	e->mem = reader_entry_mem(e);
+	reader_mem += e->mem;
 	return e->reader;
 }
 

@@ -153,6 +153,18 @@ extern FstSstReader *forst_sst_reader_lookup(const RelFileNode *rnode,
 											 uint64 file_id);
 
 /*
+ * Closing readers.  forst_sst_readers_trim closes the least recently used
+ * until the rest hold at most limit bytes (the first use of the readers in
+ * each transaction does it with forst.sst_reader_memory); _forget closes
+ * one file's (a compaction's inputs).  Neither may run while a reader is
+ * in use.  _usage: open readers, their bytes, readers closed by the bound.
+ */
+extern void forst_sst_readers_trim(size_t limit);
+extern void forst_sst_reader_forget(const RelFileNode *rnode, uint64 file_id);
+extern void forst_sst_readers_usage(int64 *readers, int64 *bytes,
+									int64 *evictions);
+
+/*
  * A consistent view of a table: memtables plus the manifest they complete.
  * Its slabs stay this backend's to read until it unpins (forst_pin.c) --
  * except while it waits for memtable memory, when the flush worker may

@@ -189,6 +189,9 @@ extern FstCode fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 							FstSstReader **out, FstError *err);
 extern void fst_sst_close(FstSstReader *r);
 
+/* Bytes the reader holds, mostly its index block and bloom filter. */
+extern size_t fst_sst_memory(const FstSstReader *r);
+
 extern const FstSstProps *fst_sst_props(const FstSstReader *r);
 
 /*

@@ -343,6 +343,18 @@ fst_sst_close(FstSstReader *r)
 	fst_free(r);
 }
 
+size_t
+fst_sst_memory(const FstSstReader *r)
+{
+	size_t		n = sizeof(*r);
+
+	if (r->index != NULL)
+		n += sizeof(FstBlock) + r->index->contents_size;
+	if (r->filter_loaded)
+		n += r->filter_len;
+	return n;
+}
+
 bool
 fst_sst_block_for(FstSstReader *r, FstSlice user_part, uint64 *offset,
 				  uint64 *len)

@@ -1,0 +1,134 @@
+# forst.sst_reader_memory bounds what a backend keeps of the SST files it
+# has read (block indexes, bloom filters, read windows) between
+# transactions: the first use of the readers in a transaction closes the
+# least recently used ones.  Before it, a backend kept a reader for every
+# file it had ever read, files compacted away included, for its lifetime.
+# Checked in one long session: readers accumulate under the default, are
+# closed down to the bound, least recently used first, and every answer stays equal to a heap twin's -- reads by
+# key, scans, updates and deletes that fetch rows by TID -- while files are
+# closed under them between transactions and compactions replace them.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('readers');
+$node->init(allows_streaming => 1);
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'forst'
+forst.memtable_size = '1MB'
+forst.memtable_memory = '4MB'
+forst.block_cache_size = '256kB'
+});
+$node->start;
+
+$node->safe_psql('postgres', q{
+CREATE EXTENSION forst;
+CREATE TABLE a (k int PRIMARY KEY, v text) USING forst;
+CREATE TABLE b (k int PRIMARY KEY, v text) USING forst;
+CREATE TABLE ah (k int PRIMARY KEY, v text);
+CREATE TABLE bh (k int PRIMARY KEY, v text);
+});
+for my $t ('a', 'b')
+{
+	for my $r (0 .. 2)
+	{
+		my $lo = $r * 10000 + 1;
+		my $hi = ($r + 1) * 10000;
+		$node->safe_psql('postgres', qq{
+INSERT INTO $t SELECT i, md5(i::text) || md5((i + 1)::text) FROM generate_series($lo, $hi) i;
+INSERT INTO ${t}h SELECT i, md5(i::text) || md5((i + 1)::text) FROM generate_series($lo, $hi) i;
+});
+	}
+}
+$node->safe_psql('postgres', 'SELECT forst.checkpoint()');
+
+# compactions settle (the file counts stay the same for 2 s)
+my $prev = '';
+for (1 .. 60)
+{
+	my $n = $node->safe_psql('postgres',
+		q{SELECT (SELECT count(*) FROM forst.table_files('a')) || '/' || (SELECT count(*) FROM forst.table_files('b'))});
+	last if $n eq $prev;
+	$prev = $n;
+	sleep 2;
+}
+my ($fa, $fb) = split m{/}, $prev;
+cmp_ok($fa, '>=', 1, "a has $fa SST files");
+cmp_ok($fb, '>=', 1, "b has $fb SST files");
+
+# One session, one transaction per statement.  count(*) scans every file of
+# its table.  lru_kb: a bound whose three quarters hold a's readers but not
+# b's as well.
+my $out = $node->safe_psql('postgres', q{
+SET forst.sst_reader_memory = 0;
+SELECT count(*) FROM a;
+SELECT 'zero after a', readers, closed FROM forst.session_sst_readers();
+SELECT (bytes * 4 / 3 + 1024) / 1024 + 1 AS lru_kb FROM forst.session_sst_readers() \gset
+SELECT count(*) FROM b;
+SELECT 'zero after b', readers, closed FROM forst.session_sst_readers();
+RESET forst.sst_reader_memory;
+SELECT count(*) FROM a;
+SELECT 'default', readers, bytes > 0, closed FROM forst.session_sst_readers();
+SET forst.sst_reader_memory = :lru_kb;
+SELECT count(*) FROM a;
+SELECT 'lru', readers, closed FROM forst.session_sst_readers();
+});
+my %row = map { my @f = split /\|/; ($f[0] => [@f[1 .. $#f]]) } grep { /\|/ } split /\n/, $out;
+is($row{'zero after a'}[0], $fa, 'bound 0: the files of the last transaction are open');
+is($row{'zero after a'}[1], 0, 'nothing to close before');
+is($row{'zero after b'}[0], $fb, 'bound 0: the next transaction closed them and opened its own');
+is($row{'zero after b'}[1], $fa, 'closed counts the readers closed');
+is($row{default}[0], $fa + $fb, 'default bound: the readers of both tables stay open');
+is($row{default}[1], 't', 'their memory is counted');
+is($row{default}[2], $fa, 'nothing closed under the default bound');
+is($row{lru}[0], $fa, 'a smaller bound keeps the most recently used readers');
+is($row{lru}[1], $fa + $fb, 'and closes the least recently used');
+
+# Answers under bound 0, while files are closed between every two
+# transactions and new flushes and compactions replace them: point reads,
+# ranges, updates and deletes (which fetch the old row by TID), and a
+# transaction of several statements.
+my $sql = "SET forst.sst_reader_memory = 0;\n";
+for my $i (1 .. 40)
+{
+	my $k = ($i * 7919) % 30000 + 1;
+	my $lo = ($i * 104729) % 29000 + 1;
+	my $hi = $lo + 500;
+	for my $t ('a', 'ah')
+	{
+		$sql .= "UPDATE $t SET v = v || '$i' WHERE k = $k;\n";
+		$sql .= "DELETE FROM $t WHERE k = $k + 1;\n";
+		$sql .= "INSERT INTO $t SELECT i, md5(i::text) FROM generate_series(30000 + $i * 200, 30000 + $i * 200 + 199) i;\n";
+	}
+	$sql .= "BEGIN;\n";
+	$sql .= "UPDATE b SET v = 'x$i' WHERE k BETWEEN $lo AND $hi;\n";
+	$sql .= "UPDATE bh SET v = 'x$i' WHERE k BETWEEN $lo AND $hi;\n";
+	$sql .= "SELECT 'r$i', (SELECT md5(string_agg(k || v, ',' ORDER BY k)) FROM b WHERE k BETWEEN $lo AND $hi) = "
+	  . "(SELECT md5(string_agg(k || v, ',' ORDER BY k)) FROM bh WHERE k BETWEEN $lo AND $hi);\n";
+	$sql .= "COMMIT;\n";
+	$sql .= "SELECT 'p$i', (SELECT v FROM a WHERE k = $k) IS NOT DISTINCT FROM (SELECT v FROM ah WHERE k = $k);\n";
+}
+$sql .= "SELECT 'closed', closed > 0 FROM forst.session_sst_readers();\n";
+$out = $node->safe_psql('postgres', $sql);
+my @checks = grep { /^[rp]\d+\|/ } split /\n/, $out;
+is(scalar(@checks), 80, 'all checks ran');
+is(join(',', grep { !/\|t$/ } @checks), '', 'every range and point read equals the heap twin');
+like($out, qr/^closed\|t$/m, 'readers were closed during the workload');
+
+for my $t ('a', 'b')
+{
+	is($node->safe_psql('postgres', "SELECT md5(string_agg(k || v, ',' ORDER BY k)) FROM $t"),
+		$node->safe_psql('postgres', "SELECT md5(string_agg(k || v, ',' ORDER BY k)) FROM ${t}h"),
+		"table $t equals its heap twin");
+}
+
+# the bound is a setting like work_mem: any user, any value from 0
+is($node->psql('postgres', q{SET forst.sst_reader_memory = -1}), 3, 'a negative bound is refused');
+is($node->safe_psql('postgres', q{SET forst.sst_reader_memory = '2MB'; SHOW forst.sst_reader_memory}),
+	'2MB', 'the bound is set per session');
+
+$node->stop;
+done_testing();
