@@ -39,7 +39,6 @@
 #include "keycodec.h"
 
 #define FORST_MAX_KEY_GROUPS_DEFAULT 128
-#define FORST_MAX_SLABS 1024
 
 /* Backend-local facts about one forst relation, rebuilt on invalidation. */
 typedef struct ForstRelInfo

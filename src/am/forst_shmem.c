@@ -32,11 +32,20 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static int
-forst_nslabs(void)
+forst_pool_slabs(void)
 {
 	int64		n = (int64) forst_memtable_memory_kb / forst_memtable_size_kb;
 
 	return (int) Max(n, 2);
+}
+
+/* The pool and WAL replay's reserve (forst_shmem.h). */
+static int
+forst_nslabs(void)
+{
+	int			pool = forst_pool_slabs();
+
+	return pool + Min(pool, Max(FORST_MAX_SLABS - pool, 0));
 }
 
 static Size
@@ -92,6 +101,7 @@ forst_shmem_startup(void)
 							pg_atomic_read_u64(&forst_shared->seq_lease));
 		pg_atomic_init_u64(&forst_shared->writer_epoch, 0);
 		forst_shared->nslabs = forst_nslabs();
+		forst_shared->pool_slabs = forst_pool_slabs();
 		forst_shared->slab_size = (Size) forst_memtable_size_kb * 1024;
 		for (i = 0; i < forst_shared->nslabs; i++)
 		{
@@ -424,7 +434,7 @@ wait_for_slab(void)
 							(long) ((now - waiting_since) / USECS_PER_SEC)),
 					 errdetail("All %d memtables hold entries that the primary has not flushed yet, or that queries on this server still read.",
 							   forst_shared->nslabs),
-					 errhint("Give this server at least the primary's forst.memtable_memory plus one forst.memtable_size per table written, and a forst.remote_dir that reaches the primary's object store.")));
+					 errhint("Give this server at least the primary's forst.memtable_memory (replay may use as much again for the memtables a standby keeps longer than the primary), and a forst.remote_dir that reaches the primary's object store.")));
 			waiting_since = now;
 		}
 		forst_wake_flusher();
@@ -483,6 +493,10 @@ slab_take(ForstTableShared *ts)
 
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
 	slab = forst_shared->free_head;
+	/* past the pool only for WAL replay (forst_shmem.h) */
+	if (slab >= 0 && !AmStartupProcess() &&
+		forst_shared->nslabs - forst_shared->nfree >= forst_shared->pool_slabs)
+		slab = -1;
 	if (slab >= 0)
 	{
 		forst_shared->free_head = forst_shared->slabs[slab].next_free;
@@ -727,11 +741,17 @@ forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn)
 }
 
 bool
+forst_pool_exhausted(void)
+{
+	return forst_shared->nslabs - forst_shared->nfree >= forst_shared->pool_slabs;
+}
+
+bool
 forst_memory_wanted(void)
 {
 	int			i;
 
-	if (forst_shared->nfree == 0)
+	if (forst_pool_exhausted())
 		return true;
 	for (i = 0; i <= MaxBackends; i++)
 		if (forst_shared->waiting[i])

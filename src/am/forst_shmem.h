@@ -10,6 +10,16 @@
  * active memtable fills; full memtables stay readable (immutable) until
  * a flush writes them to an SST and returns their slabs to the pool.
  *
+ * WAL replay may go past the pool into a reserve of as many slabs again
+ * (virtual memory: untouched unless replay needs it; at most
+ * FORST_MAX_SLABS in all).  A standby frees a memtable only when a
+ * MANIFEST record covers all of it, and its memtables do not end where the
+ * primary's did, so it holds up to one memtable per table more than the
+ * primary: with no more memory than the primary's, its replay would wait
+ * for a record that comes after the one it cannot apply.  Everything else
+ * takes a slab only while fewer than the pool's are in use, so a server's
+ * memtables stay within forst.memtable_memory except during replay.
+ *
  * Locking.  ForstShared->lock protects the pool's free list and the
  * registry hash.  Each table's ForstTableShared.lock protects its memtable
  * list; inserts into its active memtable hold it exclusively (the memtable
@@ -27,6 +37,9 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/relfilenode.h"
+
+/* Slabs a memtable TID can name (forst_tid.c: 10 bits). */
+#define FORST_MAX_SLABS 1024
 
 #include "memtable.h"
 
@@ -126,10 +139,11 @@ typedef struct ForstShared
 	pg_atomic_uint64 writer_epoch;	/* this server's as a writer, 0 until its
 									 * first manifest (forst_store.c) */
 	pg_atomic_uint64 seq_lease;	/* sequence numbers below it may be used */
-	int			nslabs;
+	int			nslabs;			/* pool and replay reserve */
+	int			pool_slabs;		/* forst.memtable_memory's */
 	Size		slab_size;
-	int			free_head;		/* -1: pool exhausted */
-	int			nfree;
+	int			free_head;		/* -1: pool and reserve exhausted */
+	int			nfree;			/* of nslabs */
 	ConditionVariable slab_cv;	/* signalled when slabs are freed */
 	Latch	   *flush_latch;	/* the flush worker's, NULL if not running */
 	Latch	   *compact_latch[FORST_MAX_COMPACTION_WORKERS];	/* compaction
@@ -242,6 +256,9 @@ extern bool forst_in_flush_worker;
 
 /* Whether the pool is used up or a writer waits for memtable memory. */
 extern bool forst_memory_wanted(void);
+
+/* Whether forst.memtable_memory's slabs are all in use. */
+extern bool forst_pool_exhausted(void);
 
 /*
  * Freezes every table's non-empty active memtable so that the flush can

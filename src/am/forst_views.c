@@ -153,9 +153,11 @@ forst_memory(PG_FUNCTION_ARGS)
 		counts[forst_shared->slabs[i].state]++;
 	values[6] = Int32GetDatum(forst_tables_count());
 	LWLockRelease(forst_shared->lock);
-	values[0] = Int32GetDatum(forst_shared->nslabs);
+	/* the pool; replay's reserve shows only in what is in use */
+	values[0] = Int32GetDatum(forst_shared->pool_slabs);
 	values[1] = Int64GetDatum((int64) forst_shared->slab_size);
-	values[2] = Int32GetDatum(counts[FORST_SLAB_FREE]);
+	values[2] = Int32GetDatum(Max(0, forst_shared->pool_slabs -
+								  (forst_shared->nslabs - counts[FORST_SLAB_FREE])));
 	values[3] = Int32GetDatum(counts[FORST_SLAB_ACTIVE]);
 	values[4] = Int32GetDatum(counts[FORST_SLAB_IMMUTABLE]);
 	values[5] = Int32GetDatum(counts[FORST_SLAB_RETIRING]);

@@ -150,7 +150,7 @@ free_retired(void)
 
 		if (!forst_slab_reusable(r->epoch, forst_shared->waiting))
 		{
-			if (forst_shared->nfree == 0 &&
+			if (forst_pool_exhausted() &&
 				TimestampDifferenceExceeds(r->since, GetCurrentTimestamp(),
 										   DeadlockTimeout))
 			{
