@@ -41,7 +41,7 @@ int			forst_sst_reader_memory_kb = 64 * 1024;
 int			forst_block_size_kb = 8;
 bool		forst_scan_prefetch = true;
 char	   *forst_cache_dir = NULL;
-int			forst_cache_size_kb = 1024 * 1024;
+int			forst_cache_size_kb = -1;
 
 static const struct config_enum_entry compression_options[] = {
 	{"lz4", FORST_COMPRESSION_LZ4, false},
@@ -290,9 +290,10 @@ forst_define_gucs(void)
 
 	DefineCustomIntVariable("forst.cache_size",
 							"Bound on the local disk cache of SST files, for the whole server.",
-							"0 turns the cache off.",
+							"0 turns the cache off; -1 (the default) means 1GB with an s3:// "
+							"store and off with file://, whose files are local already.",
 							&forst_cache_size_kb,
-							1024 * 1024, 0, PG_INT32_MAX,
+							-1, -1, PG_INT32_MAX,
 							PGC_POSTMASTER,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);

@@ -175,7 +175,8 @@ forst_prewarm_fn(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("forst: prewarm needs the local disk cache"),
-				 errhint("Set forst.cache_size above 0 (and forst.cache_dir to a usable directory).")));
+				 errhint("Set forst.cache_size above 0 (and forst.cache_dir to a usable directory); "
+						 "its default turns the cache off on a file:// store, whose files are local already.")));
 	rel = relation_open(relid, AccessShareLock);
 	if (!forst_is_forst_relation(rel))
 		ereport(ERROR,
