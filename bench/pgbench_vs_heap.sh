@@ -13,7 +13,11 @@
 # SEED (pgbench --random-seed, default 42), SHARED_BUFFERS (default 128MB),
 # SYNC_COMMIT (synchronous_commit, default off), PAYLOAD (bytes of the text
 # column, default 40), FORST_SETTINGS (extra postgresql.conf lines), KEEP=1
-# keeps the data directory.
+# keeps the data directory, MEMORY_LIMIT (e.g. 1G; needs root and the
+# cgroup v1 memory controller) runs the server in a memory cgroup of that
+# size, so that its page cache is bounded too: without it a machine with
+# more RAM than the state serves every "large" read from the OS page
+# cache, and neither table ever waits for the disk.
 #
 # Schema (both tables):
 #   (k bigint PRIMARY KEY, v bigint NOT NULL, payload text NOT NULL)
@@ -29,7 +33,8 @@
 # its children, bench/pgbench/sample_mem.py), peak pg_wal size, and the lag
 # of forst's replication slot after the run, and full-page images written
 # (pg_stat_wal.wal_fpi: heap's WAL includes one per page first modified
-# after a checkpoint).
+# after a checkpoint), and the bytes read from and written to the disk
+# during the run (/proc/diskstats, the whole machine).
 #
 # Each phase holds /tmp/forst-install.lock (like scripts/test.sh) while it
 # installs this checkout's forst.so and runs its server, and releases it
@@ -81,6 +86,13 @@ TSV=bench/results/pgbench-$stamp.tsv
 LOADS=bench/results/pgbench-$stamp-load.tsv
 LOCK=${TMPDIR:-/tmp}/forst-install.lock
 
+MEMCG=
+if [ -n "${MEMORY_LIMIT:-}" ]; then
+	is_root || die "MEMORY_LIMIT needs root (a memory cgroup for the server)"
+	[ -d /sys/fs/cgroup/memory ] || die "MEMORY_LIMIT needs the cgroup v1 memory controller at /sys/fs/cgroup/memory"
+	MEMCG=/sys/fs/cgroup/memory/forst-bench-$$
+fi
+
 forst_ensure_pg_user
 log "build: make"
 forst_make -s -j"$(nproc)"
@@ -104,6 +116,7 @@ stop_server()
 cleanup()
 {
 	stop_server
+	[ -z "$MEMCG" ] || rmdir "$MEMCG" 2>/dev/null || true
 	if [ "$KEEP" -eq 1 ]; then
 		log "kept $work"
 	else
@@ -131,14 +144,33 @@ autovacuum = on
 $FORST_SETTINGS
 CONF
 	port=$(forst_free_port)
-	as_pg_user "$bindir/pg_ctl" -D "$data" -l "$work/server-$1.log" -w \
-		-o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$work'" \
-		start >/dev/null
+	if [ -n "$MEMCG" ]; then
+		# A fresh group, its page cache dropped with it; the postmaster and
+		# every backend inherit it from the subshell.
+		[ ! -d "$MEMCG" ] || rmdir "$MEMCG"
+		mkdir "$MEMCG"
+		echo "$(numfmt --from=iec "$MEMORY_LIMIT")" >"$MEMCG/memory.limit_in_bytes"
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+	fi
+	(
+		[ -z "$MEMCG" ] || echo "$BASHPID" >"$MEMCG/cgroup.procs"
+		as_pg_user "$bindir/pg_ctl" -D "$data" -l "$work/server-$1.log" -w \
+			-o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$work'" \
+			start >/dev/null
+	)
 	server_up=1
 	psql_q -c "CREATE EXTENSION forst"
 }
 
 postmaster_pid() { head -1 "$data/postmaster.pid"; }
+
+# Sectors read and written by the machine's disks (whole disks, not
+# partitions), as "read_bytes write_bytes".
+disk_io()
+{
+	awk '$3 ~ /^(sd|vd|nvme[0-9]+n)[a-z0-9]*$/ && $3 !~ /[0-9]p[0-9]+$/ && $3 !~ /^(sd|vd)[a-z]+[0-9]+$/ { r += $6; w += $10 } END { printf "%.0f %.0f\n", r * 512, w * 512 }' /proc/diskstats
+}
 
 # forst's memtables of table $1 (bytes), 0 if none.
 forst_mem_bytes() { psql_q -c "SELECT coalesce(sum(memtable_bytes), 0) FROM forst.tables WHERE \"table\"::text = '$1'"; }
@@ -171,7 +203,7 @@ load_table()
 # One pgbench run: phase workload table clients -> one TSV line.
 run_one()
 {
-	local phase=$1 wl=$2 t=$3 c=$4 rows=$5 script out lsn0 lsn1 fpi0 fpi1 wal tps lat txns mem
+	local phase=$1 wl=$2 t=$3 c=$4 rows=$5 script out lsn0 lsn1 fpi0 fpi1 wal tps lat txns mem io0 io1
 	script="$work/$wl-$t.sql"
 	sed "s/@TABLE@/$t/g" "$work/$wl.sql" >"$script"
 	! is_root || chown "$FORST_TEST_USER:" "$script"
@@ -181,9 +213,11 @@ run_one()
 	fpi0=$(psql_q -c "SELECT wal_fpi FROM pg_stat_wal")
 	/usr/bin/python3 "$work/sample_mem.py" "$(postmaster_pid)" "$data" "$work/mem.out" 0.5 &
 	local sampler=$!
+	read -r -a io0 <<<"$(disk_io)"
 	out=$(as_pg_user "$bindir/pgbench" -n -M prepared -c "$c" -j "$c" -T "$DURATION" \
 		--random-seed="$SEED" -D nkeys="$rows" -f "$script" -h 127.0.0.1 -p "$port" postgres 2>&1) ||
 		{ echo "$out" >&2; die "pgbench failed ($phase $wl $t c=$c)"; }
+	read -r -a io1 <<<"$(disk_io)"
 	lsn1=$(psql_q -c "SELECT pg_current_wal_lsn()")
 	sleep 1	# exited backends' WAL counters reach pg_stat_wal
 	fpi1=$(psql_q -c "SELECT wal_fpi FROM pg_stat_wal")
@@ -195,10 +229,11 @@ run_one()
 	lat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out")
 	txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
 	# shellcheck disable=SC2086 # $mem is five numbers
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$phase" "$wl" "$t" "$c" "$rows" "$tps" "$lat" "$txns" "$wal" \
-		$mem "$(slot_lag)" "$(forst_mem_bytes f)" "$((fpi1 - fpi0))" >>"$TSV"
-	log "$phase $wl $t c=$c: tps $tps, latency $lat ms, WAL $wal bytes / $txns rows"
+		$mem "$(slot_lag)" "$(forst_mem_bytes f)" "$((fpi1 - fpi0))" \
+		"$((io1[0] - io0[0]))" "$((io1[1] - io0[1]))" >>"$TSV"
+	log "$phase $wl $t c=$c: tps $tps, latency $lat ms, WAL $wal bytes / $txns rows, disk read $(((io1[0] - io0[0]) >> 20)) MiB written $(((io1[1] - io0[1]) >> 20)) MiB"
 }
 
 # perf profile of one workload on one table: the pgbench backend and the
@@ -291,7 +326,7 @@ run_phase()
 	log "phase $phase done, lock released"
 }
 
-printf 'phase\tworkload\ttable\tclients\trows\ttps\tlatency_ms\ttxns\twal_bytes\tpeak_pss\tpeak_rss\tpeak_pg_wal\tlast_pg_wal\tsamples\tslot_lag\tforst_memtable_bytes\twal_fpi\n' >"$TSV"
+printf 'phase\tworkload\ttable\tclients\trows\ttps\tlatency_ms\ttxns\twal_bytes\tpeak_pss\tpeak_rss\tpeak_pg_wal\tlast_pg_wal\tsamples\tslot_lag\tforst_memtable_bytes\twal_fpi\tdisk_read_bytes\tdisk_write_bytes\n' >"$TSV"
 printf 'phase\ttable\trows\tload_seconds\tbytes\tslot_lag\tforst_memtable_bytes\n' >"$LOADS"
 for p in $PHASES; do
 	case "$p" in
@@ -302,6 +337,6 @@ for p in $PHASES; do
 done
 touch "$work/after.md" "$work/profiles.md"
 python3 bench/pgbench/report.py "$TSV" "$LOADS" "$work/after.md" "$work/profiles.md" \
-	"shared_buffers=$SHARED_BUFFERS synchronous_commit=$SYNC_COMMIT duration=${DURATION}s seed=$SEED payload=${PAYLOAD}B clients=[$CLIENTS] $FORST_SETTINGS" |
+	"shared_buffers=$SHARED_BUFFERS ${MEMORY_LIMIT:+memory_limit=$MEMORY_LIMIT }synchronous_commit=$SYNC_COMMIT duration=${DURATION}s seed=$SEED payload=${PAYLOAD}B clients=[$CLIENTS] $FORST_SETTINGS" |
 	tee "$REPORT"
 log "written: $REPORT, $TSV"

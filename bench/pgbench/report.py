@@ -51,6 +51,20 @@ for phase in phases:
                   f"{f(h['peak_pss']) / MiB:,.0f} MiB | {f(fo['peak_pss']) / MiB:,.0f} MiB | {f(fo['slot_lag']) / MiB:,.1f} MiB |")
             goals.append((phase, wl, c, ratio, wf / wh if wh > 0 else float('nan')))
     print()
+    io = [r for r in runs if r['phase'] == phase and r.get('disk_read_bytes') not in (None, '')]
+    if io:
+        print('Disk traffic during each run (/proc/diskstats, the whole machine), bytes per transaction:\n')
+        print('| workload | clients | heap read | forst read | heap written | forst written |')
+        print('|---|---|---|---|---|---|')
+        for wl in dict.fromkeys(r['workload'] for r in io):
+            for c in dict.fromkeys(r['clients'] for r in io if r['workload'] == wl):
+                h, fo = get(phase, wl, 'h', c), get(phase, wl, 'f', c)
+                if not h or not fo:
+                    continue
+                per = lambda r, k: f(r[k]) / max(1, f(r['txns']))
+                print(f"| {wl} | {c} | {per(h, 'disk_read_bytes'):,.0f} | {per(fo, 'disk_read_bytes'):,.0f} | "
+                      f"{per(h, 'disk_write_bytes'):,.0f} | {per(fo, 'disk_write_bytes'):,.0f} |")
+        print()
 print('## Load and size on disk\n')
 print('| phase | table | rows | load s | size after load | slot lag | memtables |')
 print('|---|---|---|---|---|---|---|')
