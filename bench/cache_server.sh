@@ -107,13 +107,13 @@ EOF
 # run1 NAME SCRIPT: one pgbench run; prints a table row
 run1()
 {
-	local name=$1 out tps hits misses
+	local name=$1 out tps hits misses fetched gets ms
 	sql "SELECT forst.stats_reset()" >/dev/null
 	out=$(pg pgbench -n -h "$work" -p "$port" -c "$clients" -j "$clients" -T "$seconds" \
 		-M prepared -f "$2" postgres 2>&1)
 	tps=$(printf '%s\n' "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
-	IFS='|' read -r hits misses fetched < <(sql "SELECT coalesce(cache_hits, 0), coalesce(cache_misses, 0), store_bytes_read FROM forst.stats")
-	printf '| %s | %s | %s | %s | %s |\n' "$name" "$tps" "$hits" "$misses" "$fetched"
+	IFS='|' read -r hits misses fetched gets ms < <(sql "SELECT coalesce(cache_hits, 0), coalesce(cache_misses, 0), store_bytes_read, store_get + store_get_range, round(store_request_ms::numeric, 1) FROM forst.stats")
+	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$tps" "$hits" "$misses" "$fetched" "$gets" "$ms"
 }
 
 # run NAME: the point reads, then (--scan) the scans, of one configuration
@@ -126,8 +126,8 @@ run()
 echo
 echo "rows $rows, SST bytes $sst_bytes, Zipf $zipf, $clients clients, ${seconds}s per run"
 echo
-echo '| run | reads/s (scans/s) | disk cache hits | misses | store bytes read |'
-echo '|---|---|---|---|---|'
+echo '| run | reads/s (scans/s) | disk cache hits | misses | store bytes read | store GETs | store ms |'
+echo '|---|---|---|---|---|---|---|'
 run "no cache"
 stop
 set_cache "$((sst_bytes / 10 / 1024))kB"

@@ -13,7 +13,7 @@
 #     requests in parallel, multipart from 8 MiB; and with
 #     max_concurrent_requests = 1), alternating, --rounds rounds.
 #
-#   bench/s3_cache.sh [--rows N] [--seconds S] [--scan N] [--rounds R]
+#   bench/s3_cache.sh [--rows N] [--seconds S] [--scan N] [--rounds R] [--zipf Z]
 #                     [--files8 N] [--files64 N] [--skip-reads] [--skip-uploads]
 #                     [--prefetch-ab]   (reads on s3 with forst.scan_prefetch on
 #                                        and off instead of file:// and s3)
@@ -22,7 +22,8 @@
 # AWS_SECRET_ACCESS_KEY if set, else a throwaway Ceph RGW (scripts/rgw.sh,
 # 4 GiB memstore).  Results go to bench/results/s3-<timestamp>.{md,tsv}
 # (reads) and s3-upload-<timestamp>.tsv; bench/plot_s3.sh plots them.
-# Defaults: 300,000 rows, 15 s per run, scans of 100 rows, 2 rounds,
+# Defaults: 300,000 rows, 15 s per run, scans of 100 rows, Zipf 1.1
+# (pgbench's random_zipfian; larger is more skewed), 2 rounds,
 # 24 x 8 MB and 3 x 64 MB.  The machine's load average is recorded with
 # every run: on a shared machine compare within a round.
 set -euo pipefail
@@ -34,6 +35,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rows=300000
 seconds=15
 scan=100
+zipf=1.1
 stores="file s3"
 rounds=2
 files8=24
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
 		--rows) rows=$2; shift ;;
 		--seconds) seconds=$2; shift ;;
 		--scan) scan=$2; shift ;;
+		--zipf) zipf=$2; shift ;;
 		--rounds) rounds=$2; shift ;;
 		--files8) files8=$2; shift ;;
 		--files64) files64=$2; shift ;;
@@ -85,7 +88,7 @@ if [ "$do_reads" -eq 1 ]; then
 	{
 		echo "# bench/s3_cache.sh reads, $ts"
 		echo
-		echo "rows $rows, ${seconds}s per run, scans of $scan rows; S3: $S3_ENDPOINT"
+		echo "rows $rows, ${seconds}s per run, scans of $scan rows, Zipf $zipf; S3: $S3_ENDPOINT"
 	} >"$md"
 	for ((r = 1; r <= rounds; r++)); do
 		for store in $stores; do
@@ -105,7 +108,7 @@ EOF
 			chmod 644 "$conf"
 			log "reads: round $r, $store (load $(load))"
 			out=$(FORST_BENCH_CONF=$conf bash "$root/bench/cache_server.sh" \
-				--rows "$rows" --seconds "$seconds" --scan "$scan")
+				--rows "$rows" --seconds "$seconds" --scan "$scan" --zipf "$zipf")
 			{
 				echo
 				echo "## round $r, $store (load average at the end: $(load))"
