@@ -251,9 +251,9 @@ forst_tables_count(void)
  * Up to max tables with shared state for which pred is true (called under
  * forst_shared->lock), their RelFileNodes in out.
  */
-static int
-collect_tables(bool (*pred) (ForstTableShared *ts, void *arg), void *arg,
-			   RelFileNode *out, int max)
+int
+forst_collect_tables(bool (*pred) (ForstTableShared *ts, void *arg), void *arg,
+					 RelFileNode *out, int max)
 {
 	HASH_SEQ_STATUS status;
 	ForstTableShared *ts;
@@ -279,7 +279,7 @@ in_database(ForstTableShared *ts, void *arg)
 int
 forst_tables_of_database(Oid dbid, RelFileNode *out, int max)
 {
-	return collect_tables(in_database, &dbid, out, max);
+	return forst_collect_tables(in_database, &dbid, out, max);
 }
 
 static bool
@@ -295,7 +295,7 @@ forst_table_shared_any_spc(const RelFileNode *rnode)
 {
 	RelFileNode found;
 
-	if (collect_tables(same_db_rel, (void *) rnode, &found, 1) == 0)
+	if (forst_collect_tables(same_db_rel, (void *) rnode, &found, 1) == 0)
 		return NULL;
 	return forst_table_shared(&found, false);
 }
@@ -387,7 +387,7 @@ not_dropped(ForstTableShared *ts, void *arg)
 int
 forst_all_tables(RelFileNode *out, int max)
 {
-	return collect_tables(not_dropped, NULL, out, max);
+	return forst_collect_tables(not_dropped, NULL, out, max);
 }
 
 void
@@ -518,8 +518,8 @@ slab_take(ForstTableShared *ts)
  * then has no active memtable).  Caller holds ts->lock exclusively and has
  * checked that there is room among the immutable ones.
  */
-static void
-freeze_active_locked(ForstTableShared *ts)
+void
+forst_freeze_active_locked(ForstTableShared *ts)
 {
 	Assert(ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE);
 	fst_memtable_freeze(forst_slab_memtable(ts->active));
@@ -583,7 +583,7 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 			continue;
 		}
 		if (ts->active >= 0)
-			freeze_active_locked(ts);
+			forst_freeze_active_locked(ts);
 		ts->active = newslab;
 		LWLockRelease(&ts->lock);
 		forst_wake_flusher();
@@ -624,120 +624,7 @@ has_immutable(ForstTableShared *ts, void *arg)
 int
 forst_tables_to_flush(RelFileNode *out, int max)
 {
-	return collect_tables(has_immutable, NULL, out, max);
-}
-
-XLogRecPtr
-forst_oldest_unflushed_lsn(void)
-{
-	XLogRecPtr	oldest = GetXLogInsertRecPtr();
-	int			i;
-
-	pg_memory_barrier();
-	for (i = 0; i <= MaxBackends; i++)
-	{
-		XLogRecPtr	p = (XLogRecPtr) pg_atomic_read_u64(&forst_shared->inflight[i]);
-
-		if (p != InvalidXLogRecPtr && p < oldest)
-			oldest = p;
-	}
-	LWLockAcquire(forst_shared->lock, LW_SHARED);
-	for (i = 0; i < forst_shared->nslabs; i++)
-	{
-		ForstSlab  *s = &forst_shared->slabs[i];
-
-		if ((s->state == FORST_SLAB_ACTIVE || s->state == FORST_SLAB_IMMUTABLE) &&
-			!XLogRecPtrIsInvalid(s->first_lsn) && s->first_lsn < oldest)
-			oldest = s->first_lsn;
-	}
-	LWLockRelease(forst_shared->lock);
-	return oldest;
-}
-
-/*
- * The WAL position before which every entry of ts that was logged is in
- * its manifest: no entry of its memtables, and none being written now, was
- * logged before it.  The insert position is read before the writers' marks
- * (forst_dml.c sets its mark to the insert position before logging), so a
- * writer that sets its mark later logs after the position read.  Caller
- * holds ts->lock.
- */
-XLogRecPtr
-forst_table_unflushed_lsn(ForstTableShared *ts)
-{
-	XLogRecPtr	oldest = GetXLogInsertRecPtr();
-	int			i;
-
-	pg_memory_barrier();
-	for (i = 0; i <= MaxBackends; i++)
-	{
-		XLogRecPtr	p = (XLogRecPtr) pg_atomic_read_u64(&forst_shared->inflight[i]);
-
-		if (p != InvalidXLogRecPtr && p < oldest)
-			oldest = p;
-	}
-	if (ts->active >= 0)
-	{
-		XLogRecPtr	p = forst_shared->slabs[ts->active].first_lsn;
-
-		if (!XLogRecPtrIsInvalid(p) && p < oldest)
-			oldest = p;
-	}
-	for (i = 0; i < ts->nimmutable; i++)
-	{
-		XLogRecPtr	p = forst_shared->slabs[ts->immutable[i]].first_lsn;
-
-		if (!XLogRecPtrIsInvalid(p) && p < oldest)
-			oldest = p;
-	}
-	return oldest;
-}
-
-/*
- * Redo of a MANIFEST record (see forst_wal.h): frees the memtables of ts
- * whose entries were all logged before covered_lsn, which are in the
- * manifest now.  The active memtable is frozen when it holds some entries
- * from before covered_lsn, so that a later MANIFEST can free it: the
- * memtables of a standby are then bounded like the primary's, plus at most
- * one per table.  On a hot standby, where queries may be reading them, the
- * slabs are retired: the flush worker returns them to the pool when no
- * such query is left.  Elsewhere (crash recovery, forst's catch-up replay
- * before anyone reads) they are free at once: nothing else would free
- * them while the replay waits for memory.  Caller holds ts->lock
- * exclusively.  Returns how many memtables it let go.
- */
-int
-forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn)
-{
-	bool		readers = AmStartupProcess() && StandbyMode && EnableHotStandby;
-	int			retired = 0;
-	int			i;
-
-	if (ts->active >= 0)
-	{
-		ForstSlab  *s = &forst_shared->slabs[ts->active];
-
-		if (!XLogRecPtrIsInvalid(s->first_lsn) && s->first_lsn < covered_lsn &&
-			ts->nimmutable < FORST_MAX_IMMUTABLE)
-			freeze_active_locked(ts);
-	}
-	/* oldest last; a memtable only holds entries newer than older ones' */
-	for (i = ts->nimmutable - 1; i >= 0; i--)
-	{
-		ForstSlab  *s = &forst_shared->slabs[ts->immutable[i]];
-
-		if (XLogRecPtrIsInvalid(s->last_lsn) || s->last_lsn >= covered_lsn)
-			break;
-		ts->nimmutable--;
-		retired++;
-		if (readers)
-			s->state = FORST_SLAB_RETIRING;
-		else
-			forst_slab_free(ts->immutable[i]);
-	}
-	if (retired > 0 && readers)
-		forst_wake_flusher();
-	return retired;
+	return forst_collect_tables(has_immutable, NULL, out, max);
 }
 
 bool
@@ -757,70 +644,4 @@ forst_memory_wanted(void)
 		if (forst_shared->waiting[i])
 			return true;
 	return false;
-}
-
-static bool
-has_active(ForstTableShared *ts, void *arg)
-{
-	return ts->active >= 0;
-}
-
-bool
-forst_table_freeze_before(const RelFileNode *rnode, XLogRecPtr lsn)
-{
-	ForstTableShared *ts = forst_flush_begin(rnode);
-	bool		pending = false;
-	int			i;
-
-	if (ts == NULL)
-		return false;
-	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
-	if (ts->active >= 0)
-	{
-		XLogRecPtr	first = forst_shared->slabs[ts->active].first_lsn;
-
-		if (!XLogRecPtrIsInvalid(first) && first < lsn)
-		{
-			if (ts->nimmutable < FORST_MAX_IMMUTABLE)
-				freeze_active_locked(ts);
-			pending = true;
-		}
-	}
-	for (i = 0; i < ts->nimmutable; i++)
-	{
-		XLogRecPtr	first = forst_shared->slabs[ts->immutable[i]].first_lsn;
-
-		if (!XLogRecPtrIsInvalid(first) && first < lsn)
-			pending = true;
-	}
-	LWLockRelease(&ts->lock);
-	forst_flush_end(ts);
-	return pending;
-}
-
-int
-forst_freeze_actives(void)
-{
-	RelFileNode rnodes[256];
-	ForstTableShared *ts;
-	int			n = collect_tables(has_active, NULL, rnodes, lengthof(rnodes));
-	int			frozen = 0;
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		ts = forst_flush_begin(&rnodes[i]);
-		if (ts == NULL)
-			continue;
-		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
-		if (ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE &&
-			fst_memtable_num_entries(forst_slab_memtable(ts->active)) > 0)
-		{
-			freeze_active_locked(ts);
-			frozen++;
-		}
-		LWLockRelease(&ts->lock);
-		forst_flush_end(ts);
-	}
-	return frozen;
 }

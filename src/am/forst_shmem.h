@@ -257,6 +257,16 @@ extern bool forst_in_flush_worker;
 /* Whether the pool is used up or a writer waits for memtable memory. */
 extern bool forst_memory_wanted(void);
 
+/*
+ * For forst_shmem_lsn.c: the tables with shared state for which pred is
+ * true (up to max; pred runs under forst_shared->lock), and freezing a
+ * table's active memtable (caller holds ts->lock exclusively and checked
+ * that there is room among the immutable ones).
+ */
+extern int	forst_collect_tables(bool (*pred) (ForstTableShared *ts, void *arg),
+								 void *arg, RelFileNode *out, int max);
+extern void forst_freeze_active_locked(ForstTableShared *ts);
+
 /* Whether forst.memtable_memory's slabs are all in use. */
 extern bool forst_pool_exhausted(void);
 
