@@ -18,8 +18,14 @@
 #include "forst.h"
 #include "forst_shmem.h"
 
-XLogRecPtr
-forst_oldest_unflushed_lsn(void)
+/*
+ * The WAL insert position, or an earlier one where a writer is logging
+ * now.  The insert position is read before the writers' marks (forst_dml.c
+ * sets its mark to the insert position before logging), so a writer that
+ * sets its mark later logs after the position read.
+ */
+static XLogRecPtr
+oldest_inflight(void)
 {
 	XLogRecPtr	oldest = GetXLogInsertRecPtr();
 	int			i;
@@ -32,6 +38,15 @@ forst_oldest_unflushed_lsn(void)
 		if (p != InvalidXLogRecPtr && p < oldest)
 			oldest = p;
 	}
+	return oldest;
+}
+
+XLogRecPtr
+forst_oldest_unflushed_lsn(void)
+{
+	XLogRecPtr	oldest = oldest_inflight();
+	int			i;
+
 	LWLockAcquire(forst_shared->lock, LW_SHARED);
 	for (i = 0; i < forst_shared->nslabs; i++)
 	{
@@ -48,25 +63,14 @@ forst_oldest_unflushed_lsn(void)
 /*
  * The WAL position before which every entry of ts that was logged is in
  * its manifest: no entry of its memtables, and none being written now, was
- * logged before it.  The insert position is read before the writers' marks
- * (forst_dml.c sets its mark to the insert position before logging), so a
- * writer that sets its mark later logs after the position read.  Caller
- * holds ts->lock.
+ * logged before it.  Caller holds ts->lock.
  */
 XLogRecPtr
 forst_table_unflushed_lsn(ForstTableShared *ts)
 {
-	XLogRecPtr	oldest = GetXLogInsertRecPtr();
+	XLogRecPtr	oldest = oldest_inflight();
 	int			i;
 
-	pg_memory_barrier();
-	for (i = 0; i <= MaxBackends; i++)
-	{
-		XLogRecPtr	p = (XLogRecPtr) pg_atomic_read_u64(&forst_shared->inflight[i]);
-
-		if (p != InvalidXLogRecPtr && p < oldest)
-			oldest = p;
-	}
 	if (ts->active >= 0)
 	{
 		XLogRecPtr	p = forst_shared->slabs[ts->active].first_lsn;
