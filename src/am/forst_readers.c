@@ -444,7 +444,7 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	e = hash_search(reader_cache, &key, HASH_ENTER, &found);
 	e->src = NULL;
 	e->reader = NULL;
-	e->vis = NULL;
+	e->vis = vis;
 	e->last_used = ++reader_clock;
 	e->mem = 0;
 	rc = fst_range_source_object(forst_objstore(), okey, file->size, &e->src, &err);
@@ -467,7 +467,7 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 		e->src = fst_range_source_window(e->src, FST_DISKCACHE_DEFAULT_CHUNK);
 		if (e->src == NULL)
 		{
-			hash_search(reader_cache, &key, HASH_REMOVE, NULL);
+			reader_entry_close(e);
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		}
 	}
@@ -488,7 +488,6 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 			 * (the owner string names the rule; one file may be read with
 			 * two rules in one table, after a merge)
 			 */
-			e->vis = vis;
 			ro.rewrite_entry = forst_vis_rewrite;
 			ro.rewrite_arg = e->vis;
 			ro.cache_id = hash_bytes_extended((const unsigned char *) rnode,
@@ -500,10 +499,7 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	}
 	if (rc != FST_OK)
 	{
-		fst_range_close(e->src);
-		if (vis != NULL)
-			pfree(vis);
-		hash_search(reader_cache, &key, HASH_REMOVE, NULL);
+		reader_entry_close(e);
 		forst_report(rc, &err, psprintf("opening SST \"%s\"", okey));
 	}
 	e->mem = reader_entry_mem(e);
