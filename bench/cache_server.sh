@@ -9,10 +9,18 @@
 #   all cached   a cache larger than the table, filled by a full scan first
 #
 #   bench/cache_server.sh [--rows N] [--seconds S] [--clients C] [--zipf Z]
-#                         [--scan N]
+#                         [--scan N] [--pin]
 #
 # --scan N adds a scan workload to each configuration: range scans of N
 # rows from a Zipf-chosen key (SELECT ... WHERE k BETWEEN :k AND :k+N-1).
+# --pin runs each client as its own pgbench process (one client, one
+# thread) and pins it and its backend to one CPU (client i on CPU i mod
+# nproc).  Without it the kernel places them: a client and its backend
+# normally settle on one CPU, but on a machine that also runs the object
+# store, the store's threads waking to serve a request can leave both
+# backends on one CPU and both clients on the other for a few hundred
+# milliseconds (seen with perf: one CPU ~20% idle, every read 3-5x slower),
+# which penalises exactly the runs that make requests.
 # Defaults: 300,000 rows of ~270 bytes (incompressible), 20 s per run, 2
 # clients, Zipf exponent 1.1.  forst.block_cache_size is at its minimum
 # (256 kB per backend), and no shared block cache, so that reads reach the
@@ -34,6 +42,7 @@ seconds=20
 clients=2
 zipf=1.1
 scan=0
+pin=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--rows) rows=$2; shift ;;
@@ -41,6 +50,7 @@ while [ $# -gt 0 ]; do
 		--clients) clients=$2; shift ;;
 		--zipf) zipf=$2; shift ;;
 		--scan) scan=$2; shift ;;
+		--pin) pin=1 ;;
 		-h | --help) forst_usage "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) forst_usage "${BASH_SOURCE[0]}" >&2; exit 2 ;;
 	esac
@@ -104,16 +114,48 @@ SELECT count(*), sum(length(v)) FROM f WHERE k BETWEEN :k AND :k + $scan - 1;
 EOF
 ! is_root || chown "$FORST_TEST_USER:" "$work/read.sql" "$work/scan.sql"
 
+# pinned_tps SCRIPT: --pin's run of SCRIPT; prints the clients' summed tps
+pinned_tps()
+{
+	local i cpu pid try ncpu pids=()
+	ncpu=$(nproc)
+	for ((i = 0; i < clients; i++)); do
+		cpu=$((i % ncpu))
+		as_pg_user env PGAPPNAME="forst-bench-$i" taskset -c "$cpu" "$bindir/pgbench" -n \
+			-h "$work" -p "$port" -c 1 -j 1 -T "$seconds" -M prepared -f "$1" postgres \
+			>"$work/pgbench-$i.out" 2>&1 &
+		pids+=($!)
+	done
+	for ((i = 0; i < clients; i++)); do
+		pid=""
+		try=0
+		while [ -z "$pid" ] && [ $((try++)) -lt 100 ]; do
+			pid=$(sql "SELECT pid FROM pg_stat_activity WHERE application_name = 'forst-bench-$i'")
+			[ -n "$pid" ] || sleep 0.02
+		done
+		[ -n "$pid" ] || die "client $i did not connect"
+		taskset -pc "$((i % ncpu))" "$pid" >/dev/null
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || die "pgbench failed: $(cat "$work"/pgbench-*.out)"
+	done
+	cat "$work"/pgbench-*.out | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | paste -sd+ | bc
+}
+
 # run1 NAME SCRIPT: one pgbench run; prints a table row
 run1()
 {
-	local name=$1 out tps hits misses fetched gets ms
+	local name=$1 out tps hits misses fetched gets ms bg
 	sql "SELECT forst.stats_reset()" >/dev/null
-	out=$(pg pgbench -n -h "$work" -p "$port" -c "$clients" -j "$clients" -T "$seconds" \
-		-M prepared -f "$2" postgres 2>&1)
-	tps=$(printf '%s\n' "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
-	IFS='|' read -r hits misses fetched gets ms < <(sql "SELECT coalesce(cache_hits, 0), coalesce(cache_misses, 0), store_bytes_read, store_get + store_get_range, round(store_request_ms::numeric, 1) FROM forst.stats")
-	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$tps" "$hits" "$misses" "$fetched" "$gets" "$ms"
+	if [ "$pin" -eq 1 ]; then
+		tps=$(pinned_tps "$2")
+	else
+		out=$(pg pgbench -n -h "$work" -p "$port" -c "$clients" -j "$clients" -T "$seconds" \
+			-M prepared -f "$2" postgres 2>&1)
+		tps=$(printf '%s\n' "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
+	fi
+	IFS='|' read -r hits misses fetched gets ms bg < <(sql "SELECT coalesce(cache_hits, 0), coalesce(cache_misses, 0), store_bytes_read, store_get + store_get_range, round(store_request_ms::numeric, 1), flushes + compactions FROM forst.stats")
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$tps" "$hits" "$misses" "$fetched" "$gets" "$ms" "$bg"
 }
 
 # run NAME: the point reads, then (--scan) the scans, of one configuration
@@ -124,10 +166,10 @@ run()
 }
 
 echo
-echo "rows $rows, SST bytes $sst_bytes, Zipf $zipf, $clients clients, ${seconds}s per run"
+echo "rows $rows, SST bytes $sst_bytes, Zipf $zipf, $clients clients$([ "$pin" -eq 0 ] || echo ", each pinned with its backend to one CPU"), ${seconds}s per run"
 echo
-echo '| run | reads/s (scans/s) | disk cache hits | misses | store bytes read | store GETs | store ms |'
-echo '|---|---|---|---|---|---|---|'
+echo '| run | reads/s (scans/s) | disk cache hits | misses | store bytes read | store GETs | store ms | flushes + compactions |'
+echo '|---|---|---|---|---|---|---|---|'
 run "no cache"
 stop
 set_cache "$((sst_bytes / 10 / 1024))kB"

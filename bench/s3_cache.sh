@@ -17,6 +17,8 @@
 #                     [--files8 N] [--files64 N] [--skip-reads] [--skip-uploads]
 #                     [--prefetch-ab]   (reads on s3 with forst.scan_prefetch on
 #                                        and off instead of file:// and s3)
+#                     [--pin]           (bench/cache_server.sh --pin: each client
+#                                        and its backend pinned to one CPU)
 #
 # The S3 server: the one in S3_ENDPOINT / S3_BUCKET / AWS_ACCESS_KEY_ID /
 # AWS_SECRET_ACCESS_KEY if set, else a throwaway Ceph RGW (scripts/rgw.sh,
@@ -42,6 +44,7 @@ files8=24
 files64=3
 do_reads=1
 do_uploads=1
+pin=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--rows) rows=$2; shift ;;
@@ -54,6 +57,7 @@ while [ $# -gt 0 ]; do
 		--skip-reads) do_reads=0 ;;
 		--skip-uploads) do_uploads=0 ;;
 		--prefetch-ab) stores="s3 s3-noprefetch" ;;
+		--pin) pin=--pin ;;
 		-h | --help) forst_usage "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) forst_usage "${BASH_SOURCE[0]}" >&2; exit 2 ;;
 	esac
@@ -88,7 +92,7 @@ if [ "$do_reads" -eq 1 ]; then
 	{
 		echo "# bench/s3_cache.sh reads, $ts"
 		echo
-		echo "rows $rows, ${seconds}s per run, scans of $scan rows, Zipf $zipf; S3: $S3_ENDPOINT"
+		echo "rows $rows, ${seconds}s per run, scans of $scan rows, Zipf $zipf${pin:+, clients pinned}; S3: $S3_ENDPOINT"
 	} >"$md"
 	for ((r = 1; r <= rounds; r++)); do
 		for store in $stores; do
@@ -108,7 +112,7 @@ EOF
 			chmod 644 "$conf"
 			log "reads: round $r, $store (load $(load))"
 			out=$(FORST_BENCH_CONF=$conf bash "$root/bench/cache_server.sh" \
-				--rows "$rows" --seconds "$seconds" --scan "$scan" --zipf "$zipf")
+				--rows "$rows" --seconds "$seconds" --scan "$scan" --zipf "$zipf" $pin)
 			{
 				echo
 				echo "## round $r, $store (load average at the end: $(load))"
