@@ -117,8 +117,10 @@ EOF
 # pinned_tps SCRIPT: --pin's run of SCRIPT; prints the clients' summed tps
 pinned_tps()
 {
-	local i cpu pid try ncpu pids=()
+	local i cpu pid try ncpu t0 pids=()
 	ncpu=$(nproc)
+	# the previous run's backends may still be listed while they exit
+	t0=$(sql "SELECT now()")
 	for ((i = 0; i < clients; i++)); do
 		cpu=$((i % ncpu))
 		as_pg_user env PGAPPNAME="forst-bench-$i" taskset -c "$cpu" "$bindir/pgbench" -n \
@@ -130,11 +132,11 @@ pinned_tps()
 		pid=""
 		try=0
 		while [ -z "$pid" ] && [ $((try++)) -lt 100 ]; do
-			pid=$(sql "SELECT pid FROM pg_stat_activity WHERE application_name = 'forst-bench-$i'")
+			pid=$(sql "SELECT pid FROM pg_stat_activity WHERE application_name = 'forst-bench-$i' AND backend_start > '$t0'")
 			[ -n "$pid" ] || sleep 0.02
 		done
 		[ -n "$pid" ] || die "client $i did not connect"
-		taskset -pc "$((i % ncpu))" "$pid" >/dev/null
+		taskset -pc "$((i % ncpu))" "$pid" >/dev/null || die "could not pin backend $pid"
 	done
 	for pid in "${pids[@]}"; do
 		wait "$pid" || die "pgbench failed: $(cat "$work"/pgbench-*.out)"

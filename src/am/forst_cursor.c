@@ -326,6 +326,9 @@ point_next(ForstCursor *c)
 	c->cur.loc = hit.loc;
 	c->cur.hint = hit.hint;
 	c->valid = true;
+	/* the executor fetches this version by TID next */
+	if (hit.loc.in_sst)
+		forst_note_sst_version(c->rel, &hit.loc, hit.ikey, hit.value);
 	return true;
 }
 

@@ -19,6 +19,7 @@
 #include "access/xact.h"
 #include "executor/tuptable.h"
 #include "storage/predicate.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
@@ -179,6 +180,69 @@ forst_find_newest(ForstTableShared *ts, FstSlice user_part, ForstNewest *out)
 	out->loc = hit.loc;
 }
 
+/*
+ * The SST version a point lookup read last (forst_note_sst_version): an
+ * index scan returns a TID and the executor fetches it at once, so the
+ * fetch takes the bytes from here.  SST files are immutable, so (relation
+ * file, file id, block, entry) names these bytes for as long as the file
+ * exists; the note is also tied to one transaction and used once.
+ */
+#define NOTED_MAX	4096
+
+static struct
+{
+	bool		valid;
+	LocalTransactionId lxid;
+	RelFileNode rnode;
+	uint64		file_id;
+	uint32		block;
+	uint32		entry;
+	uint32		klen;
+	uint32		vlen;
+	char		data[NOTED_MAX];
+}			noted;
+
+void
+forst_note_sst_version(Relation rel, const ForstLoc *loc, FstSlice ikey,
+					   FstSlice value)
+{
+	RelFileNode rnode;
+
+	noted.valid = false;
+	if (!loc->in_sst || ikey.len + value.len > NOTED_MAX ||
+		!forst_file_slot_get(loc->file_slot, &rnode, &noted.file_id) ||
+		!RelFileNodeEquals(rnode, rel->rd_node))
+		return;
+	noted.lxid = MyProc->lxid;
+	noted.rnode = rnode;
+	noted.block = loc->block;
+	noted.entry = loc->entry;
+	noted.klen = ikey.len;
+	noted.vlen = value.len;
+	memcpy(noted.data, ikey.data, ikey.len);
+	memcpy(noted.data + ikey.len, value.data, value.len);
+	noted.valid = true;
+}
+
+/* The noted bytes of this version, if they are the ones noted; used once. */
+static char *
+take_noted(const RelFileNode *rnode, uint64 file_id, const ForstLoc *loc,
+		   size_t *klen, size_t *vlen)
+{
+	char	   *copy;
+
+	if (!noted.valid || noted.lxid != MyProc->lxid ||
+		noted.file_id != file_id || noted.block != loc->block ||
+		noted.entry != loc->entry || !RelFileNodeEquals(noted.rnode, *rnode))
+		return NULL;
+	noted.valid = false;
+	*klen = noted.klen;
+	*vlen = noted.vlen;
+	copy = palloc(noted.klen + noted.vlen);
+	memcpy(copy, noted.data, noted.klen + noted.vlen);
+	return copy;
+}
+
 bool
 forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 {
@@ -205,6 +269,16 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 		if (!forst_file_slot_get(v->loc.file_slot, &rnode, &file_id) ||
 			!RelFileNodeEquals(rnode, rel->rd_node))
 			return false;
+		kc = take_noted(&rnode, file_id, &v->loc, &klen, &vlen);
+		if (kc != NULL)
+		{
+			v->owned = kc;
+			if (!fst_entry_decode(fst_slice(kc, klen), fst_slice(kc + klen, vlen), &v->entry))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("forst: malformed entry in an SST file")));
+			return true;
+		}
 		reader = forst_sst_reader_lookup(&rel->rd_node, file_id);
 		if (reader == NULL)
 		{
