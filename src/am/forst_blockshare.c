@@ -237,6 +237,42 @@ forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 	return true;
 }
 
+bool
+forst_blockshare_peek(void *arg, uint64 cache_id, uint64 offset,
+					  bool (*fn) (void *fnarg, const char *data, size_t len),
+					  void *fnarg)
+{
+	SbcKey		key;
+	SbcEntry   *e;
+	uint32		hash;
+	uint64		pos;
+	uint32		n;
+	bool		ok;
+
+	if (!forst_blockshare_enabled())
+		return false;
+	make_key(&key, cache_id, offset);
+	hash = get_hash_value(sbc_hash, &key);
+	LWLockAcquire(part_lock(hash), LW_SHARED);
+	e = hash_search_with_hash_value(sbc_hash, &key, hash, HASH_FIND, NULL);
+	if (e == NULL || e->pos < pg_atomic_read_u64(&sbc->valid_from))
+	{
+		LWLockRelease(part_lock(hash));
+		return false;			/* the copying path that follows counts it */
+	}
+	pos = e->pos;
+	n = e->len;
+	LWLockRelease(part_lock(hash));
+
+	ok = fn(fnarg, sbc_ring + pos % sbc->capacity, n);
+	/* as in forst_blockshare_get: an overwrite raised valid_from first */
+	pg_memory_barrier();
+	if (pos < pg_atomic_read_u64(&sbc->valid_from) || !ok)
+		return false;
+	pg_atomic_fetch_add_u64(&sbc->hits, 1);
+	return true;
+}
+
 /* Drops the hash entry of a directory record (if it still names it). */
 static void
 forget_record(const SbcRecord *rec)

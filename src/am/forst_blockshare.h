@@ -6,8 +6,8 @@
  *	  local disk cache and the object store.
  *
  * A block that one backend read and decompressed is found by every other
- * backend for the cost of a copy (forst.shared_block_cache_size; 0 turns it
- * off).  The engine asks it through FstSstReadOptions.shared_get and offers
+ * backend for the cost of a copy, or of a search where it lies for a point
+ * read (forst.shared_block_cache_size; 0 turns it off).  The engine asks it through FstSstReadOptions.shared_get and offers
  * it blocks through shared_put (sst.h); forst_store.c wires them up.
  *
  * Blocks are written one after another into a ring (a log): the oldest
@@ -35,6 +35,15 @@ extern bool forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 								 char **data, size_t *len);
 extern void forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 								 const char *data, size_t len);
+
+/*
+ * FstSstReadOptions.shared_peek: fn reads a block where it lies in the
+ * ring; the write position is checked after it, as for a copy.
+ */
+extern bool forst_blockshare_peek(void *arg, uint64 cache_id, uint64 offset,
+								  bool (*fn) (void *fnarg, const char *data,
+											  size_t len),
+								  void *fnarg);
 
 typedef struct ForstBlockshareStats
 {

@@ -22,7 +22,12 @@ typedef struct PointState
 	bool		want_entry;
 	ForstPointHit *out;
 	bool		winner_last;	/* accept()'s last call was on the winner */
+	FstSstPeek	peek;			/* peek_lookup's versions */
 } PointState;
+
+static bool peek_lookup(PointState *ps, const ForstTableView *view,
+						const FstFileMeta *f, FstSstReader *r,
+						FstSlice user_part, FstSlice target);
 
 static bool
 mt_accept(void *arg, FstMemtable *mt, const FstEntryHeader *hdr, uint32 ref,
@@ -91,6 +96,8 @@ file_lookup(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 	r = forst_sst_reader_for_key(&view->rnode, f, user_part);
 	if (r == NULL)
 		return;					/* not in its range, or ruled out by the filter */
+	if (peek_lookup(ps, view, f, r, user_part, target))
+		return;
 	it = fst_sst_iter_create(r);
 	if (it == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
@@ -145,6 +152,64 @@ file_lookup(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 		forst_report(rc, &err, "reading an SST file");
 	if (!any)
 		forst_local_bloom_false_positives++;	/* the filter said maybe */
+}
+
+/*
+ * file_lookup from a block already decoded (fst_sst_peek): no iterator and
+ * no copy of the block.  False if the block could not answer alone; then
+ * nothing was decided and the caller reads with an iterator.
+ */
+static bool
+peek_lookup(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
+			FstSstReader *r, FstSlice user_part, FstSlice target)
+{
+	ForstPointHit *out = ps->out;
+	FstSstPeek *pk = &ps->peek;
+	int			i;
+
+	if (!fst_sst_peek(r, target, user_part, pk))
+		return false;
+	if (pk->nversions == 0)
+		forst_local_bloom_false_positives++;	/* the filter said maybe */
+	for (i = 0; i < pk->nversions; i++)
+	{
+		FstEntry	e;
+
+		if (!fst_entry_decode(pk->v[i].key, pk->v[i].value, &e))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: malformed entry in SST file %llu",
+							(unsigned long long) f->file_id)));
+		if (out->found && e.hdr.seq <= out->hdr.seq)
+			break;				/* versions run newest first: none newer here */
+		ps->winner_last = false;
+		if (!ps->accept(ps->arg, NULL, &e.hdr, 0, 0))
+			continue;
+		out->found = true;
+		out->hdr = e.hdr;
+		memset(&out->loc, 0, sizeof(out->loc));
+		out->loc.in_sst = true;
+		out->loc.file_slot = forst_file_slot(&view->rnode, f->file_id);
+		out->loc.block = pk->block_no;
+		out->loc.entry = pk->v[i].entry_no;
+		out->hint = 0;
+		out->ikey = fst_slice(NULL, 0);
+		out->value = fst_slice(NULL, 0);
+		if (ps->want_entry)
+		{
+			FstSlice	k = pk->v[i].key;
+			FstSlice	v = pk->v[i].value;
+			char	   *kc = palloc(k.len + v.len);
+
+			memcpy(kc, k.data, k.len);
+			memcpy(kc + k.len, v.data, v.len);
+			out->ikey = fst_slice(kc, k.len);
+			out->value = fst_slice(kc + k.len, v.len);
+		}
+		ps->winner_last = true;
+		break;
+	}
+	return true;
 }
 
 static inline bool

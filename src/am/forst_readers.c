@@ -480,6 +480,7 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 		{
 			ro.shared_get = forst_blockshare_get;
 			ro.shared_put = forst_blockshare_put;
+			ro.shared_peek = forst_blockshare_peek;
 		}
 		if (vis != NULL)
 		{

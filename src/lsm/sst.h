@@ -172,6 +172,19 @@ typedef struct FstSstReadOptions
 							   char **data, size_t *len);
 	void		(*shared_put) (void *arg, uint64 cache_id, uint64 offset,
 							   const char *data, size_t len);
+
+	/*
+	 * Optional, with shared_get: runs fn over the contents stored under
+	 * (cache_id, offset) where they lie, without a copy.  They may be
+	 * overwritten while fn reads them, so fn must only read (within len)
+	 * and copy out what it needs; shared_peek returns true only if fn
+	 * returned true and the contents were intact all along (false if
+	 * absent, overwritten, or fn returned false).
+	 */
+	bool		(*shared_peek) (void *arg, uint64 cache_id, uint64 offset,
+								bool (*fn) (void *fnarg, const char *data,
+											size_t len),
+								void *fnarg);
 	void	   *shared_arg;
 } FstSstReadOptions;
 
@@ -219,6 +232,38 @@ extern FstCode fst_sst_load_filter(FstSstReader *r, FstError *err);
  * time.  The reader must outlive it.
  */
 extern FstIter *fst_sst_iter_create(FstSstReader *r);
+
+/*
+ * A point read without a copy of the data block (sst_peek.c): the versions
+ * of user_part in the data block that target (user_part + the highest
+ * sequence wanted) falls in, if that block is decoded in the reader's block
+ * cache or the shared one (shared_peek), copied into *out, newest first,
+ * with their positions (fst_sst_iter_position's block and entry numbers).
+ * Returns false when the block cannot answer this way -- not cached, the
+ * versions may go on into the next block, more versions or bytes than out
+ * holds, or a malformed block -- and the caller then reads with an
+ * iterator.  Does not consult the bloom filter.
+ */
+#define FST_SST_PEEK_VERSIONS	16
+
+typedef struct FstSstPeekVersion
+{
+	FstSlice	key;			/* internal key, in buf */
+	FstSlice	value;			/* in buf */
+	uint32		entry_no;
+} FstSstPeekVersion;
+
+typedef struct FstSstPeek
+{
+	uint32		block_no;
+	int			nversions;
+	FstSstPeekVersion v[FST_SST_PEEK_VERSIONS];
+	size_t		used;
+	char		buf[4096];
+} FstSstPeek;
+
+extern bool fst_sst_peek(FstSstReader *r, FstSlice target, FstSlice user_part,
+						 FstSstPeek *out);
 
 /*
  * Where the entry an SST iterator is at lives: data block number and entry

@@ -35,6 +35,7 @@ fst_sst_read_options_default(FstSstReadOptions *opt)
 	opt->rewrite_arg = NULL;
 	opt->shared_get = NULL;
 	opt->shared_put = NULL;
+	opt->shared_peek = NULL;
 	opt->shared_arg = NULL;
 }
 

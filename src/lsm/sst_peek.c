@@ -1,0 +1,144 @@
+/*-------------------------------------------------------------------------
+ *
+ * sst_peek.c
+ *	  Point reads of one user part's versions from a data block that is
+ *	  already decoded -- in the reader's block cache or in the shared block
+ *	  cache -- searched where it lies instead of copied first (sst.h,
+ *	  fst_sst_peek).
+ *
+ * A block in the shared cache can be overwritten while it is read (the
+ * cache is a ring, see FstSstReadOptions.shared_peek).  So the search here
+ * only reads: it parses the bytes with the block reader, which checks
+ * every offset and length against the block's size and so never reads out
+ * of bounds whatever the bytes are, and copies the matching versions into
+ * the caller's FstSstPeek.  Nothing is interpreted before shared_peek has
+ * checked, after the search, that the block was not overwritten meanwhile;
+ * if it was, the caller reads the block the ordinary way.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "sst_internal.h"
+
+#include "blockcache.h"
+#include "ikey.h"
+
+typedef struct PeekCtx
+{
+	FstSstReader *r;
+	FstSlice	target;
+	FstSlice	user_part;
+	FstSstPeek *out;
+} PeekCtx;
+
+/*
+ * Copies the versions of user_part from the block contents at data; false
+ * when this block cannot answer alone (the versions may go on into the next
+ * block, more than fit, a malformed block: the caller then takes the
+ * ordinary path, which reports what is wrong).
+ */
+static bool
+peek_block(void *arg, const char *data, size_t len)
+{
+	PeekCtx    *pc = arg;
+	FstSstPeek *out = pc->out;
+	FstBlock   *b;
+	FstIter    *it;
+	FstError	err;
+	bool		ok = true;
+
+	out->nversions = 0;
+	out->used = 0;
+	if (fst_block_open(data, len, false, &b, &err) != FST_OK)
+		return false;
+	b->restart_interval = pc->r->props.restart_interval;
+	it = fst_block_iter_create(b, fst_ikey_cmp);
+	fst_block_release(b);		/* the iterator holds it */
+	if (it == NULL)
+		return false;
+	for (fst_iter_seek(it, pc->target);; fst_iter_next(it))
+	{
+		FstSlice	k,
+					v;
+		FstSstPeekVersion *pv;
+
+		if (!fst_iter_valid(it))
+		{
+			/* the end of the block, or an error: the next block may go on */
+			ok = false;
+			break;
+		}
+		k = fst_iter_key(it);
+		v = fst_iter_value(it);
+		if (k.len < FST_SEQ_BYTES ||
+			fst_slice_cmp(fst_ikey_user_part(k), pc->user_part) != 0)
+			break;				/* past the key's versions */
+		if (out->nversions == FST_SST_PEEK_VERSIONS ||
+			out->used + k.len + v.len > sizeof(out->buf))
+		{
+			ok = false;
+			break;
+		}
+		pv = &out->v[out->nversions++];
+		pv->entry_no = fst_block_iter_index(it);
+		memcpy(out->buf + out->used, k.data, k.len);
+		pv->key = fst_slice(out->buf + out->used, k.len);
+		out->used += k.len;
+		memcpy(out->buf + out->used, v.data, v.len);
+		pv->value = fst_slice(out->buf + out->used, v.len);
+		out->used += v.len;
+	}
+	fst_iter_destroy(it);
+	return ok;
+}
+
+bool
+fst_sst_peek(FstSstReader *r, FstSlice target, FstSlice user_part,
+			 FstSstPeek *out)
+{
+	FstIter    *index_it;
+	FstBlockHandle h;
+	FstBlock   *b;
+	PeekCtx		pc;
+	bool		ok;
+
+	out->nversions = 0;
+	out->used = 0;
+	if (r->props.restart_interval == 0)
+		return false;
+	index_it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	if (index_it == NULL)
+		return false;
+	fst_iter_seek(index_it, target);
+	if (!fst_iter_valid(index_it) ||
+		!fst_block_handle_decode(fst_iter_value(index_it), &h))
+	{
+		fst_iter_destroy(index_it);
+		return false;
+	}
+	out->block_no = fst_block_iter_index(index_it);
+	fst_iter_destroy(index_it);
+
+	pc.r = r;
+	pc.target = target;
+	pc.user_part = user_part;
+	pc.out = out;
+
+	/* the reader's own cache: the block is ours while we hold it */
+	if (r->opt.cache &&
+		(b = fst_block_cache_lookup(r->opt.cache, r->opt.cache_id, h.offset)) != NULL)
+	{
+		ok = peek_block(&pc, b->data, b->contents_size);
+		fst_block_release(b);
+		if (ok)
+			r->stats.cache_hits++;
+		return ok;
+	}
+	if (r->opt.shared_peek &&
+		r->opt.shared_peek(r->opt.shared_arg, r->opt.cache_id, h.offset,
+						   peek_block, &pc))
+	{
+		r->stats.shared_hits++;
+		return true;
+	}
+	return false;
+}
