@@ -31,28 +31,21 @@ typedef struct PeekCtx
 } PeekCtx;
 
 /*
- * Copies the versions of user_part from the block contents at data; false
- * when this block cannot answer alone (the versions may go on into the next
- * block, more than fit, a malformed block: the caller then takes the
- * ordinary path, which reports what is wrong).
+ * Copies the versions of user_part from block b; false when this block
+ * cannot answer alone (the versions may go on into the next block, more
+ * than fit, a malformed block: the caller then takes the ordinary path,
+ * which reports what is wrong).
  */
 static bool
-peek_block(void *arg, const char *data, size_t len)
+peek_in(PeekCtx *pc, FstBlock *b)
 {
-	PeekCtx    *pc = arg;
 	FstSstPeek *out = pc->out;
-	FstBlock   *b;
 	FstIter    *it;
-	FstError	err;
 	bool		ok = true;
 
 	out->nversions = 0;
 	out->used = 0;
-	if (fst_block_open(data, len, false, &b, &err) != FST_OK)
-		return false;
-	b->restart_interval = pc->r->props.restart_interval;
 	it = fst_block_iter_create(b, fst_ikey_cmp);
-	fst_block_release(b);		/* the iterator holds it */
 	if (it == NULL)
 		return false;
 	for (fst_iter_seek(it, pc->target);; fst_iter_next(it))
@@ -88,6 +81,23 @@ peek_block(void *arg, const char *data, size_t len)
 		out->used += v.len;
 	}
 	fst_iter_destroy(it);
+	return ok;
+}
+
+/* shared_peek's fn: the block's contents where they lie in the cache */
+static bool
+peek_shared(void *arg, const char *data, size_t len)
+{
+	PeekCtx    *pc = arg;
+	FstBlock   *b;
+	FstError	err;
+	bool		ok;
+
+	if (fst_block_open(data, len, false, &b, &err) != FST_OK)
+		return false;
+	b->restart_interval = pc->r->props.restart_interval;
+	ok = peek_in(pc, b);
+	fst_block_release(b);
 	return ok;
 }
 
@@ -127,7 +137,7 @@ fst_sst_peek(FstSstReader *r, FstSlice target, FstSlice user_part,
 	if (r->opt.cache &&
 		(b = fst_block_cache_lookup(r->opt.cache, r->opt.cache_id, h.offset)) != NULL)
 	{
-		ok = peek_block(&pc, b->data, b->contents_size);
+		ok = peek_in(&pc, b);
 		fst_block_release(b);
 		if (ok)
 			r->stats.cache_hits++;
@@ -135,7 +145,7 @@ fst_sst_peek(FstSstReader *r, FstSlice target, FstSlice user_part,
 	}
 	if (r->opt.shared_peek &&
 		r->opt.shared_peek(r->opt.shared_arg, r->opt.cache_id, h.offset,
-						   peek_block, &pc))
+						   peek_shared, &pc))
 	{
 		r->stats.shared_hits++;
 		return true;
