@@ -104,14 +104,14 @@ put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 	 * entry is in a memtable, this backend's in-flight mark keeps the flush
 	 * from advancing forst's slot past the record.
 	 */
-	pg_atomic_write_u64(&forst_shared->inflight[MyBackendId], GetXLogInsertRecPtr());
+	pg_atomic_write_u64(FORST_INFLIGHT(MyBackendId), GetXLogInsertRecPtr());
 	pg_memory_barrier();
 	lsn = forst_wal_log_put(ts, fst_slice(ikey, ikey_len),
 							fst_slice(value, value_len));
 	forst_memtable_put(ts, fst_slice(ikey, ikey_len),
 					   fst_slice(value, value_len), lsn, &loc->slab, &loc->ref);
 	pg_memory_barrier();
-	pg_atomic_write_u64(&forst_shared->inflight[MyBackendId], 0);
+	pg_atomic_write_u64(FORST_INFLIGHT(MyBackendId), 0);
 	if (ikey != ikey_buf)
 		pfree(ikey);
 	if (value != value_buf)

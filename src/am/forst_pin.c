@@ -64,7 +64,7 @@ forst_pin(void)
 		MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
 		return;
 	epoch = pg_atomic_read_u64(&forst_shared->retire_epoch);
-	pg_atomic_write_u64(&forst_shared->pins[MyBackendId], epoch + 1);
+	pg_atomic_write_u64(FORST_PIN(MyBackendId), epoch + 1);
 	pg_memory_barrier();
 	pinned = true;
 }
@@ -75,7 +75,7 @@ unpin(void)
 	if (!pinned)
 		return;
 	pg_memory_barrier();
-	pg_atomic_write_u64(&forst_shared->pins[MyBackendId], 0);
+	pg_atomic_write_u64(FORST_PIN(MyBackendId), 0);
 	pinned = false;
 }
 
@@ -94,7 +94,7 @@ forst_slab_reusable(uint64 retired_epoch, const bool *skip)
 	pg_memory_barrier();
 	for (b = 1; b <= MaxBackends; b++)
 	{
-		uint64		pin = pg_atomic_read_u64(&forst_shared->pins[b]);
+		uint64		pin = pg_atomic_read_u64(FORST_PIN(b));
 
 		if (pin != 0 && pin - 1 < retired_epoch && !(skip && skip[b]))
 			return false;
@@ -109,7 +109,7 @@ forst_slab_blocker(uint64 retired_epoch)
 
 	for (b = 1; b <= MaxBackends; b++)
 	{
-		uint64		pin = pg_atomic_read_u64(&forst_shared->pins[b]);
+		uint64		pin = pg_atomic_read_u64(FORST_PIN(b));
 
 		if (pin != 0 && pin - 1 < retired_epoch && !forst_shared->waiting[b])
 			return b;

@@ -54,8 +54,8 @@ forst_shared_size(void)
 	return add_size(add_size(offsetof(ForstShared, slabs),
 							 mul_size(forst_nslabs(), sizeof(ForstSlab))),
 					add_size(mul_size(2 * (MaxBackends + 1), sizeof(bool)),
-							 add_size(mul_size(2 * (MaxBackends + 1), sizeof(pg_atomic_uint64)),
-									  2 * sizeof(pg_atomic_uint64))));
+							 add_size(mul_size(MaxBackends + 1, sizeof(ForstBackendWords)),
+									  PG_CACHE_LINE_SIZE)));
 }
 
 static Size
@@ -120,13 +120,12 @@ forst_shmem_startup(void)
 		forst_shared->waiting = (bool *) &forst_shared->slabs[forst_shared->nslabs];
 		forst_shared->victim = forst_shared->waiting + MaxBackends + 1;
 		memset(forst_shared->waiting, 0, sizeof(bool) * 2 * (MaxBackends + 1));
-		forst_shared->inflight = (pg_atomic_uint64 *)
-			TYPEALIGN(sizeof(pg_atomic_uint64), forst_shared->victim + MaxBackends + 1);
-		forst_shared->pins = forst_shared->inflight + MaxBackends + 1;
+		forst_shared->backends = (ForstBackendWords *)
+			CACHELINEALIGN(forst_shared->victim + MaxBackends + 1);
 		for (i = 0; i <= MaxBackends; i++)
 		{
-			pg_atomic_init_u64(&forst_shared->inflight[i], 0);
-			pg_atomic_init_u64(&forst_shared->pins[i], 0);
+			pg_atomic_init_u64(FORST_INFLIGHT(i), 0);
+			pg_atomic_init_u64(FORST_PIN(i), 0);
 		}
 		pg_atomic_init_u64(&forst_shared->retire_epoch, 0);
 		ConditionVariableInit(&forst_shared->slab_cv);

@@ -131,6 +131,22 @@ typedef struct ForstTableShared
 	ForstExpiryShared expiry;	/* TTL / watermark (forst_expiry.c) */
 } ForstTableShared;
 
+/*
+ * The words a backend writes on every read or write of a forst table, on a
+ * cache line of its own: packed side by side they were shared by up to
+ * eight backends, and each write took the line from the others.
+ */
+typedef union ForstBackendWords
+{
+	struct
+	{
+		pg_atomic_uint64 pin;	/* forst_pin.c */
+		pg_atomic_uint64 inflight;	/* a lower bound of the LSN of a record
+									 * logged but not yet in a memtable, or 0 */
+	}			w;
+	char		pad[PG_CACHE_LINE_SIZE];
+} ForstBackendWords;
+
 typedef struct ForstShared
 {
 	LWLock	   *lock;			/* pool free list and registry */
@@ -150,14 +166,15 @@ typedef struct ForstShared
 															 * workers' */
 	bool	   *waiting;		/* per backend id: waits for memtable memory */
 	pg_atomic_uint64 retire_epoch;	/* retirements so far (forst_pin.c) */
-	pg_atomic_uint64 *pins;		/* per backend id (forst_pin.c) */
 	bool	   *victim;			/* per backend id: its wait for memory is in a
 								 * deadlock (set by the flush worker) */
-	pg_atomic_uint64 *inflight; /* per backend id: a lower bound of the LSN
-								 * of a record logged but not yet in a
-								 * memtable, or 0 */
+	ForstBackendWords *backends;	/* per backend id, see below */
 	ForstSlab	slabs[FLEXIBLE_ARRAY_MEMBER];
 } ForstShared;
+
+/* Backend id's pin (forst_pin.c) and in-flight LSN (ForstBackendWords). */
+#define FORST_PIN(id)		(&forst_shared->backends[(id)].w.pin)
+#define FORST_INFLIGHT(id)	(&forst_shared->backends[(id)].w.inflight)
 
 extern ForstShared *forst_shared;
 

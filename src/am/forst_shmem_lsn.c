@@ -33,7 +33,7 @@ oldest_inflight(void)
 	pg_memory_barrier();
 	for (i = 0; i <= MaxBackends; i++)
 	{
-		XLogRecPtr	p = (XLogRecPtr) pg_atomic_read_u64(&forst_shared->inflight[i]);
+		XLogRecPtr	p = (XLogRecPtr) pg_atomic_read_u64(FORST_INFLIGHT(i));
 
 		if (p != InvalidXLogRecPtr && p < oldest)
 			oldest = p;
