@@ -192,6 +192,27 @@ make_key(SbcKey *key, uint64 cache_id, uint64 offset)
 	key->offset = offset;
 }
 
+/*
+ * This process's hits and misses not yet added to the shared counters:
+ * counted here and added at transaction end (forst_blockshare_publish), so
+ * that concurrent readers do not pass one counter's cache line back and
+ * forth on every block.
+ */
+static uint64 local_hits = 0;
+static uint64 local_misses = 0;
+
+void
+forst_blockshare_publish(void)
+{
+	if (sbc == NULL || (local_hits == 0 && local_misses == 0))
+		return;
+	if (local_hits > 0)
+		pg_atomic_fetch_add_u64(&sbc->hits, local_hits);
+	if (local_misses > 0)
+		pg_atomic_fetch_add_u64(&sbc->misses, local_misses);
+	local_hits = local_misses = 0;
+}
+
 bool
 forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 					 char **data, size_t *len)
@@ -212,7 +233,7 @@ forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 	if (e == NULL || e->pos < pg_atomic_read_u64(&sbc->valid_from))
 	{
 		LWLockRelease(part_lock(hash));
-		pg_atomic_fetch_add_u64(&sbc->misses, 1);
+		local_misses++;
 		return false;
 	}
 	pos = e->pos;
@@ -228,10 +249,10 @@ forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 	if (pos < pg_atomic_read_u64(&sbc->valid_from))
 	{
 		fst_free(copy);
-		pg_atomic_fetch_add_u64(&sbc->misses, 1);
+		local_misses++;
 		return false;
 	}
-	pg_atomic_fetch_add_u64(&sbc->hits, 1);
+	local_hits++;
 	*data = copy;
 	*len = n;
 	return true;
@@ -269,7 +290,7 @@ forst_blockshare_peek(void *arg, uint64 cache_id, uint64 offset,
 	pg_memory_barrier();
 	if (pos < pg_atomic_read_u64(&sbc->valid_from) || !ok)
 		return false;
-	pg_atomic_fetch_add_u64(&sbc->hits, 1);
+	local_hits++;
 	return true;
 }
 
@@ -385,6 +406,7 @@ forst_blockshare_stats(ForstBlockshareStats *out)
 	memset(out, 0, sizeof(*out));
 	if (!forst_blockshare_enabled())
 		return;
+	forst_blockshare_publish();	/* this process's own counts too */
 	out->capacity = sbc->capacity;
 	LWLockAcquire(sbc->alloc_lock, LW_SHARED);
 	out->written = sbc->head;

@@ -57,4 +57,7 @@ typedef struct ForstBlockshareStats
 
 extern void forst_blockshare_stats(ForstBlockshareStats *out);
 
+/* Adds this process's hits and misses to the shared counters (at xact end). */
+extern void forst_blockshare_publish(void);
+
 #endif							/* FORST_BLOCKSHARE_H */

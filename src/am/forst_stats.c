@@ -21,6 +21,7 @@
 
 #include "blockcache.h"
 #include "forst.h"
+#include "forst_blockshare.h"
 #include "forst_cache.h"
 #include "forst_stats.h"
 #include "forst_store.h"
@@ -154,6 +155,7 @@ forst_stats_publish(void)
 		publish_one(FS_BLOCK_CACHE_HITS, bs.hits);
 		publish_one(FS_BLOCK_CACHE_MISSES, bs.misses);
 	}
+	forst_blockshare_publish();
 	publish_one(FS_BLOOM_CHECKS, forst_local_bloom_checks);
 	publish_one(FS_BLOOM_NEGATIVES, forst_local_bloom_negatives);
 	publish_one(FS_BLOOM_FALSE_POSITIVES, forst_local_bloom_false_positives);
