@@ -209,6 +209,7 @@ extern TM_Result forst_update_row(Relation rel, ItemPointer otid,
 								  TupleTableSlot *slot, CommandId cid,
 								  Snapshot crosscheck, bool wait,
 								  TM_FailureData *tmfd, LockTupleMode *lockmode);
+/* forst_rowlock.c */
 extern TM_Result forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 								TupleTableSlot *slot, CommandId cid,
 								LockTupleMode mode, LockWaitPolicy wait_policy,

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * forst_dml.c
- *	  Writing row versions: insert, delete, update and row locks, with
- *	  heap's concurrency semantics (see forst_am.h for key locks).
+ *	  Writing row versions: insert, delete and update, with heap's
+ *	  concurrency semantics (see forst_am.h for key locks; row locks are
+ *	  in forst_rowlock.c).
  *
  * Every write takes the key lock, looks at the key's newest non-aborted
  * version, and then either waits for that version's transaction, reports
@@ -32,6 +33,7 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_dml.h"
 #include "forst_store.h"
 #include "forst_expiry.h"
 #include "forst_point.h"
@@ -278,23 +280,6 @@ forst_insert_row_speculative(Relation rel, TupleTableSlot *slot, CommandId cid)
 	return insert_row(rel, slot, cid, true);
 }
 
-/*
- * What became of the row at a version of user_part with sequence seq (heap:
- * where its update chain leads).  A DELETE writes a tombstone, and a later
- * INSERT of the same key a new row on top of it; that new row is not an
- * update of the old one (not on its update chain), so a writer or locker
- * that read the old row must see it deleted.  A key-changing UPDATE writes
- * a tombstone marked FST_ENTRY_MOVED whose payload is the new key: the
- * chain continues there.  The first tombstone of a transaction that did
- * not abort, among the versions newer than seq, decides; without one, the
- * newest version is the row's (FORST_CHAIN_HERE).
- */
-typedef enum ForstChain
-{
-	FORST_CHAIN_HERE,
-	FORST_CHAIN_DELETED,
-	FORST_CHAIN_MOVED
-} ForstChain;
 static bool
 xid_not_aborted(const ForstKeyVersion *kv)
 {
@@ -307,8 +292,8 @@ xid_not_aborted(const ForstKeyVersion *kv)
 		TransactionIdDidCommit(kv->hdr.xid);
 }
 
-static ForstChain
-chain_after(ForstTableShared *ts, FstSlice user_part, uint64 seq,
+ForstChain
+forst_chain_after(ForstTableShared *ts, FstSlice user_part, uint64 seq,
 			ForstKeyVersion *moved)
 {
 	ForstKeyVersion *kv;
@@ -399,7 +384,7 @@ check_target(Relation rel, const ForstVersion *v, const ForstNewest *newest,
 			return TM_SelfModified;
 		}
 		tmfd->cmax = InvalidCommandId;
-		if (chain_after(forst_table_shared(&rel->rd_node, true),
+		if (forst_chain_after(forst_table_shared(&rel->rd_node, true),
 						v->entry.user_part, v->entry.hdr.seq, NULL) ==
 			FORST_CHAIN_DELETED)
 			return TM_Deleted;	/* deleted, maybe inserted again */
@@ -421,15 +406,15 @@ check_target(Relation rel, const ForstVersion *v, const ForstNewest *newest,
 	return TM_Ok;
 }
 
-static void
-version_user_part(const ForstVersion *v, StringInfo up)
+void
+forst_version_user_part(const ForstVersion *v, StringInfo up)
 {
 	initStringInfo(up);
 	appendBinaryStringInfo(up, v->entry.user_part.data, v->entry.user_part.len);
 }
 
-static void
-fetch_or_error(Relation rel, ItemPointer tid, ForstVersion *v)
+void
+forst_fetch_or_error(Relation rel, ItemPointer tid, ForstVersion *v)
 {
 	if (!forst_fetch_version(rel, tid, v))
 		ereport(ERROR,
@@ -453,8 +438,8 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 	uint64		old_seq;
 
 	pin_for_triggers(rel);
-	fetch_or_error(rel, tid, &v);
-	version_user_part(&v, &up);
+	forst_fetch_or_error(rel, tid, &v);
+	forst_version_user_part(&v, &up);
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	if (!lock_key_settled(rel, ts, &up, AccessExclusiveLock, wait, &newest,
 						  XLTW_Delete))
@@ -504,8 +489,8 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	uint64		old_seq;
 
 	pin_for_triggers(rel);
-	fetch_or_error(rel, otid, &v);
-	version_user_part(&v, &old_up);
+	forst_fetch_or_error(rel, otid, &v);
+	forst_version_user_part(&v, &old_up);
 	row = slot_to_row(rel, slot);
 	initStringInfo(&new_up);
 	if (info->codec)
@@ -578,258 +563,5 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	pfree(row);
 	pfree(old_up.data);
 	pfree(new_up.data);
-	return TM_Ok;
-}
-
-/*
- * FOR KEY SHARE and an update that keeps the key do not conflict (heap:
- * "even if there is an update, we can still continue if the key hasn't
- * been modified"), so a KEY SHARE locker need not wait for such an
- * updater; it locks the version it has, v.  True if every version of the
- * key newer than v is a row (no tombstone: no DELETE, no key-changing
- * UPDATE) of a transaction still in progress or aborted.
- */
-static bool
-key_kept_since(ForstTableShared *ts, FstSlice user_part, const ForstVersion *v)
-{
-	ForstKeyVersion *kv;
-	int			n = forst_newer_versions(ts, user_part, v->entry.hdr.seq, &kv);
-	bool		kept = true;
-	int			i;
-
-	for (i = 0; i < n && kept; i++)
-	{
-		const FstEntryHeader *hdr = &kv[i].hdr;
-
-		if (kv[i].hint & FST_MT_HINT_ABORTED)
-			continue;
-		if ((hdr->flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)) ||
-			(kv[i].hint & FST_MT_HINT_COMMITTED) ||
-			TransactionIdIsCurrentTransactionId(hdr->xid))
-			kept = false;		/* not a concurrent writer's version */
-		else if (TransactionIdIsInProgress(hdr->xid))
-		{
-			if (hdr->flags & FST_ENTRY_TOMBSTONE)
-				kept = false;	/* deleted or moved to another key */
-		}
-		else if (TransactionIdDidCommit(hdr->xid))
-			kept = false;
-		/* else aborted: look at the next older version */
-	}
-	pfree(kv);
-	return kept;
-}
-
-/* The error of NOWAIT when a row lock is not available at once. */
-static void
-report_lock_not_available(Relation rel)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-			 errmsg("could not obtain lock on row in relation \"%s\"",
-					RelationGetRelationName(rel))));
-}
-
-/*
- * Locks a key that a moved row's chain leads to, waiting as wait_policy
- * says for a writer of it still in progress; false for SKIP LOCKED when it
- * would wait.  On true, *newest is the key's settled newest version.
- */
-static bool
-lock_key_for_row(Relation rel, ForstTableShared *ts, FstSlice s,
-				 LOCKMODE lmode, LockWaitPolicy wait_policy,
-				 ForstNewest *newest)
-{
-	for (;;)
-	{
-		if (wait_policy == LockWaitBlock)
-			forst_lock_key(rel, s, lmode);
-		else if (!forst_lock_key_try(rel, s, lmode))
-		{
-			if (wait_policy == LockWaitSkip)
-				return false;
-			report_lock_not_available(rel);
-		}
-		forst_find_newest(ts, s, newest);
-		if (!newest->found || !newest->in_progress)
-			return true;
-		forst_unlock_key(rel, s, lmode);
-		if (wait_policy == LockWaitSkip)
-			return false;
-		if (wait_policy == LockWaitError)
-			report_lock_not_available(rel);
-		XactLockTableWait(newest->hdr.xid, rel, NULL, XLTW_Lock);
-	}
-}
-
-/*
- * Follows a row that a key-changing UPDATE moved (the tombstone "moved")
- * to its newest version, possibly across several moves, and locks it
- * there (heap follows the update chain to another page the same way).
- * The keys passed on the way stay locked, like the first one.
- */
-static TM_Result
-follow_moved_row(Relation rel, ForstTableShared *ts, ForstKeyVersion moved,
-				 LOCKMODE lmode, LockWaitPolicy wait_policy, ItemPointer tid,
-				 TupleTableSlot *slot, TM_FailureData *tmfd)
-{
-	int			hops;
-
-	for (hops = 0; hops < 1000; hops++)
-	{
-		FstSlice	s = fst_slice(moved.moved_to, moved.moved_len);
-		ForstNewest newest;
-		ForstKeyVersion next;
-		ForstVersion v;
-
-		CHECK_FOR_INTERRUPTS();
-		if (!lock_key_for_row(rel, ts, s, lmode, wait_policy, &newest))
-			return TM_WouldBlock;
-		switch (newest.found ? chain_after(ts, s, moved.hdr.seq, &next) :
-				FORST_CHAIN_DELETED)
-		{
-			case FORST_CHAIN_DELETED:
-				tmfd->xmax = newest.found ? newest.hdr.xid : InvalidTransactionId;
-				tmfd->cmax = InvalidCommandId;
-				return TM_Deleted;
-			case FORST_CHAIN_MOVED:
-				moved = next;
-				continue;
-			case FORST_CHAIN_HERE:
-				tmfd->traversed = true;
-				forst_tid_set(tid, &newest.loc);
-				fetch_or_error(rel, tid, &v);
-				forst_store_version(slot, &v, RelationGetRelid(rel));
-				forst_version_free(&v);
-				return TM_Ok;
-		}
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_INTERNAL_ERROR),
-			 errmsg("forst: a row of \"%s\" was moved to another key too many times",
-					RelationGetRelationName(rel))));
-	return TM_Deleted;			/* keep compiler quiet */
-}
-
-TM_Result
-forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
-			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
-			   LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
-{
-	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
-	LOCKMODE	lmode = forst_tuple_lock_mode(mode);
-	ForstVersion v;
-	ForstNewest newest;
-	StringInfoData up;
-	FstSlice	s;
-
-	fetch_or_error(rel, tid, &v);
-	version_user_part(&v, &up);
-	s = fst_slice(up.data, up.len);
-	tmfd->traversed = false;
-	tmfd->ctid = *tid;
-
-	for (;;)
-	{
-		if (wait_policy == LockWaitBlock)
-			forst_lock_key(rel, s, lmode);
-		else if (!forst_lock_key_try(rel, s, lmode))
-		{
-			if (wait_policy == LockWaitSkip)
-			{
-				forst_version_free(&v);
-				pfree(up.data);
-				return TM_WouldBlock;
-			}
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("could not obtain lock on row in relation \"%s\"",
-							RelationGetRelationName(rel))));
-		}
-		forst_find_newest(ts, s, &newest);
-		if (!newest.found || !newest.in_progress)
-			break;
-		if (mode == LockTupleKeyShare && key_kept_since(ts, s, &v))
-		{
-			/* the key lock stays held until the end of the transaction */
-			forst_lock_key_keep(rel, s, lmode);
-			forst_store_version(slot, &v, RelationGetRelid(rel));
-			forst_version_free(&v);
-			pfree(up.data);
-			return TM_Ok;
-		}
-		forst_unlock_key(rel, s, lmode);
-		if (wait_policy == LockWaitSkip)
-		{
-			forst_version_free(&v);
-			pfree(up.data);
-			return TM_WouldBlock;
-		}
-		if (wait_policy == LockWaitError)
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("could not obtain lock on row in relation \"%s\"",
-							RelationGetRelationName(rel))));
-		XactLockTableWait(newest.hdr.xid, rel, NULL, XLTW_Lock);
-	}
-
-	if (!newest.found ||
-		((newest.hdr.flags & FST_ENTRY_TOMBSTONE) &&
-		 (newest.mine || !(newest.hdr.flags & FST_ENTRY_MOVED))))
-	{
-		forst_unlock_key(rel, s, lmode);
-		tmfd->xmax = newest.found ? newest.hdr.xid : InvalidTransactionId;
-		tmfd->cmax = InvalidCommandId;
-		forst_version_free(&v);
-		pfree(up.data);
-		return TM_Deleted;
-	}
-	if (newest.hdr.seq != v.entry.hdr.seq && !newest.mine)
-	{
-		ForstKeyVersion moved;
-		ForstChain	chain = chain_after(ts, s, v.entry.hdr.seq, &moved);
-
-		if (chain == FORST_CHAIN_DELETED)
-		{
-			/* deleted and inserted again: a new row, not v's newest version */
-			forst_unlock_key(rel, s, lmode);
-			tmfd->xmax = newest.hdr.xid;
-			tmfd->cmax = InvalidCommandId;
-			forst_version_free(&v);
-			pfree(up.data);
-			return TM_Deleted;
-		}
-		if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
-		{
-			forst_unlock_key(rel, s, lmode);
-			forst_tid_set(&tmfd->ctid, &newest.loc);
-			tmfd->xmax = newest.hdr.xid;
-			tmfd->cmax = InvalidCommandId;
-			forst_version_free(&v);
-			pfree(up.data);
-			return TM_Updated;
-		}
-		if (chain == FORST_CHAIN_MOVED)
-		{
-			/* the row moved to another key: lock it there */
-			forst_version_free(&v);
-			pfree(up.data);
-			return follow_moved_row(rel, ts, moved, lmode, wait_policy, tid,
-									slot, tmfd);
-		}
-	}
-	if (newest.hdr.seq != v.entry.hdr.seq)
-	{
-		/* follow the row to its newest version */
-		tmfd->traversed = !newest.mine;
-		forst_tid_set(tid, &newest.loc);
-		forst_version_free(&v);
-		fetch_or_error(rel, tid, &v);
-	}
-	/* the key lock stays held until the end of the transaction */
-	forst_lock_key_keep(rel, s, lmode);
-	forst_store_version(slot, &v, RelationGetRelid(rel));
-	forst_version_free(&v);
-	pfree(up.data);
 	return TM_Ok;
 }
