@@ -213,16 +213,14 @@ forst_blockshare_publish(void)
 	local_hits = local_misses = 0;
 }
 
-bool
-forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
-					 char **data, size_t *len)
+/* Where the block of (cache_id, offset) is in the ring, if it is there. */
+static bool
+find_block(uint64 cache_id, uint64 offset, uint64 *pos, uint32 *len)
 {
 	SbcKey		key;
 	SbcEntry   *e;
 	uint32		hash;
-	uint64		pos;
-	uint32		n;
-	char	   *copy;
+	bool		found = false;
 
 	if (!forst_blockshare_enabled())
 		return false;
@@ -230,16 +228,29 @@ forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 	hash = get_hash_value(sbc_hash, &key);
 	LWLockAcquire(part_lock(hash), LW_SHARED);
 	e = hash_search_with_hash_value(sbc_hash, &key, hash, HASH_FIND, NULL);
-	if (e == NULL || e->pos < pg_atomic_read_u64(&sbc->valid_from))
+	if (e != NULL && e->pos >= pg_atomic_read_u64(&sbc->valid_from))
 	{
-		LWLockRelease(part_lock(hash));
+		*pos = e->pos;
+		*len = e->len;
+		found = true;
+	}
+	LWLockRelease(part_lock(hash));
+	return found;
+}
+
+bool
+forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
+					 char **data, size_t *len)
+{
+	uint64		pos;
+	uint32		n;
+	char	   *copy;
+
+	if (!find_block(cache_id, offset, &pos, &n))
+	{
 		local_misses++;
 		return false;
 	}
-	pos = e->pos;
-	n = e->len;
-	LWLockRelease(part_lock(hash));
-
 	copy = fst_malloc(n);
 	if (copy == NULL)
 		return false;
@@ -263,28 +274,12 @@ forst_blockshare_peek(void *arg, uint64 cache_id, uint64 offset,
 					  bool (*fn) (void *fnarg, const char *data, size_t len),
 					  void *fnarg)
 {
-	SbcKey		key;
-	SbcEntry   *e;
-	uint32		hash;
 	uint64		pos;
 	uint32		n;
 	bool		ok;
 
-	if (!forst_blockshare_enabled())
-		return false;
-	make_key(&key, cache_id, offset);
-	hash = get_hash_value(sbc_hash, &key);
-	LWLockAcquire(part_lock(hash), LW_SHARED);
-	e = hash_search_with_hash_value(sbc_hash, &key, hash, HASH_FIND, NULL);
-	if (e == NULL || e->pos < pg_atomic_read_u64(&sbc->valid_from))
-	{
-		LWLockRelease(part_lock(hash));
+	if (!find_block(cache_id, offset, &pos, &n))
 		return false;			/* the copying path that follows counts it */
-	}
-	pos = e->pos;
-	n = e->len;
-	LWLockRelease(part_lock(hash));
-
 	ok = fn(fnarg, sbc_ring + pos % sbc->capacity, n);
 	/* as in forst_blockshare_get: an overwrite raised valid_from first */
 	pg_memory_barrier();

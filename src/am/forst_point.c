@@ -79,6 +79,47 @@ memtable_lookup(PointState *ps, int slab, FstSlice user_part)
 }
 
 /*
+ * One version of the key from an SST file (k, v; e decoded), the file's
+ * versions being offered newest first.  Returns true when no later version
+ * of this file can win: the best so far is at least as new, or this one
+ * was accepted (and is now the best, at block and entry).
+ */
+static bool
+offer_version(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
+			  const FstEntry *e, FstSlice k, FstSlice v, uint32 block,
+			  uint32 entry)
+{
+	ForstPointHit *out = ps->out;
+
+	if (out->found && e->hdr.seq <= out->hdr.seq)
+		return true;			/* versions run newest first: none newer here */
+	ps->winner_last = false;
+	if (!ps->accept(ps->arg, NULL, &e->hdr, 0, 0))
+		return false;
+	out->found = true;
+	out->hdr = e->hdr;
+	memset(&out->loc, 0, sizeof(out->loc));
+	out->loc.in_sst = true;
+	out->loc.file_slot = forst_file_slot(&view->rnode, f->file_id);
+	out->loc.block = block;
+	out->loc.entry = entry;
+	out->hint = 0;
+	out->ikey = fst_slice(NULL, 0);
+	out->value = fst_slice(NULL, 0);
+	if (ps->want_entry)
+	{
+		char	   *kc = palloc(k.len + v.len);
+
+		memcpy(kc, k.data, k.len);
+		memcpy(kc + k.len, v.data, v.len);
+		out->ikey = fst_slice(kc, k.len);
+		out->value = fst_slice(kc + k.len, v.len);
+	}
+	ps->winner_last = true;
+	return true;
+}
+
+/*
  * The accepted version of user_part in one SST file, if newer than the best
  * so far.  target is user_part followed by the highest sequence.
  */
@@ -86,7 +127,6 @@ static void
 file_lookup(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 			FstSlice user_part, FstSlice target)
 {
-	ForstPointHit *out = ps->out;
 	FstSstReader *r;
 	FstIter    *it;
 	FstError	err;
@@ -107,6 +147,8 @@ file_lookup(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 		FstSlice	k = fst_iter_key(it);
 		FstSlice	v = fst_iter_value(it);
 		FstEntry	e;
+		uint32		block,
+					entry;
 
 		if (!fst_entry_decode(k, v, &e))
 		{
@@ -119,32 +161,9 @@ file_lookup(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 		if (fst_slice_cmp(e.user_part, user_part) != 0)
 			break;
 		any = true;
-		if (out->found && e.hdr.seq <= out->hdr.seq)
-			break;				/* versions run newest first: none newer here */
-		ps->winner_last = false;
-		if (!ps->accept(ps->arg, NULL, &e.hdr, 0, 0))
-			continue;
-		out->found = true;
-		out->hdr = e.hdr;
-		memset(&out->loc, 0, sizeof(out->loc));
-		out->loc.in_sst = true;
-		out->loc.file_slot = forst_file_slot(&view->rnode, f->file_id);
-		fst_sst_iter_position(it, &out->loc.block, &out->loc.entry);
-		out->hint = 0;
-		out->ikey = fst_slice(NULL, 0);
-		out->value = fst_slice(NULL, 0);
-		if (ps->want_entry)
-		{
-			char	   *kc = palloc(k.len);
-			char	   *vc = palloc(v.len);
-
-			memcpy(kc, k.data, k.len);
-			memcpy(vc, v.data, v.len);
-			out->ikey = fst_slice(kc, k.len);
-			out->value = fst_slice(vc, v.len);
-		}
-		ps->winner_last = true;
-		break;
+		fst_sst_iter_position(it, &block, &entry);
+		if (offer_version(ps, view, f, &e, k, v, block, entry))
+			break;
 	}
 	rc = fst_iter_status(it, &err);
 	fst_iter_destroy(it);
@@ -163,7 +182,6 @@ static bool
 peek_lookup(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 			FstSstReader *r, FstSlice user_part, FstSlice target)
 {
-	ForstPointHit *out = ps->out;
 	FstSstPeek *pk = &ps->peek;
 	int			i;
 
@@ -180,34 +198,9 @@ peek_lookup(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("forst: malformed entry in SST file %llu",
 							(unsigned long long) f->file_id)));
-		if (out->found && e.hdr.seq <= out->hdr.seq)
-			break;				/* versions run newest first: none newer here */
-		ps->winner_last = false;
-		if (!ps->accept(ps->arg, NULL, &e.hdr, 0, 0))
-			continue;
-		out->found = true;
-		out->hdr = e.hdr;
-		memset(&out->loc, 0, sizeof(out->loc));
-		out->loc.in_sst = true;
-		out->loc.file_slot = forst_file_slot(&view->rnode, f->file_id);
-		out->loc.block = pk->block_no;
-		out->loc.entry = pk->v[i].entry_no;
-		out->hint = 0;
-		out->ikey = fst_slice(NULL, 0);
-		out->value = fst_slice(NULL, 0);
-		if (ps->want_entry)
-		{
-			FstSlice	k = pk->v[i].key;
-			FstSlice	v = pk->v[i].value;
-			char	   *kc = palloc(k.len + v.len);
-
-			memcpy(kc, k.data, k.len);
-			memcpy(kc + k.len, v.data, v.len);
-			out->ikey = fst_slice(kc, k.len);
-			out->value = fst_slice(kc + k.len, v.len);
-		}
-		ps->winner_last = true;
-		break;
+		if (offer_version(ps, view, f, &e, pk->v[i].key, pk->v[i].value,
+						  pk->block_no, pk->v[i].entry_no))
+			break;
 	}
 	return true;
 }
