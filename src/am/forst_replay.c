@@ -226,6 +226,7 @@ apply_manifest(const xl_forst_manifest *xlrec)
 					 errhint("Set forst.remote_dir on the standby to the primary's object store.")));
 		}
 	}
+	LWLockAcquire(&ts->write_lock, LW_EXCLUSIVE);
 	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
 	if (visible && standby)
 	{
@@ -245,6 +246,7 @@ apply_manifest(const xl_forst_manifest *xlrec)
 	if (visible && standby && !XLogRecPtrIsInvalid(xlrec->covered_lsn))
 		(void) forst_retire_covered(ts, xlrec->covered_lsn);
 	LWLockRelease(&ts->lock);
+	LWLockRelease(&ts->write_lock);
 }
 
 void

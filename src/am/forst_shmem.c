@@ -184,6 +184,7 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 	if (!found)
 	{
 		LWLockInitialize(&ts->lock, forst_shared->tranche_id);
+		LWLockInitialize(&ts->write_lock, forst_shared->tranche_id);
 		LWLockInitialize(&ts->manifest_lock, forst_shared->tranche_id);
 		pg_atomic_init_u64(&ts->next_file_id, 0);
 		ts->active = -1;
@@ -514,13 +515,14 @@ slab_take(ForstTableShared *ts)
 
 /*
  * Makes the table's active memtable its newest immutable one (the table
- * then has no active memtable).  Caller holds ts->lock exclusively and has
- * checked that there is room among the immutable ones.
+ * then has no active memtable).  Caller holds ts->write_lock and ts->lock
+ * exclusively and has checked that there is room among the immutable ones.
  */
 void
 forst_freeze_active_locked(ForstTableShared *ts)
 {
 	Assert(ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE);
+	Assert(LWLockHeldByMeInMode(&ts->write_lock, LW_EXCLUSIVE));
 	fst_memtable_freeze(forst_slab_memtable(ts->active));
 	forst_shared->slabs[ts->active].state = FORST_SLAB_IMMUTABLE;
 	memmove(&ts->immutable[1], &ts->immutable[0],
@@ -540,7 +542,11 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 		FstCode		rc;
 		int			newslab;
 
-		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+		/*
+		 * write_lock keeps ts->active and its memtable's state still (see
+		 * Locking in forst_shmem.h); readers of the table do not wait.
+		 */
+		LWLockAcquire(&ts->write_lock, LW_EXCLUSIVE);
 		if (ts->active >= 0)
 		{
 			rc = fst_memtable_insert(forst_slab_memtable(ts->active), ikey, value,
@@ -555,29 +561,34 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 				if (lsn > s->last_lsn)
 					s->last_lsn = lsn;
 				*slab_out = ts->active;
-				LWLockRelease(&ts->lock);
+				LWLockRelease(&ts->write_lock);
 				return;
 			}
 			if (rc != FST_FULL)
 			{
-				LWLockRelease(&ts->lock);
+				LWLockRelease(&ts->write_lock);
 				ereport(ERROR,
 						(errcode(ERRCODE_INTERNAL_ERROR),
 						 errmsg("forst: could not insert into a memtable: %s", err.msg)));
 			}
-			if (ts->nimmutable >= FORST_MAX_IMMUTABLE)
-			{
-				/* too many memtables wait for the flush: wait with them */
-				LWLockRelease(&ts->lock);
-				wait_for_slab();
-				continue;
-			}
+		}
+
+		/* switch to a new memtable: also under the lock readers take */
+		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+		if (ts->active >= 0 && ts->nimmutable >= FORST_MAX_IMMUTABLE)
+		{
+			/* too many memtables wait for the flush: wait with them */
+			LWLockRelease(&ts->lock);
+			LWLockRelease(&ts->write_lock);
+			wait_for_slab();
+			continue;
 		}
 		newslab = slab_take(ts);
 		if (newslab < 0)
 		{
 			/* the pool is used up: wait until a flush frees a slab */
 			LWLockRelease(&ts->lock);
+			LWLockRelease(&ts->write_lock);
 			wait_for_slab();
 			continue;
 		}
@@ -585,6 +596,7 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 			forst_freeze_active_locked(ts);
 		ts->active = newslab;
 		LWLockRelease(&ts->lock);
+		LWLockRelease(&ts->write_lock);
 		forst_wake_flusher();
 		/* and try again in the new memtable */
 	}

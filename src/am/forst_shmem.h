@@ -22,9 +22,14 @@
  *
  * Locking.  ForstShared->lock protects the pool's free list and the
  * registry hash.  Each table's ForstTableShared.lock protects its memtable
- * list; inserts into its active memtable hold it exclusively (the memtable
- * allows one writer and lock-free readers), readers take it shared only to
- * copy the list of slabs to read.
+ * list; readers take it shared only to copy the list of slabs to read.
+ * Inserts into the active memtable hold the table's write_lock instead
+ * (the memtable allows one writer and lock-free readers), so that readers
+ * never wait for an insert.  Whoever changes which memtable is active, or
+ * freezes it, holds both: write_lock first, then lock.  A slab's first_lsn
+ * and last_lsn are set by the writer under write_lock alone; readers of
+ * them rely on the writers' in-flight marks (forst_shmem_lsn.c), which
+ * cover an insert from before its WAL record until after those stores.
  *
  *-------------------------------------------------------------------------
  */
@@ -95,6 +100,7 @@ typedef struct ForstTableShared
 {
 	RelFileNode rnode;			/* hash key */
 	LWLock		lock;
+	LWLock		write_lock;		/* one inserter of the active memtable */
 	int			active;			/* slab of the active memtable, or -1 */
 	int			nimmutable;
 	int			immutable[FORST_MAX_IMMUTABLE]; /* newest first */
@@ -277,8 +283,8 @@ extern bool forst_memory_wanted(void);
 /*
  * For forst_shmem_lsn.c: the tables with shared state for which pred is
  * true (up to max; pred runs under forst_shared->lock), and freezing a
- * table's active memtable (caller holds ts->lock exclusively and checked
- * that there is room among the immutable ones).
+ * table's active memtable (caller holds ts->write_lock and ts->lock
+ * exclusively and checked that there is room among the immutable ones).
  */
 extern int	forst_collect_tables(bool (*pred) (ForstTableShared *ts, void *arg),
 								 void *arg, RelFileNode *out, int max);

@@ -38,6 +38,13 @@ oldest_inflight(void)
 		if (p != InvalidXLogRecPtr && p < oldest)
 			oldest = p;
 	}
+
+	/*
+	 * A writer sets its slab's first_lsn before it clears its mark (with a
+	 * barrier between): a cleared mark read above means that the caller's
+	 * later reads of first_lsn see the store.
+	 */
+	pg_read_barrier();
 	return oldest;
 }
 
@@ -98,8 +105,8 @@ forst_table_unflushed_lsn(ForstTableShared *ts)
  * slabs are retired: the flush worker returns them to the pool when no
  * such query is left.  Elsewhere (crash recovery, forst's catch-up replay
  * before anyone reads) they are free at once: nothing else would free
- * them while the replay waits for memory.  Caller holds ts->lock
- * exclusively.  Returns how many memtables it let go.
+ * them while the replay waits for memory.  Caller holds ts->write_lock and
+ * ts->lock exclusively.  Returns how many memtables it let go.
  */
 int
 forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn)
@@ -150,6 +157,7 @@ forst_table_freeze_before(const RelFileNode *rnode, XLogRecPtr lsn)
 
 	if (ts == NULL)
 		return false;
+	LWLockAcquire(&ts->write_lock, LW_EXCLUSIVE);
 	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
 	if (ts->active >= 0)
 	{
@@ -170,6 +178,7 @@ forst_table_freeze_before(const RelFileNode *rnode, XLogRecPtr lsn)
 			pending = true;
 	}
 	LWLockRelease(&ts->lock);
+	LWLockRelease(&ts->write_lock);
 	forst_flush_end(ts);
 	return pending;
 }
@@ -188,6 +197,7 @@ forst_freeze_actives(void)
 		ts = forst_flush_begin(&rnodes[i]);
 		if (ts == NULL)
 			continue;
+		LWLockAcquire(&ts->write_lock, LW_EXCLUSIVE);
 		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
 		if (ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE &&
 			fst_memtable_num_entries(forst_slab_memtable(ts->active)) > 0)
@@ -196,6 +206,7 @@ forst_freeze_actives(void)
 			frozen++;
 		}
 		LWLockRelease(&ts->lock);
+		LWLockRelease(&ts->write_lock);
 		forst_flush_end(ts);
 	}
 	return frozen;
