@@ -149,9 +149,9 @@ extern bool forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v);
 /*
  * Tells forst_fetch_version that an SST version of rel at loc, with these
  * bytes, was just read (a point lookup that the executor's fetch by TID
- * follows): the next fetch of that TID in this transaction copies them
- * instead of finding the block and the entry again.  Rows over a few
- * kilobytes are not kept.
+ * follows): fetches of that TID in this transaction copy them instead of
+ * finding the block and the entry again, until another version is noted.
+ * Rows over a few kilobytes are not kept.
  */
 extern void forst_note_sst_version(Relation rel, const ForstLoc *loc,
 								   FstSlice ikey, FstSlice value);

@@ -183,9 +183,12 @@ forst_find_newest(ForstTableShared *ts, FstSlice user_part, ForstNewest *out)
 /*
  * The SST version a point lookup read last (forst_note_sst_version): an
  * index scan returns a TID and the executor fetches it at once, so the
- * fetch takes the bytes from here.  SST files are immutable, so (relation
- * file, file id, block, entry) names these bytes for as long as the file
- * exists; the note is also tied to one transaction and used once.
+ * fetch takes the bytes from here.  An ON CONFLICT DO UPDATE fetches the
+ * arbiter's version three more times (to lock it, to check the lock, to
+ * update it), so a note is kept until another replaces it.  SST files are
+ * immutable and their ids never reused, so (relation file, file id, block,
+ * entry) names these bytes for as long as the file exists; the note is
+ * also tied to one transaction.
  */
 #define NOTED_MAX	4096
 
@@ -224,7 +227,7 @@ forst_note_sst_version(Relation rel, const ForstLoc *loc, FstSlice ikey,
 	noted.valid = true;
 }
 
-/* The noted bytes of this version, if they are the ones noted; used once. */
+/* A copy of the noted bytes of this version, if they are the ones noted. */
 static char *
 take_noted(const RelFileNode *rnode, uint64 file_id, const ForstLoc *loc,
 		   size_t *klen, size_t *vlen)
@@ -235,7 +238,6 @@ take_noted(const RelFileNode *rnode, uint64 file_id, const ForstLoc *loc,
 		noted.file_id != file_id || noted.block != loc->block ||
 		noted.entry != loc->entry || !RelFileNodeEquals(noted.rnode, *rnode))
 		return NULL;
-	noted.valid = false;
 	*klen = noted.klen;
 	*vlen = noted.vlen;
 	copy = palloc(noted.klen + noted.vlen);
