@@ -177,14 +177,17 @@ forst_mem_bytes() { psql_q -c "SELECT coalesce(sum(memtable_bytes), 0) FROM fors
 
 slot_lag() { psql_q -c "SELECT coalesce(pg_current_wal_lsn() - restart_lsn, 0) FROM pg_replication_slots WHERE slot_name = 'forst'"; }
 
-# Bytes of the relation and its indexes (heap) or of SST files in the
-# remote directory (forst).
+# Bytes of the relation and its indexes (heap) or of the live SST files of
+# the table's current manifest (forst).  Not the remote directory's size:
+# that also holds the files compactions replaced, which garbage collection
+# keeps for forst.gc_grace (10 minutes by default), several times the live
+# state right after a bulk load.
 table_bytes()
 {
 	if [ "$1" = h ]; then
 		psql_q -c "SELECT pg_total_relation_size('h')"
 	else
-		du -sb "$data/forst/remote" | cut -f1
+		psql_q -c "SELECT coalesce(sum(sst_bytes), 0) FROM forst.tables WHERE \"table\"::text = 'f'"
 	fi
 }
 
@@ -295,7 +298,7 @@ run_phase()
 	psql_q -c "CHECKPOINT"
 	printf '%s\th\t%s\t%s\t%s\t%s\t0\n' "$phase" "$rows" "$th" "$(table_bytes h)" "$(slot_lag)" >>"$LOADS"
 	printf '%s\tf\t%s\t%s\t%s\t%s\t%s\n' "$phase" "$rows" "$tf" "$(table_bytes f)" "$(slot_lag)" "$(forst_mem_bytes f)" >>"$LOADS"
-	log "loaded: heap ${th}s $(table_bytes h) bytes, forst ${tf}s $(table_bytes f) bytes in SSTs"
+	log "loaded: heap ${th}s $(table_bytes h) bytes, forst ${tf}s $(table_bytes f) bytes in live SSTs ($(du -sb "$data/forst/remote" | cut -f1) bytes in the remote dir, replaced files included)"
 	for wl in upsert read; do
 		for c in $CLIENTS; do
 			for t in h f; do
