@@ -231,8 +231,10 @@ IPC::Run::run(
 	[ "$bindir/pg_waldump", '-p', $node->data_dir . '/pg_wal', '-s', $start, '-e', $end,
 	  '-r', 'custom163' ],
 	'>', \$stdout, '2>', \$stderr);
-like($stdout, qr/^rmgr: custom163 .*desc: UNKNOWN \(0\) rmid: 163$/m,
-	'pg_waldump lists forst records (as custom163)');
+like($stdout, qr/^rmgr: custom163 .*desc: UNKNOWN \(50\) rmid: 163$/m,
+	'pg_waldump lists forst records (as custom163; a row in the short form, PUT_ROW)');
+like($stdout, qr/^rmgr: custom163 .*desc: UNKNOWN \(40\) rmid: 163$/m,
+	'and a tombstone in the short form, PUT_SHORT');
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_walinspect');
 my $recs = $node->safe_psql(
 	'postgres', qq{

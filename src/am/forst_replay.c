@@ -259,18 +259,19 @@ forst_replay_record(XLogReaderState *record)
 	switch (info)
 	{
 		case XLOG_FORST_PUT:
+		case XLOG_FORST_PUT_SHORT:
+		case XLOG_FORST_PUT_ROW:
 			{
-				xl_forst_put xlrec;
+				RelFileNode rnode;
+				FstSlice	ikey;
+				FstSlice	value;
+				char	   *owned;
 
-				if (len < SizeOfForstPut)
+				if (!forst_wal_decode_put(record, &rnode, &ikey, &value, &owned))
 					goto bad;
-				memcpy(&xlrec, data, SizeOfForstPut);
-				if (len != SizeOfForstPut + (Size) xlrec.klen + xlrec.vlen)
-					goto bad;
-				apply_put(&xlrec.rnode,
-						  fst_slice(data + SizeOfForstPut, xlrec.klen),
-						  fst_slice(data + SizeOfForstPut + xlrec.klen, xlrec.vlen),
-						  record->ReadRecPtr);
+				apply_put(&rnode, ikey, value, record->ReadRecPtr);
+				if (owned)
+					pfree(owned);
 				break;
 			}
 		case XLOG_FORST_MANIFEST:
@@ -323,6 +324,8 @@ forst_identify(uint8 info)
 	switch (info & ~XLR_INFO_MASK)
 	{
 		case XLOG_FORST_PUT:
+		case XLOG_FORST_PUT_SHORT:
+		case XLOG_FORST_PUT_ROW:
 			return "PUT";
 		case XLOG_FORST_CREATE:
 			return "CREATE";
@@ -341,26 +344,27 @@ forst_desc(StringInfo buf, XLogReaderState *record)
 	char	   *data = XLogRecGetData(record);
 	Size		len = XLogRecGetDataLen(record);
 
-	if (info == XLOG_FORST_PUT && len >= SizeOfForstPut)
+	if (info == XLOG_FORST_PUT || info == XLOG_FORST_PUT_SHORT ||
+		info == XLOG_FORST_PUT_ROW)
 	{
-		xl_forst_put xlrec;
+		RelFileNode rnode;
+		FstSlice	ikey;
+		FstSlice	value;
 		FstEntry	e;
+		char	   *owned = NULL;
 
-		memcpy(&xlrec, data, SizeOfForstPut);
-		appendStringInfo(buf, "rel %u/%u/%u",
-						 xlrec.rnode.spcNode, xlrec.rnode.dbNode,
-						 xlrec.rnode.relNode);
-		if (len == SizeOfForstPut + (Size) xlrec.klen + xlrec.vlen &&
-			fst_entry_decode(fst_slice(data + SizeOfForstPut, xlrec.klen),
-							 fst_slice(data + SizeOfForstPut + xlrec.klen, xlrec.vlen),
-							 &e))
-			appendStringInfo(buf, "; seq " UINT64_FORMAT "; xid %u; cid %u; %s; key group %u; key %u bytes; row %u bytes",
+		if (forst_wal_decode_put(record, &rnode, &ikey, &value, &owned) &&
+			fst_entry_decode(ikey, value, &e))
+			appendStringInfo(buf, "rel %u/%u/%u; seq " UINT64_FORMAT "; xid %u; cid %u; %s; key group %u; key %u bytes; row %u bytes",
+							 rnode.spcNode, rnode.dbNode, rnode.relNode,
 							 e.hdr.seq, e.hdr.xid, e.hdr.cid,
 							 (e.hdr.flags & FST_ENTRY_TOMBSTONE) ? "tombstone" : "row",
 							 e.key_group, (unsigned) e.user_key.len,
 							 (unsigned) e.payload.len);
 		else
-			appendStringInfoString(buf, "; malformed");
+			appendStringInfo(buf, "malformed (info 0x%02X, %zu bytes)", info, len);
+		if (owned)
+			pfree(owned);
 	}
 	else if ((info == XLOG_FORST_CREATE || info == XLOG_FORST_DROP) &&
 			 len == sizeof(xl_forst_rel))

@@ -412,21 +412,10 @@ forst_wal_advance_slot(XLogRecPtr flushed_upto)
 XLogRecPtr
 forst_wal_log_put(ForstTableShared *ts, FstSlice ikey, FstSlice value)
 {
-	xl_forst_put xlrec;
-
 	forst_wal_check_writable();
 	forst_wal_ensure_ready();
 	ensure_slot();
-	memset(&xlrec, 0, sizeof(xlrec));
-	xlrec.rnode = ts->rnode;
-	xlrec.klen = (uint32) ikey.len;
-	xlrec.vlen = (uint32) value.len;
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, SizeOfForstPut);
-	XLogRegisterData((char *) ikey.data, ikey.len);
-	XLogRegisterData((char *) value.data, value.len);
-	(void) XLogInsert(FORST_RMGR_ID, XLOG_FORST_PUT);
-	return ProcLastRecPtr;
+	return forst_wal_insert_put(&ts->rnode, ikey, value);
 }
 
 /*

@@ -12,6 +12,9 @@
  *			9-byte entry header flags/xid/cid, then the minimal tuple or
  *			nothing for a tombstone).  One entry version.  Written by
  *			put_version() before the memtable insert, under the key lock.
+ *			Usually in a short form, PUT_SHORT or PUT_ROW, that leaves out
+ *			what redo recomputes (forst_wal_put.c); redo rebuilds the same
+ *			key and value from any form.
  *	CREATE	xl_forst_rel.  A new relfilenode was created for a forst table
  *			(CREATE TABLE, TRUNCATE, rewrites): whatever state a replay
  *			may have built for that number belongs to an earlier, dropped
@@ -58,6 +61,8 @@
 #define XLOG_FORST_CREATE		0x10
 #define XLOG_FORST_DROP			0x20
 #define XLOG_FORST_MANIFEST		0x30
+#define XLOG_FORST_PUT_SHORT	0x40	/* PUT without xid and lengths */
+#define XLOG_FORST_PUT_ROW		0x50	/* ... and without a row's prefix */
 
 typedef struct xl_forst_put
 {
@@ -80,6 +85,17 @@ typedef struct xl_forst_manifest
 	uint64		version;		/* manifest version now current */
 	XLogRecPtr	covered_lsn;	/* entries logged before it are flushed */
 } xl_forst_manifest;
+
+/*
+ * forst_wal_put.c: a PUT in its shortest form (returns the record's start
+ * LSN), and any form decoded into the internal key and value (false if
+ * the record is malformed; *owned, if not NULL, is a palloc'd copy that
+ * value points into, for the caller to free).
+ */
+extern XLogRecPtr forst_wal_insert_put(const RelFileNode *rnode, FstSlice ikey,
+									   FstSlice value);
+extern bool forst_wal_decode_put(XLogReaderState *record, RelFileNode *rnode,
+								 FstSlice *ikey, FstSlice *value, char **owned);
 
 /* forst_wal.c: set-up, logging, slot, readiness */
 extern void forst_wal_init(void);
