@@ -103,17 +103,16 @@ put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 
 	/*
 	 * WAL first (see forst_wal.h), still under the key lock.  Until the
-	 * entry is in a memtable, this backend's in-flight mark keeps the flush
+	 * entry is in a memtable, this backend's in-flight mark (cleared by an
+	 * abort if an error comes between, forst_pin.c) keeps the flush
 	 * from advancing forst's slot past the record.
 	 */
-	pg_atomic_write_u64(FORST_INFLIGHT(MyBackendId), GetXLogInsertRecPtr());
-	pg_memory_barrier();
+	forst_inflight_set(GetXLogInsertRecPtr());
 	lsn = forst_wal_log_put(ts, fst_slice(ikey, ikey_len),
 							fst_slice(value, value_len));
 	forst_memtable_put(ts, fst_slice(ikey, ikey_len),
 					   fst_slice(value, value_len), lsn, &loc->slab, &loc->ref);
-	pg_memory_barrier();
-	pg_atomic_write_u64(FORST_INFLIGHT(MyBackendId), 0);
+	forst_inflight_clear();
 	if (ikey != ikey_buf)
 		pfree(ikey);
 	if (value != value_buf)

@@ -36,6 +36,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/backendid.h"
+#include "storage/ipc.h"
 
 #include "forst.h"
 #include "forst_shmem.h"
@@ -140,15 +141,59 @@ pin_ExecutorEnd(QueryDesc *queryDesc)
 		unpin();
 }
 
+/*
+ * The in-flight mark of a write (see put_entry in forst_dml.c): set before
+ * its WAL record, cleared after its memtable insert.  An error between the
+ * two (a cancel while the writer waits for memtable memory, a memory
+ * deadlock) skips the clear, so aborts and exits clear it too: a mark left
+ * behind would hold forst's slot, and every covered_lsn, at its LSN.
+ */
+static bool inflight_exit_registered = false;
+
+static void
+inflight_clear(void)
+{
+	if (MyBackendId != InvalidBackendId &&
+		pg_atomic_read_u64(FORST_INFLIGHT(MyBackendId)) != 0)
+		pg_atomic_write_u64(FORST_INFLIGHT(MyBackendId), 0);
+}
+
+static void
+inflight_exit(int code, Datum arg)
+{
+	inflight_clear();
+}
+
+void
+forst_inflight_set(XLogRecPtr lsn)
+{
+	if (!inflight_exit_registered)
+	{
+		before_shmem_exit(inflight_exit, (Datum) 0);
+		inflight_exit_registered = true;
+	}
+	pg_atomic_write_u64(FORST_INFLIGHT(MyBackendId), lsn);
+	pg_memory_barrier();
+}
+
+void
+forst_inflight_clear(void)
+{
+	pg_memory_barrier();
+	pg_atomic_write_u64(FORST_INFLIGHT(MyBackendId), 0);
+}
+
 static void
 pin_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			inflight_clear();
+			/* FALLTHROUGH */
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
 			unpin();
 			exec_depth = 0;
@@ -159,6 +204,14 @@ pin_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+static void
+pin_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		inflight_clear();
+}
+
 void
 forst_pin_init(void)
 {
@@ -167,4 +220,5 @@ forst_pin_init(void)
 	prev_ExecutorEnd = ExecutorEnd_hook;
 	ExecutorEnd_hook = pin_ExecutorEnd;
 	RegisterXactCallback(pin_xact_callback, NULL);
+	RegisterSubXactCallback(pin_subxact_callback, NULL);
 }

@@ -215,6 +215,8 @@ extern int	forst_tables_count(void);
 extern void forst_pin_init(void);
 extern void forst_pin(void);
 extern void forst_pin_until_commit(void);
+extern void forst_inflight_set(XLogRecPtr lsn);
+extern void forst_inflight_clear(void);
 extern bool forst_slab_reusable(uint64 retired_epoch, const bool *skip);
 extern int	forst_slab_blocker(uint64 retired_epoch);
 extern ForstTableShared *forst_compact_begin(const RelFileNode *rnode);
