@@ -151,7 +151,9 @@ forst_wal_decode_put(XLogReaderState *record, RelFileNode *rnode,
 		return false;
 	plen = len - SHORT_HDR - klen;
 	prefix = info == XLOG_FORST_PUT_ROW ? ROW_PREFIX : 0;
-	if (prefix > 0 && (flags & FST_ENTRY_TOMBSTONE))
+	/* a row has at least a minimal tuple's header */
+	if (prefix > 0 && ((flags & FST_ENTRY_TOMBSTONE) ||
+					   prefix + plen < SizeofMinimalTupleHeader))
 		return false;
 
 	/* the value as stored: entry header, then the payload */
