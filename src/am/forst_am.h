@@ -224,4 +224,13 @@ extern Oid	forst_table_am_oid(void);
 /* forst_utility.c */
 extern void forst_utility_init(void);
 
+/*
+ * forst_publication.c: publications cannot carry forst tables' changes.
+ * Refuses CREATE/ALTER PUBLICATION naming a forst table and warns about
+ * ones that cover forst tables (FOR ALL TABLES, TABLES IN SCHEMA); warns
+ * when a new forst table (relid) falls under such a publication.
+ */
+extern void forst_check_publication_stmt(Node *parsetree);
+extern void forst_check_new_table_published(Oid relid);
+
 #endif							/* FORST_AM_H */

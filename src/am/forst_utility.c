@@ -401,6 +401,10 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	if (IsA(parsetree, DropdbStmt) && forst_preloaded)
 		dropped_db = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
 
+	if ((IsA(parsetree, CreatePublicationStmt) ||
+		 IsA(parsetree, AlterPublicationStmt)) && forst_preloaded)
+		forst_check_publication_stmt(parsetree);
+
 	if (OidIsValid(migrating))
 		call_next_migrating(pstmt, queryString, readOnlyTree, context, params,
 							queryEnv, dest, qc);
@@ -410,6 +414,13 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 
 	if (OidIsValid(dropped_db))
 		forst_drop_database_at_commit(dropped_db);
+
+	/* a new forst table under a publication for all tables or its schema */
+	if (forst_preloaded && IsA(parsetree, CreateStmt) && rewrite)
+		forst_check_new_table_published(RangeVarGetRelid(((CreateStmt *) parsetree)->relation,
+														 NoLock, true));
+	else if (OidIsValid(migrating))
+		forst_check_new_table_published(migrating);
 }
 
 void

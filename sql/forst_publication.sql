@@ -1,0 +1,44 @@
+-- Publications and forst tables (src/am/forst_publication.c): logical
+-- decoding cannot see forst tables' changes, so naming one in a
+-- publication is refused and publications that would cover one warn.
+\set VERBOSITY default
+CREATE EXTENSION forst;
+SET client_min_messages = warning;
+
+CREATE TABLE pub_f (k bigint PRIMARY KEY, v text) USING forst;
+CREATE TABLE pub_h (k bigint PRIMARY KEY, v text);
+
+-- naming a forst table: refused, with the reason and a hint
+CREATE PUBLICATION pub_a FOR TABLE pub_f;
+CREATE PUBLICATION pub_a FOR TABLE pub_h, pub_f;
+SELECT count(*) AS publications FROM pg_publication WHERE pubname = 'pub_a';
+
+-- a heap table is fine; adding a forst table later is refused too
+CREATE PUBLICATION pub_a FOR TABLE pub_h;
+ALTER PUBLICATION pub_a ADD TABLE pub_f;
+ALTER PUBLICATION pub_a SET TABLE pub_h, pub_f;
+SELECT array_agg(tablename ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'pub_a';
+ALTER PUBLICATION pub_a DROP TABLE pub_h;
+
+-- a heap table in a publication cannot become a forst table
+ALTER PUBLICATION pub_a ADD TABLE pub_h;
+ALTER TABLE pub_h SET ACCESS METHOD forst;
+SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'pub_h';
+
+-- publications that cover forst tables without naming them: a warning
+CREATE PUBLICATION pub_all FOR ALL TABLES;
+CREATE SCHEMA pub_s;
+CREATE TABLE pub_s.f1 (k int PRIMARY KEY) USING forst;
+CREATE PUBLICATION pub_schema FOR TABLES IN SCHEMA pub_s;
+-- and a forst table created under them
+CREATE TABLE pub_s.f2 (k int PRIMARY KEY) USING forst;
+-- a heap table there: nothing to say
+CREATE TABLE pub_s.h1 (k int PRIMARY KEY);
+
+DROP PUBLICATION pub_a, pub_all, pub_schema;
+-- no publication left: no warning
+CREATE TABLE pub_s.f3 (k int PRIMARY KEY) USING forst;
+DROP SCHEMA pub_s CASCADE;
+DROP TABLE pub_f, pub_h;
+RESET client_min_messages;
+DROP EXTENSION forst;

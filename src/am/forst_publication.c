@@ -1,0 +1,196 @@
+/*-------------------------------------------------------------------------
+ *
+ * forst_publication.c
+ *	  Logical replication and forst tables: refused where PostgreSQL would
+ *	  otherwise publish nothing without saying so.
+ *
+ * Logical decoding turns WAL into row changes only for the resource
+ * managers that have a decode callback.  forst writes its rows as its own
+ * WAL records (forst_wal.h), and forst's resource manager has no decode
+ * callback, so a publication that contains a forst table sends none of its
+ * changes: a subscriber would quietly fall behind.  So:
+ *
+ *	- naming a forst table in CREATE/ALTER PUBLICATION ... TABLE is an
+ *	  error (0A000, with a hint);
+ *	- a publication FOR ALL TABLES or FOR TABLES IN SCHEMA that covers
+ *	  forst tables, and a forst table created where such a publication
+ *	  covers it, get a WARNING that names what will not be published.
+ *
+ * Physical replication is unaffected: streaming standbys replay forst's
+ * records (forst_replay.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_publication.h"
+#include "commands/defrem.h"
+#include "nodes/parsenodes.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "forst.h"
+#include "forst_am.h"
+
+#define NOT_DECODED_DETAIL \
+	"Logical decoding does not see the changes of forst tables: forst writes them as WAL records of its own, which it does not decode."
+#define NOT_DECODED_HINT \
+	"Publish heap tables only, or replicate the whole server with a streaming standby, which replays forst tables."
+
+/* Whether relid is a forst table (false if it does not exist). */
+static bool
+relid_is_forst(Oid relid)
+{
+	Relation	rel;
+	bool		result;
+
+	if (!OidIsValid(relid))
+		return false;
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+		return false;
+	result = rel->rd_rel->relkind == RELKIND_RELATION &&
+		forst_is_forst_relation(rel);
+	relation_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
+ * How many forst tables there are in namespace nspid (InvalidOid: in the
+ * whole database).
+ */
+static int
+count_forst_tables(Oid nspid)
+{
+	Relation	classrel = table_open(RelationRelationId, AccessShareLock);
+	TableScanDesc scan = table_beginscan_catalog(classrel, 0, NULL);
+	HeapTuple	tup;
+	int			n = 0;
+	Oid			forst_am = get_table_am_oid("forst", true);
+
+	if (!OidIsValid(forst_am))
+	{
+		table_endscan(scan);
+		table_close(classrel, AccessShareLock);
+		return 0;
+	}
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
+
+		if (c->relkind == RELKIND_RELATION && c->relam == forst_am &&
+			c->relpersistence == RELPERSISTENCE_PERMANENT &&
+			(!OidIsValid(nspid) || c->relnamespace == nspid))
+			n++;
+	}
+	table_endscan(scan);
+	table_close(classrel, AccessShareLock);
+	return n;
+}
+
+static void
+warn_covered(const char *pubname, int n, const char *where)
+{
+	if (n > 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("publication \"%s\" will not publish the changes of %d forst table%s %s",
+						pubname, n, n == 1 ? "" : "s", where),
+				 errdetail(NOT_DECODED_DETAIL),
+				 errhint(NOT_DECODED_HINT)));
+}
+
+/* The checks for CREATE/ALTER PUBLICATION's objects. */
+static void
+check_pubobjects(const char *pubname, List *pubobjects, bool for_all_tables,
+				 bool adding)
+{
+	ListCell   *lc;
+
+	if (for_all_tables)
+		warn_covered(pubname, count_forst_tables(InvalidOid), "in this database");
+	if (!adding)
+		return;
+	foreach(lc, pubobjects)
+	{
+		PublicationObjSpec *obj = lfirst(lc);
+
+		if (obj->pubobjtype == PUBLICATIONOBJ_TABLE && obj->pubtable != NULL &&
+			relid_is_forst(RangeVarGetRelid(obj->pubtable->relation, NoLock, true)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("forst table \"%s\" cannot be added to publication \"%s\"",
+							obj->pubtable->relation->relname, pubname),
+					 errdetail(NOT_DECODED_DETAIL),
+					 errhint(NOT_DECODED_HINT)));
+		else if (obj->pubobjtype == PUBLICATIONOBJ_TABLES_IN_SCHEMA ||
+				 obj->pubobjtype == PUBLICATIONOBJ_TABLES_IN_CUR_SCHEMA)
+		{
+			Oid			nspid;
+			char	   *where;
+
+			if (obj->pubobjtype == PUBLICATIONOBJ_TABLES_IN_SCHEMA)
+				nspid = get_namespace_oid(obj->name, true);
+			else
+			{
+				List	   *path = fetch_search_path(false);
+
+				nspid = path != NIL ? linitial_oid(path) : InvalidOid;
+			}
+			if (!OidIsValid(nspid))
+				continue;		/* PostgreSQL reports the missing schema */
+			where = psprintf("in schema \"%s\"", get_namespace_name(nspid));
+			warn_covered(pubname, count_forst_tables(nspid), where);
+		}
+	}
+}
+
+void
+forst_check_publication_stmt(Node *parsetree)
+{
+	if (IsA(parsetree, CreatePublicationStmt))
+	{
+		CreatePublicationStmt *stmt = (CreatePublicationStmt *) parsetree;
+
+		check_pubobjects(stmt->pubname, stmt->pubobjects, stmt->for_all_tables,
+						 true);
+	}
+	else if (IsA(parsetree, AlterPublicationStmt))
+	{
+		AlterPublicationStmt *stmt = (AlterPublicationStmt *) parsetree;
+
+		check_pubobjects(stmt->pubname, stmt->pubobjects, stmt->for_all_tables,
+						 stmt->action != AP_DropObjects);
+	}
+}
+
+void
+forst_check_new_table_published(Oid relid)
+{
+	List	   *pubs;
+	ListCell   *lc;
+
+	if (!relid_is_forst(relid))
+		return;
+	pubs = list_concat(GetAllTablesPublications(),
+					   GetSchemaPublications(get_rel_namespace(relid)));
+	foreach(lc, pubs)
+	{
+		char	   *pubname = get_publication_name(lfirst_oid(lc), true);
+
+		if (pubname != NULL)
+			ereport(WARNING,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("publication \"%s\" will not publish the changes of forst table \"%s\"",
+							pubname, get_rel_name(relid)),
+					 errdetail(NOT_DECODED_DETAIL),
+					 errhint(NOT_DECODED_HINT)));
+	}
+}
