@@ -25,6 +25,24 @@ ALTER PUBLICATION pub_a ADD TABLE pub_h;
 ALTER TABLE pub_h SET ACCESS METHOD forst;
 SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'pub_h';
 
+-- partitioned tables: a forst partition's changes would go through its
+-- parent's publication, so neither can be published
+CREATE TABLE pub_p (k int, v int) PARTITION BY RANGE (k);
+CREATE TABLE pub_p1 PARTITION OF pub_p (PRIMARY KEY (k)) FOR VALUES FROM (0) TO (10) USING forst;
+CREATE PUBLICATION pub_b FOR TABLE pub_p;
+CREATE TABLE pub_q (k int, v int) PARTITION BY RANGE (k);
+CREATE PUBLICATION pub_b FOR TABLE pub_q;
+CREATE TABLE pub_q1 PARTITION OF pub_q (PRIMARY KEY (k)) FOR VALUES FROM (0) TO (10) USING forst;
+SELECT count(*) AS partitions FROM pg_inherits WHERE inhparent = 'pub_q'::regclass;
+-- a heap partition is fine
+CREATE TABLE pub_q2 PARTITION OF pub_q FOR VALUES FROM (10) TO (20);
+-- attaching a forst table is refused
+CREATE TABLE pub_q3 (k int PRIMARY KEY, v int) USING forst;
+ALTER TABLE pub_q ATTACH PARTITION pub_q3 FOR VALUES FROM (20) TO (30);
+DROP TABLE pub_q3;
+DROP PUBLICATION pub_b;
+DROP TABLE pub_p, pub_q;
+
 -- publications that cover forst tables without naming them: a warning
 CREATE PUBLICATION pub_all FOR ALL TABLES;
 CREATE SCHEMA pub_s;

@@ -232,5 +232,6 @@ extern void forst_utility_init(void);
  */
 extern void forst_check_publication_stmt(Node *parsetree);
 extern void forst_check_new_table_published(Oid relid);
+extern void forst_check_attach_partition(AlterTableStmt *stmt);
 
 #endif							/* FORST_AM_H */

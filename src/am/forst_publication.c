@@ -11,7 +11,9 @@
  * changes: a subscriber would quietly fall behind.  So:
  *
  *	- naming a forst table in CREATE/ALTER PUBLICATION ... TABLE is an
- *	  error (0A000, with a hint);
+ *	  error (0A000, with a hint), and so is naming a partitioned table
+ *	  with a forst partition, or creating a forst partition of a
+ *	  partitioned table that is published;
  *	- a publication FOR ALL TABLES or FOR TABLES IN SCHEMA that covers
  *	  forst tables, and a forst table created where such a publication
  *	  covers it, get a WARNING that names what will not be published.
@@ -29,7 +31,9 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_publication.h"
 #include "commands/defrem.h"
 #include "nodes/parsenodes.h"
@@ -95,6 +99,36 @@ count_forst_tables(Oid nspid)
 	return n;
 }
 
+/* Refuses publishing relid: a forst table, or a forst partition of it. */
+static void
+refuse_published(Oid relid, const char *pubname)
+{
+	List	   *rels;
+	ListCell   *lc;
+
+	if (!OidIsValid(relid))
+		return;					/* PostgreSQL reports the missing table */
+	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+		rels = find_all_inheritors(relid, AccessShareLock, NULL);
+	else
+		rels = list_make1_oid(relid);
+	foreach(lc, rels)
+	{
+		Oid			r = lfirst_oid(lc);
+
+		if (relid_is_forst(r))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 r == relid ?
+					 errmsg("forst table \"%s\" cannot be added to publication \"%s\"",
+							get_rel_name(r), pubname) :
+					 errmsg("table \"%s\" cannot be added to publication \"%s\": its partition \"%s\" is a forst table",
+							get_rel_name(relid), pubname, get_rel_name(r)),
+					 errdetail(NOT_DECODED_DETAIL),
+					 errhint(NOT_DECODED_HINT)));
+	}
+}
+
 static void
 warn_covered(const char *pubname, int n, const char *where)
 {
@@ -122,14 +156,9 @@ check_pubobjects(const char *pubname, List *pubobjects, bool for_all_tables,
 	{
 		PublicationObjSpec *obj = lfirst(lc);
 
-		if (obj->pubobjtype == PUBLICATIONOBJ_TABLE && obj->pubtable != NULL &&
-			relid_is_forst(RangeVarGetRelid(obj->pubtable->relation, NoLock, true)))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("forst table \"%s\" cannot be added to publication \"%s\"",
-							obj->pubtable->relation->relname, pubname),
-					 errdetail(NOT_DECODED_DETAIL),
-					 errhint(NOT_DECODED_HINT)));
+		if (obj->pubobjtype == PUBLICATIONOBJ_TABLE && obj->pubtable != NULL)
+			refuse_published(RangeVarGetRelid(obj->pubtable->relation, NoLock, true),
+							 pubname);
 		else if (obj->pubobjtype == PUBLICATIONOBJ_TABLES_IN_SCHEMA ||
 				 obj->pubobjtype == PUBLICATIONOBJ_TABLES_IN_CUR_SCHEMA)
 		{
@@ -171,6 +200,47 @@ forst_check_publication_stmt(Node *parsetree)
 	}
 }
 
+/* Refuses a forst partition under a published parent (or its ancestors). */
+static void
+refuse_published_parent(Oid parent)
+{
+	List	   *parents = list_concat(list_make1_oid(parent),
+									  get_partition_ancestors(parent));
+	ListCell   *lc;
+
+	foreach(lc, parents)
+	{
+		List	   *pubs = GetRelationPublications(lfirst_oid(lc));
+
+		if (pubs != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a forst table cannot be a partition of \"%s\", which is in publication \"%s\"",
+							get_rel_name(lfirst_oid(lc)),
+							get_publication_name(linitial_oid(pubs), false)),
+					 errdetail(NOT_DECODED_DETAIL),
+					 errhint(NOT_DECODED_HINT)));
+	}
+}
+
+void
+forst_check_attach_partition(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst(lc);
+		PartitionCmd *pc;
+
+		if (cmd->subtype != AT_AttachPartition || !IsA(cmd->def, PartitionCmd))
+			continue;
+		pc = (PartitionCmd *) cmd->def;
+		if (relid_is_forst(RangeVarGetRelid(pc->name, NoLock, true)))
+			refuse_published_parent(RangeVarGetRelid(stmt->relation, NoLock, true));
+	}
+}
+
 void
 forst_check_new_table_published(Oid relid)
 {
@@ -179,6 +249,11 @@ forst_check_new_table_published(Oid relid)
 
 	if (!relid_is_forst(relid))
 		return;
+
+	/* a partition: a publication of an ancestor would carry its changes */
+	if (get_rel_relispartition(relid))
+		refuse_published_parent(get_partition_parent(relid, false));
+
 	pubs = list_concat(GetAllTablesPublications(),
 					   GetSchemaPublications(get_rel_namespace(relid)));
 	foreach(lc, pubs)

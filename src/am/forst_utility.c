@@ -404,6 +404,8 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	if ((IsA(parsetree, CreatePublicationStmt) ||
 		 IsA(parsetree, AlterPublicationStmt)) && forst_preloaded)
 		forst_check_publication_stmt(parsetree);
+	if (IsA(parsetree, AlterTableStmt) && forst_preloaded)
+		forst_check_attach_partition((AlterTableStmt *) parsetree);
 
 	if (OidIsValid(migrating))
 		call_next_migrating(pstmt, queryString, readOnlyTree, context, params,
