@@ -48,24 +48,6 @@
 #define NOT_DECODED_HINT \
 	"Publish heap tables only, or replicate the whole server with a streaming standby, which replays forst tables."
 
-/* Whether relid is a forst table (false if it does not exist). */
-static bool
-relid_is_forst(Oid relid)
-{
-	Relation	rel;
-	bool		result;
-
-	if (!OidIsValid(relid))
-		return false;
-	rel = try_relation_open(relid, AccessShareLock);
-	if (rel == NULL)
-		return false;
-	result = rel->rd_rel->relkind == RELKIND_RELATION &&
-		forst_is_forst_relation(rel);
-	relation_close(rel, AccessShareLock);
-	return result;
-}
-
 /*
  * How many forst tables there are in namespace nspid (InvalidOid: in the
  * whole database).
@@ -116,7 +98,7 @@ refuse_published(Oid relid, const char *pubname)
 	{
 		Oid			r = lfirst_oid(lc);
 
-		if (relid_is_forst(r))
+		if (forst_relid_is_forst_table(r))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 r == relid ?
@@ -236,7 +218,7 @@ forst_check_attach_partition(AlterTableStmt *stmt)
 		if (cmd->subtype != AT_AttachPartition || !IsA(cmd->def, PartitionCmd))
 			continue;
 		pc = (PartitionCmd *) cmd->def;
-		if (relid_is_forst(RangeVarGetRelid(pc->name, NoLock, true)))
+		if (forst_relid_is_forst_table(RangeVarGetRelid(pc->name, NoLock, true)))
 			refuse_published_parent(RangeVarGetRelid(stmt->relation, NoLock, true));
 	}
 }
@@ -247,7 +229,7 @@ forst_check_new_table_published(Oid relid)
 	List	   *pubs;
 	ListCell   *lc;
 
-	if (!relid_is_forst(relid))
+	if (!forst_relid_is_forst_table(relid))
 		return;
 
 	/* a partition: a publication of an ancestor would carry its changes */

@@ -52,18 +52,7 @@ is_forst_am_name(const char *am)
 static bool
 rangevar_is_forst(RangeVar *rv)
 {
-	Oid			relid = RangeVarGetRelid(rv, NoLock, true);
-	Relation	rel;
-	bool		result;
-
-	if (!OidIsValid(relid))
-		return false;
-	rel = try_relation_open(relid, AccessShareLock);
-	if (rel == NULL)
-		return false;
-	result = rel->rd_rel->relkind == RELKIND_RELATION && forst_is_forst_relation(rel);
-	relation_close(rel, AccessShareLock);
-	return result;
+	return forst_relid_is_forst_table(RangeVarGetRelid(rv, NoLock, true));
 }
 
 /*
