@@ -218,13 +218,13 @@ extern TM_Result forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot
 /* forst_tableam.c */
 extern const TableAmRoutine *forst_table_am_routine(void);
 extern bool forst_is_forst_relation(Relation rel);
-/* Whether relid is a plain forst table (false if it does not exist). */
-extern bool forst_relid_is_forst_table(Oid relid);
 extern bool forst_relation_has_rows(Relation rel);
 extern Oid	forst_table_am_oid(void);
 
 /* forst_utility.c */
 extern void forst_utility_init(void);
+/* Whether relid is a plain forst table (false if it does not exist). */
+extern bool forst_relid_is_forst_table(Oid relid);
 
 /*
  * forst_publication.c: publications cannot carry forst tables' changes.

@@ -760,23 +760,6 @@ forst_is_forst_relation(Relation rel)
 	return rel->rd_tableam == &forst_methods;
 }
 
-bool
-forst_relid_is_forst_table(Oid relid)
-{
-	Relation	rel;
-	bool		result;
-
-	if (!OidIsValid(relid))
-		return false;
-	rel = try_relation_open(relid, AccessShareLock);
-	if (rel == NULL)
-		return false;
-	result = rel->rd_rel->relkind == RELKIND_RELATION &&
-		forst_is_forst_relation(rel);
-	relation_close(rel, AccessShareLock);
-	return result;
-}
-
 Datum
 forst_tableam_handler(PG_FUNCTION_ARGS)
 {

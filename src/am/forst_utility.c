@@ -49,6 +49,23 @@ is_forst_am_name(const char *am)
 	return am != NULL && strcmp(am, "forst") == 0;
 }
 
+bool
+forst_relid_is_forst_table(Oid relid)
+{
+	Relation	rel;
+	bool		result;
+
+	if (!OidIsValid(relid))
+		return false;
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+		return false;
+	result = rel->rd_rel->relkind == RELKIND_RELATION &&
+		forst_is_forst_relation(rel);
+	relation_close(rel, AccessShareLock);
+	return result;
+}
+
 static bool
 rangevar_is_forst(RangeVar *rv)
 {
