@@ -219,7 +219,6 @@ extern TM_Result forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot
 extern const TableAmRoutine *forst_table_am_routine(void);
 extern bool forst_is_forst_relation(Relation rel);
 extern bool forst_relation_has_rows(Relation rel);
-extern Oid	forst_table_am_oid(void);
 
 /* forst_utility.c */
 extern void forst_utility_init(void);
@@ -235,5 +234,7 @@ extern bool forst_relid_is_forst_table(Oid relid);
 extern void forst_check_publication_stmt(Node *parsetree);
 extern void forst_check_new_table_published(Oid relid);
 extern void forst_check_attach_partition(AlterTableStmt *stmt);
+/* ... and SET ACCESS METHOD forst of a table in a publication */
+extern void forst_refuse_migrating_published(Relation rel);
 
 #endif							/* FORST_AM_H */

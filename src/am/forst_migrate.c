@@ -97,7 +97,6 @@
 #include "catalog/pg_constraint.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_opclass.h"
-#include "catalog/pg_publication.h"
 #include "catalog/toasting.h"
 #include "commands/defrem.h"
 #include "commands/tablecmds.h"
@@ -371,17 +370,8 @@ check_to_forst(Relation rel)
 {
 	List	   *indexes;
 	ListCell   *lc;
-	List	   *pubs = GetRelationPublications(RelationGetRelid(rel));
 
-	/* forst_publication.c: publications cannot carry a forst table */
-	if (pubs != NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot change the access method of table \"%s\" to forst: it is in publication \"%s\"",
-						RelationGetRelationName(rel),
-						get_publication_name(linitial_oid(pubs), false)),
-				 errdetail("Logical decoding does not see the changes of forst tables."),
-				 errhint("Drop the table from the publication first (ALTER PUBLICATION ... DROP TABLE).")));
+	forst_refuse_migrating_published(rel);
 
 	if (rel->rd_rel->relkind != RELKIND_RELATION)
 		refuse(rel, "forst", "only tables can use access method forst");

@@ -39,6 +39,18 @@ mt_accept(void *arg, FstMemtable *mt, const FstEntryHeader *hdr, uint32 ref,
 	return ps->accept(ps->arg, mt, hdr, ref, hint);
 }
 
+/* Makes hdr the best version so far, at no location and without bytes yet. */
+static void
+hit_reset(ForstPointHit *out, const FstEntryHeader *hdr)
+{
+	out->found = true;
+	out->hdr = *hdr;
+	memset(&out->loc, 0, sizeof(out->loc));
+	out->hint = 0;
+	out->ikey = fst_slice(NULL, 0);
+	out->value = fst_slice(NULL, 0);
+}
+
 /* The accepted version of user_part in one memtable, if newer. */
 static void
 memtable_lookup(PointState *ps, int slab, FstSlice user_part)
@@ -60,14 +72,9 @@ memtable_lookup(PointState *ps, int slab, FstSlice user_part)
 		return;
 	if (out->found && hdr.seq <= out->hdr.seq)
 		return;
-	out->found = true;
-	out->hdr = hdr;
-	memset(&out->loc, 0, sizeof(out->loc));
+	hit_reset(out, &hdr);
 	out->loc.slab = slab;
 	out->loc.ref = ref;
-	out->hint = 0;
-	out->ikey = fst_slice(NULL, 0);
-	out->value = fst_slice(NULL, 0);
 	/* the hint bits as accept() may just have left them */
 	if (ps->want_entry)
 		rc = fst_memtable_entry(mt, ref, &out->ikey, &out->value, &out->hint, &err);
@@ -96,16 +103,11 @@ offer_version(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 	ps->winner_last = false;
 	if (!ps->accept(ps->arg, NULL, &e->hdr, 0, 0))
 		return false;
-	out->found = true;
-	out->hdr = e->hdr;
-	memset(&out->loc, 0, sizeof(out->loc));
+	hit_reset(out, &e->hdr);
 	out->loc.in_sst = true;
 	out->loc.file_slot = forst_file_slot(&view->rnode, f->file_id);
 	out->loc.block = block;
 	out->loc.entry = entry;
-	out->hint = 0;
-	out->ikey = fst_slice(NULL, 0);
-	out->value = fst_slice(NULL, 0);
 	if (ps->want_entry)
 	{
 		char	   *kc = palloc(k.len + v.len);

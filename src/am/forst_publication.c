@@ -206,6 +206,21 @@ refuse_published_parent(Oid parent)
 }
 
 void
+forst_refuse_migrating_published(Relation rel)
+{
+	List	   *pubs = GetRelationPublications(RelationGetRelid(rel));
+
+	if (pubs != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: it is in publication \"%s\"",
+						RelationGetRelationName(rel),
+						get_publication_name(linitial_oid(pubs), false)),
+				 errdetail("Logical decoding does not see the changes of forst tables."),
+				 errhint("Drop the table from the publication first (ALTER PUBLICATION ... DROP TABLE).")));
+}
+
+void
 forst_check_attach_partition(AlterTableStmt *stmt)
 {
 	ListCell   *lc;
