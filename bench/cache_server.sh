@@ -9,10 +9,16 @@
 #   all cached   a cache larger than the table, filled by a full scan first
 #
 #   bench/cache_server.sh [--rows N] [--seconds S] [--clients C] [--zipf Z]
-#                         [--scan N] [--pin]
+#                         [--scan N] [--windows W] [--pin]
 #
 # --scan N adds a scan workload to each configuration: range scans of N
 # rows from a Zipf-chosen key (SELECT ... WHERE k BETWEEN :k AND :k+N-1).
+# --windows W lays the rows out as a streaming job keeps keyed state:
+# rows/W keys with W windows each, PRIMARY KEY (k, w).  The key is chosen
+# by Zipf and the window uniformly; point reads read one (k, w), and the
+# scan workload (on with --windows, in place of --scan's ranges) reads all
+# of one key's windows (WHERE k = :k), a prefix of the key, which lies in
+# one key group.
 # --pin runs each client as its own pgbench process (one client, one
 # thread) and pins it and its backend to one CPU (client i on CPU i mod
 # nproc).  Without it the kernel places them: a client and its backend
@@ -42,6 +48,7 @@ seconds=20
 clients=2
 zipf=1.1
 scan=0
+windows=0
 pin=0
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -50,6 +57,7 @@ while [ $# -gt 0 ]; do
 		--clients) clients=$2; shift ;;
 		--zipf) zipf=$2; shift ;;
 		--scan) scan=$2; shift ;;
+		--windows) windows=$2; shift ;;
 		--pin) pin=1 ;;
 		-h | --help) forst_usage "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) forst_usage "${BASH_SOURCE[0]}" >&2; exit 2 ;;
@@ -91,12 +99,24 @@ set_cache() { echo "forst.cache_size = '$1'" | as_pg_user tee "$data/bench_cache
 set_cache 0
 start
 sql "CREATE EXTENSION forst"
-sql "CREATE TABLE f (k int PRIMARY KEY, v text) USING forst"
+if [ "$windows" -gt 0 ]; then
+	keys=$((rows / windows))
+	rows=$((keys * windows))
+	scan=$windows
+	sql "CREATE TABLE f (k int, w int, v text, PRIMARY KEY (k, w)) USING forst"
+	kexpr="g / $windows + 1, g % $windows"
+	first=0
+else
+	keys=$rows
+	sql "CREATE TABLE f (k int PRIMARY KEY, v text) USING forst"
+	kexpr="g"
+	first=1
+fi
 log "loading $rows rows"
 step=50000
-for ((lo = 1; lo <= rows; lo += step)); do
-	hi=$((lo + step - 1 < rows ? lo + step - 1 : rows))
-	sql "INSERT INTO f SELECT g, md5(g::text) || md5((g + 1)::text) || md5((g + 2)::text) || md5((g + 3)::text) || md5((g + 4)::text) || md5((g + 5)::text) || md5((g + 6)::text) || md5((g + 7)::text) FROM generate_series($lo, $hi) g"
+for ((lo = first; lo < rows + first; lo += step)); do
+	hi=$((lo + step - 1 < rows + first - 1 ? lo + step - 1 : rows + first - 1))
+	sql "INSERT INTO f SELECT $kexpr, md5(g::text) || md5((g + 1)::text) || md5((g + 2)::text) || md5((g + 3)::text) || md5((g + 4)::text) || md5((g + 5)::text) || md5((g + 6)::text) || md5((g + 7)::text) FROM generate_series($lo, $hi) g"
 done
 # the rows left in the active memtable go to an SST file at the restart's
 # catch-up only if memory is wanted: flush what is frozen, then measure
@@ -104,14 +124,26 @@ sleep 5
 sst_bytes=$(sql "SELECT sst_bytes FROM forst.tables")
 log "SST bytes: $sst_bytes"
 
-cat >"$work/read.sql" <<EOF
+if [ "$windows" -gt 0 ]; then
+	cat >"$work/read.sql" <<EOF
+\\set k random_zipfian(1, $keys, $zipf)
+\\set w random(0, $windows - 1)
+SELECT length(v) FROM f WHERE k = :k AND w = :w;
+EOF
+	cat >"$work/scan.sql" <<EOF
+\\set k random_zipfian(1, $keys, $zipf)
+SELECT count(*), sum(length(v)) FROM f WHERE k = :k;
+EOF
+else
+	cat >"$work/read.sql" <<EOF
 \\set k random_zipfian(1, $rows, $zipf)
 SELECT length(v) FROM f WHERE k = :k;
 EOF
-cat >"$work/scan.sql" <<EOF
+	cat >"$work/scan.sql" <<EOF
 \\set k random_zipfian(1, $rows, $zipf)
 SELECT count(*), sum(length(v)) FROM f WHERE k BETWEEN :k AND :k + $scan - 1;
 EOF
+fi
 ! is_root || chown "$FORST_TEST_USER:" "$work/read.sql" "$work/scan.sql"
 
 # pinned_tps SCRIPT: --pin's run of SCRIPT; prints the clients' summed tps
@@ -128,15 +160,18 @@ pinned_tps()
 			>"$work/pgbench-$i.out" 2>&1 &
 		pids+=($!)
 	done
+	# pgbench's first connection (its check before the run) may be listed
+	# and gone by the time it is pinned: pin the newest, until one stays
 	for ((i = 0; i < clients; i++)); do
-		pid=""
 		try=0
-		while [ -z "$pid" ] && [ $((try++)) -lt 100 ]; do
-			pid=$(sql "SELECT pid FROM pg_stat_activity WHERE application_name = 'forst-bench-$i' AND backend_start > '$t0'")
-			[ -n "$pid" ] || sleep 0.02
+		while :; do
+			[ $((try++)) -lt 200 ] || die "could not pin client $i's backend"
+			pid=$(sql "SELECT pid FROM pg_stat_activity WHERE application_name = 'forst-bench-$i' AND backend_start > '$t0' ORDER BY backend_start DESC LIMIT 1")
+			if [ -n "$pid" ] && taskset -pc "$((i % ncpu))" "$pid" >/dev/null 2>&1; then
+				break
+			fi
+			sleep 0.02
 		done
-		[ -n "$pid" ] || die "client $i did not connect"
-		taskset -pc "$((i % ncpu))" "$pid" >/dev/null || die "could not pin backend $pid"
 	done
 	for pid in "${pids[@]}"; do
 		wait "$pid" || die "pgbench failed: $(cat "$work"/pgbench-*.out)"
@@ -168,7 +203,7 @@ run()
 }
 
 echo
-echo "rows $rows, SST bytes $sst_bytes, Zipf $zipf, $clients clients$([ "$pin" -eq 0 ] || echo ", each pinned with its backend to one CPU"), ${seconds}s per run"
+echo "rows $rows$([ "$windows" -eq 0 ] || echo " ($keys keys x $windows windows; scans read one key's windows)"), SST bytes $sst_bytes, Zipf $zipf, $clients clients$([ "$pin" -eq 0 ] || echo ", each pinned with its backend to one CPU"), ${seconds}s per run"
 echo
 echo '| run | reads/s (scans/s) | disk cache hits | misses | store bytes read | store GETs | store ms | flushes + compactions |'
 echo '|---|---|---|---|---|---|---|---|'

@@ -14,6 +14,8 @@
 #     max_concurrent_requests = 1), alternating, --rounds rounds.
 #
 #   bench/s3_cache.sh [--rows N] [--seconds S] [--scan N] [--rounds R] [--zipf Z]
+#                     [--windows W]     (bench/cache_server.sh --windows: keys with
+#                                        W windows each; scans read one key)
 #                     [--files8 N] [--files64 N] [--skip-reads] [--skip-uploads]
 #                     [--prefetch-ab]   (reads on s3 with forst.scan_prefetch on
 #                                        and off instead of file:// and s3)
@@ -37,6 +39,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rows=300000
 seconds=15
 scan=100
+windows=0
 zipf=1.1
 stores="file s3"
 rounds=2
@@ -50,6 +53,7 @@ while [ $# -gt 0 ]; do
 		--rows) rows=$2; shift ;;
 		--seconds) seconds=$2; shift ;;
 		--scan) scan=$2; shift ;;
+		--windows) windows=$2; shift ;;
 		--zipf) zipf=$2; shift ;;
 		--rounds) rounds=$2; shift ;;
 		--files8) files8=$2; shift ;;
@@ -92,7 +96,7 @@ if [ "$do_reads" -eq 1 ]; then
 	{
 		echo "# bench/s3_cache.sh reads, $ts"
 		echo
-		echo "rows $rows, ${seconds}s per run, scans of $scan rows, Zipf $zipf${pin:+, clients pinned}; S3: $S3_ENDPOINT"
+		echo "rows $rows, ${seconds}s per run, $([ "$windows" -gt 0 ] && echo "$windows windows per key, scans of one key's windows" || echo "scans of $scan rows"), Zipf $zipf${pin:+, clients pinned}; S3: $S3_ENDPOINT"
 	} >"$md"
 	for ((r = 1; r <= rounds; r++)); do
 		for store in $stores; do
@@ -112,7 +116,8 @@ EOF
 			chmod 644 "$conf"
 			log "reads: round $r, $store (load $(load))"
 			out=$(FORST_BENCH_CONF=$conf bash "$root/bench/cache_server.sh" \
-				--rows "$rows" --seconds "$seconds" --scan "$scan" --zipf "$zipf" $pin)
+				--rows "$rows" --seconds "$seconds" --zipf "$zipf" $pin \
+				$([ "$windows" -gt 0 ] && echo "--windows $windows" || echo "--scan $scan"))
 			{
 				echo
 				echo "## round $r, $store (load average at the end: $(load))"
