@@ -34,6 +34,7 @@ extern int	forst_max_tables;
 extern int	forst_max_row_size_kb;
 extern int	forst_block_cache_size_kb;
 extern int	forst_sst_reader_memory_kb;
+extern int	forst_target_file_size_kb;
 extern int	forst_shared_block_cache_size_kb;
 extern int	forst_block_size_kb;
 extern bool forst_scan_prefetch;

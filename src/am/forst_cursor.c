@@ -10,6 +10,7 @@
 #include "forst_cursor.h"
 #include "forst_point.h"
 #include "forst_shmem.h"
+#include "level_iter.h"
 #include "merge_iter.h"
 
 /* older versions of one row stepped over before the cursor seeks past */
@@ -39,29 +40,70 @@ cursor_reset_callback(void *arg)
 }
 
 /*
- * Whether file may hold rows with user parts in [lo, hi) (and, for a
- * point range, lo itself according to its bloom filter).  Opens the
+ * Whether a level 0 file may hold rows with user parts in [lo, hi) (and,
+ * for a point range, lo itself according to its bloom filter).  Opens the
  * file's reader, which may fail: call before anything is malloc'ed.
  */
+static bool file_in_range(const FstFileMeta *file, FstSlice lo, FstSlice hi);
+
 static bool
 file_may_hold(Relation rel, const FstFileMeta *file, FstSlice lo, FstSlice hi,
 			  bool point)
 {
 	if (point)
 		return forst_sst_reader_for_key(&rel->rd_node, file, lo) != NULL;
-	if (lo.len > 0 &&
-		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_largest(file)), lo) < 0)
-		return false;
-	if (hi.len > 0 &&
-		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_smallest(file)), hi) >= 0)
+	if (!file_in_range(file, lo, hi))
 		return false;
 	(void) forst_sst_reader(&rel->rd_node, file);
 	return true;
 }
 
 /*
+ * A level iterator's file i: pinned while the level iterator is in it, so
+ * that a scan over many files holds one reader per level, and the others
+ * may be closed within the bound (forst_readers.c).  An error opening the
+ * reader leaves by ereport; the level iterator is then safe to destroy.
+ */
+static FstIter *
+level_open(void *arg, int i, FstError *err)
+{
+	ForstCursorLevel *lv = arg;
+	FstSstReader *r = forst_sst_reader_pin(&lv->rel->rd_node, lv->files[i]);
+	FstIter    *it = fst_sst_iter_create(r);
+
+	if (it == NULL)
+	{
+		forst_sst_reader_release(&lv->rel->rd_node, lv->files[i]->file_id);
+		fst_error(err, FST_NO_MEMORY, "out of memory");
+	}
+	return it;
+}
+
+static void
+level_release(void *arg, int i)
+{
+	ForstCursorLevel *lv = arg;
+
+	forst_sst_reader_release(&lv->rel->rd_node, lv->files[i]->file_id);
+}
+
+/* Whether file may hold rows with user parts in [lo, hi), by its range. */
+static bool
+file_in_range(const FstFileMeta *file, FstSlice lo, FstSlice hi)
+{
+	if (lo.len > 0 &&
+		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_largest(file)), lo) < 0)
+		return false;
+	if (hi.len > 0 &&
+		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_smallest(file)), hi) >= 0)
+		return false;
+	return true;
+}
+
+/*
  * (Re)builds the cursor's merge over a new view of the table: its current
- * memtables and the SST files that may hold rows in the cursor's range.
+ * memtables, its level 0 files that may hold rows in the cursor's range,
+ * and a level iterator for each deeper level with files in the range.
  * Runs in the cursor's memory context; the merge is unpositioned.
  */
 static void
@@ -70,44 +112,79 @@ cursor_build(ForstCursor *c)
 	FstIter   **children;
 	FstSlice	lo = fst_slice(c->range_lo.data, c->range_lo.len);
 	FstSlice	hi = fst_slice(c->range_hi.data, c->range_hi.len);
+	int			nlevels = 0;
 	int			i;
 
 	c->waits_seen = forst_memory_waits;	/* before the view is taken */
 	forst_table_view(c->ts, &c->rel->rd_node, &c->view);
 	c->nchildren = c->view.nslabs;
-	if (c->view.manifest)
-		c->nchildren += fst_manifest_total_files(c->view.manifest);
+	c->nl0 = 0;
 	if (c->files)
 		pfree(c->files);
-	children = palloc0(sizeof(FstIter *) * Max(c->nchildren, 1));
-	c->files = palloc0(sizeof(FstFileMeta *) * Max(c->nchildren, 1));
+	c->files = NULL;
+	if (c->levels)
+	{
+		for (i = 0; i < FST_NUM_LEVELS; i++)
+			if (c->levels[i].files)
+				pfree(c->levels[i].files);
+		pfree(c->levels);
+	}
+	c->levels = palloc0(sizeof(ForstCursorLevel) * FST_NUM_LEVELS);
 	if (c->view.manifest)
 	{
+		const FstManifestLevel *l0 = &c->view.manifest->levels[0];
 		int			level,
-					j,
-					n = c->view.nslabs;
+					j;
 
 		/*
-		 * Open the readers first: that may fail, before anything is
-		 * malloc'ed.  Files outside the range are left out: a point read
-		 * would otherwise seek (and load a block of) every file.
+		 * Open the level 0 readers first: that may fail, before anything
+		 * is malloc'ed.  Files outside the range are left out: a point
+		 * read would otherwise seek (and load a block of) every file.
 		 */
-		for (level = 0; level < FST_NUM_LEVELS; level++)
-			for (j = 0; j < c->view.manifest->levels[level].nfiles; j++)
-			{
-				const FstFileMeta *f = &c->view.manifest->levels[level].files[j].meta;
+		c->files = palloc0(sizeof(FstFileMeta *) * (c->view.nslabs + l0->nfiles + 1));
+		for (j = 0; j < l0->nfiles; j++)
+		{
+			const FstFileMeta *f = &l0->files[j].meta;
 
-				if (file_may_hold(c->rel, f, lo, hi, c->point))
-					c->files[n++] = f;
+			if (file_may_hold(c->rel, f, lo, hi, c->point))
+				c->files[c->view.nslabs + c->nl0++] = f;
+		}
+		/* deeper levels: their files in range, opened as the merge goes */
+		for (level = 1; level < FST_NUM_LEVELS; level++)
+		{
+			const FstManifestLevel *ml = &c->view.manifest->levels[level];
+			ForstCursorLevel *lv = &c->levels[nlevels];
+
+			lv->rel = c->rel;
+			for (j = 0; j < ml->nfiles; j++)
+			{
+				const FstFileMeta *f = &ml->files[j].meta;
+
+				if (!file_in_range(f, lo, hi))
+					continue;
+				if (lv->files == NULL)
+					lv->files = palloc(sizeof(FstFileMeta *) * ml->nfiles);
+				lv->files[lv->nfiles++] = f;
 			}
-		c->nchildren = n;
+			if (lv->nfiles > 0)
+				nlevels++;
+		}
 	}
+	c->nchildren = c->view.nslabs + c->nl0 + nlevels;
+	children = palloc0(sizeof(FstIter *) * Max(c->nchildren, 1));
 	for (i = 0; i < c->nchildren; i++)
 	{
 		if (i < c->view.nslabs)
 			children[i] = fst_memtable_iter_create(forst_slab_memtable(c->view.slabs[i]));
-		else
+		else if (i < c->view.nslabs + c->nl0)
 			children[i] = fst_sst_iter_create(forst_sst_reader(&c->rel->rd_node, c->files[i]));
+		else
+		{
+			ForstCursorLevel *lv = &c->levels[i - c->view.nslabs - c->nl0];
+
+			children[i] = fst_level_iter_create(lv->files, lv->nfiles,
+												level_open, level_release, lv);
+		}
 	}
 	for (i = 0; i < c->nchildren; i++)
 	{
@@ -425,7 +502,19 @@ forst_cursor_next(ForstCursor *c)
 			continue;
 		if (c->cur.loc.in_sst)
 		{
-			c->cur.loc.file_slot = forst_file_slot(&c->rel->rd_node, c->files[ci]->file_id);
+			const FstFileMeta *f;
+
+			if (ci < c->view.nslabs + c->nl0)
+				f = c->files[ci];
+			else
+			{
+				ForstCursorLevel *lv = &c->levels[ci - c->view.nslabs - c->nl0];
+
+				f = lv->files[fst_level_iter_current_file(child)];
+				child = fst_level_iter_current(child);
+			}
+			c->cur.loc.file_slot = forst_file_slot(&c->rel->rd_node, f->file_id,
+												   c->view.manifest_version);
 			fst_sst_iter_position(child, &c->cur.loc.block, &c->cur.loc.entry);
 		}
 		c->cur.entry = e;

@@ -5,7 +5,8 @@
  *	  in key order, within an optional range of user parts.
  *
  * It merges the table's memtables (newest first) and its SST files (level
- * 0 newest first, then the deeper levels), walks each key's versions
+ * 0 newest first, then one level iterator per deeper level, which opens
+ * one file of the level at a time: level_iter.h), walks each key's versions
  * newest first and stops at the first one the snapshot can see, skipping
  * the key when that is a tombstone or an expired row (forst_expiry.h).
  * Its iterators are malloc'ed by the engine; the cursor frees them when
@@ -29,6 +30,14 @@
 #include "iter.h"
 #include "utils/memutils.h"
 
+/* A level >= 1 of a cursor's merge: its files in the cursor's range. */
+typedef struct ForstCursorLevel
+{
+	Relation	rel;
+	const FstFileMeta **files;	/* sorted, disjoint */
+	int			nfiles;
+} ForstCursorLevel;
+
 typedef struct ForstCursor
 {
 	Relation	rel;
@@ -41,7 +50,10 @@ typedef struct ForstCursor
 	StringInfoData seek_lo;		/* where the last seek went */
 	ForstTableView view;
 	int			nchildren;
-	const FstFileMeta **files;	/* child i >= view.nslabs: its SST file */
+	const FstFileMeta **files;	/* child i >= view.nslabs: its level 0 file */
+	int			nl0;			/* children that are level 0 files */
+	ForstCursorLevel *levels;	/* child i >= view.nslabs + nl0: a level
+								 * iterator over levels[i - nslabs - nl0] */
 	FstIter    *merge;			/* NULL once closed */
 	StringInfoData decided;		/* user part whose version was chosen */
 	bool		have_decided;

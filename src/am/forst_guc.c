@@ -38,6 +38,7 @@ int			forst_max_tables = 1024;
 int			forst_max_row_size_kb = 1024;
 int			forst_block_cache_size_kb = 16 * 1024;
 int			forst_sst_reader_memory_kb = 64 * 1024;
+int			forst_target_file_size_kb = 64 * 1024;
 int			forst_block_size_kb = 8;
 bool		forst_scan_prefetch = true;
 char	   *forst_cache_dir = NULL;
@@ -215,13 +216,25 @@ forst_define_gucs(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("forst.sst_reader_memory",
-							"Memory each backend keeps for open SST files between transactions.",
-							"Their block indexes and bloom filters.  At the end of a transaction "
-							"the least recently used files are closed until their memory is "
-							"below this; a statement may open more meanwhile.  0 closes all.",
+							"Memory each backend keeps for open SST files.",
+							"Their block indexes, bloom filters and read windows.  Scans hold "
+							"one file of each level below level 0 at a time and close the files "
+							"they are done with while over this; the least recently used of the "
+							"others are closed at the start of the next transaction.  0 closes "
+							"all that can be.",
 							&forst_sst_reader_memory_kb,
 							64 * 1024, 0, PG_INT32_MAX / 2,
 							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.target_file_size",
+							"Size at which compaction finishes an SST file and starts the next.",
+							"Files of levels 1 and deeper are read one at a time by scans; "
+							"smaller files mean more objects and manifest entries.",
+							&forst_target_file_size_kb,
+							64 * 1024, 64, 1024 * 1024,
+							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 

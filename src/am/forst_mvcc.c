@@ -213,7 +213,7 @@ forst_note_sst_version(Relation rel, const ForstLoc *loc, FstSlice ikey,
 
 	noted.valid = false;
 	if (!loc->in_sst || ikey.len + value.len > NOTED_MAX ||
-		!forst_file_slot_get(loc->file_slot, &rnode, &noted.file_id) ||
+		!forst_file_slot_get(loc->file_slot, &rnode, &noted.file_id, NULL) ||
 		!RelFileNodeEquals(rnode, rel->rd_node))
 		return;
 	noted.lxid = MyProc->lxid;
@@ -256,8 +256,8 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 	{
 		RelFileNode rnode;
 		uint64		file_id;
-		ForstTableShared *ts;
-		ForstTableView view;
+		uint64		manifest_version;
+		const FstManifest *m;
 		const FstManifestFile *mf;
 		FstSstReader *reader;
 		FstBuf		k,
@@ -268,7 +268,7 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 		size_t		klen,
 					vlen;
 
-		if (!forst_file_slot_get(v->loc.file_slot, &rnode, &file_id) ||
+		if (!forst_file_slot_get(v->loc.file_slot, &rnode, &file_id, &manifest_version) ||
 			!RelFileNodeEquals(rnode, rel->rd_node))
 			return false;
 		kc = take_noted(&rnode, file_id, &v->loc, &klen, &vlen);
@@ -284,10 +284,14 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 		reader = forst_sst_reader_lookup(&rel->rd_node, file_id);
 		if (reader == NULL)
 		{
-			ts = forst_table_shared(&rel->rd_node, true);
-			forst_table_view(ts, &rel->rd_node, &view);
-			if (view.manifest == NULL ||
-				(mf = forst_manifest_file_by_id(view.manifest, file_id)) == NULL)
+			/*
+			 * Closed since the TID was made (forst.sst_reader_memory): the
+			 * manifest it was found in describes it, even if it has been
+			 * compacted away since (its object outlives this transaction's
+			 * snapshot by forst.gc_grace).
+			 */
+			m = forst_manifest_at(&rel->rd_node, manifest_version);
+			if ((mf = forst_manifest_file_by_id(m, file_id)) == NULL)
 				return false;
 			reader = forst_sst_reader(&rel->rd_node, &mf->meta);
 		}

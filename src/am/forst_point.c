@@ -105,7 +105,7 @@ offer_version(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 		return false;
 	hit_reset(out, &e->hdr);
 	out->loc.in_sst = true;
-	out->loc.file_slot = forst_file_slot(&view->rnode, f->file_id);
+	out->loc.file_slot = forst_file_slot(&view->rnode, f->file_id, view->manifest_version);
 	out->loc.block = block;
 	out->loc.entry = entry;
 	if (ps->want_entry)

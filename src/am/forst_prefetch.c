@@ -169,8 +169,9 @@ forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 			if (fst_slice_cmp(flarge, klo) < 0 ||
 				(khi.len > 0 && fst_slice_cmp(fsmall, khi) >= 0))
 				continue;
+			/* pinned for this loop only: see forst_sst_reader_pin */
 			if (r == NULL)
-				r = forst_sst_reader(&rel->rd_node, f);
+				r = forst_sst_reader_pin(&rel->rd_node, f);
 			if (!fst_sst_block_for(r, fst_slice_cmp(klo, fsmall) < 0 ? fsmall : klo,
 								   &off, &len))
 				continue;
@@ -184,6 +185,8 @@ forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 			blocks[nblocks].len = len;
 			nblocks++;
 		}
+		if (r != NULL)
+			forst_sst_reader_release(&rel->rd_node, f->file_id);
 	}
 	forst_prefetch_ranges(&rel->rd_node, blocks, nblocks);
 	pfree(blocks);

@@ -231,19 +231,31 @@ typedef struct ReaderEntry
 	ForstVisSet *vis;			/* borrowed files: their rules */
 	uint64		last_used;		/* reader_clock at the last use */
 	size_t		mem;			/* bytes counted in reader_mem */
+	int			pins;			/* level iterators positioned in the file */
+	LocalTransactionId plain_lxid;	/* of the last use without a pin */
 } ReaderEntry;
 
 static HTAB *reader_cache = NULL;
 
 /*
  * The open readers' memory (index blocks, bloom filters, read windows) is
- * bounded by forst.sst_reader_memory between transactions: the first use
- * of the readers in a transaction closes the least recently used ones
- * until the rest fit.  Not earlier: the previous transaction's scans may
- * hold readers until its cleanup is over (portals are dropped after the
- * transaction callbacks have run), and the SST part of a TID names a file
- * only within one transaction (forst_file_slot).  A statement may open
- * more than the bound meanwhile; the next transaction closes them.
+ * bounded by forst.sst_reader_memory.
+ *
+ * Between transactions: the first use of the readers in a transaction
+ * closes the least recently used ones until the rest fit.  Not earlier for
+ * readers used without a pin: whoever used one may still point into it
+ * (the previous transaction's scans hold readers until its cleanup is
+ * over, as portals are dropped after the transaction callbacks have run).
+ *
+ * Within a transaction: a scan reads the files of each level >= 1 through
+ * a level iterator, which pins a file's reader while it is positioned in
+ * the file (forst_sst_reader_pin) and releases it when it moves on.  A
+ * reader that is released, and that nothing used without a pin in this
+ * transaction, has no user left: when the open readers exceed the bound,
+ * those are closed, least recently used first, at once.  So a scan over
+ * any number of files holds the level 0 files, one file per level and
+ * what the bound allows.  A TID may still name a closed file: fetching it
+ * opens the file again, through the manifest the TID's slot recorded.
  */
 static uint64 reader_clock = 0;
 static size_t reader_mem = 0;
@@ -304,7 +316,8 @@ forst_sst_readers_trim(size_t limit)
 	all = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
 	hash_seq_init(&seq, reader_cache);
 	while ((e = hash_seq_search(&seq)) != NULL)
-		all[n++] = e;
+		if (e->pins == 0)
+			all[n++] = e;
 	qsort(all, n, sizeof(ReaderEntry *), entry_lru_cmp);
 	/* down to three quarters, so that the next transactions need not trim */
 	for (i = 0; i < n && reader_mem > limit - limit / 4; i++)
@@ -339,12 +352,53 @@ forst_sst_readers_usage(int64 *readers, int64 *bytes, int64 *evictions)
 	*evictions = (int64) reader_evictions;
 }
 
+/*
+ * Closes released readers (see above), least recently used first, until
+ * the open readers fit in the bound or none is left.
+ */
+static void
+readers_trim_released(void)
+{
+	size_t		limit = (size_t) forst_sst_reader_memory_kb * 1024;
+	HASH_SEQ_STATUS seq;
+	ReaderEntry *e;
+	ReaderEntry **cand;
+	long		n = 0,
+				i;
+	LocalTransactionId lxid = MyProc ? MyProc->lxid : InvalidLocalTransactionId;
+
+	if (reader_cache == NULL || reader_mem <= limit)
+		return;
+	cand = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
+	hash_seq_init(&seq, reader_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (e->pins == 0 && e->plain_lxid != lxid)
+			cand[n++] = e;
+	qsort(cand, n, sizeof(ReaderEntry *), entry_lru_cmp);
+	for (i = 0; i < n && reader_mem > limit; i++)
+	{
+		reader_entry_close(cand[i]);
+		reader_evictions++;
+	}
+	pfree(cand);
+}
+
 /* The first use of the readers in a transaction: apply the bound. */
 static inline void
 readers_new_xact(void)
 {
 	if (MyProc != NULL && MyProc->lxid != readers_lxid)
 	{
+		HASH_SEQ_STATUS seq;
+		ReaderEntry *e;
+
+		/*
+		 * No level iterator outlives its transaction: a pin left now is one
+		 * an error skipped the release of.
+		 */
+		hash_seq_init(&seq, reader_cache);
+		while ((e = hash_seq_search(&seq)) != NULL)
+			e->pins = 0;
 		readers_lxid = MyProc->lxid;
 		if (reader_mem > (size_t) forst_sst_reader_memory_kb * 1024)
 			forst_sst_readers_trim((size_t) forst_sst_reader_memory_kb * 1024);
@@ -393,11 +447,13 @@ forst_sst_reader_lookup(const RelFileNode *rnode, uint64 file_id)
 	if (e == NULL)
 		return NULL;
 	e->last_used = ++reader_clock;
+	e->plain_lxid = MyProc ? MyProc->lxid : InvalidLocalTransactionId;
 	return e->reader;
 }
 
-FstSstReader *
-forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
+/* The cache entry of file's reader, opened if need be. */
+static ReaderEntry *
+reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 {
 	ReaderKey	key;
 	ReaderEntry *e;
@@ -431,7 +487,7 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	if (e)
 	{
 		e->last_used = ++reader_clock;
-		return e->reader;
+		return e;
 	}
 
 	mf = forst_mfile(file);
@@ -447,6 +503,8 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	e->vis = vis;
 	e->last_used = ++reader_clock;
 	e->mem = 0;
+	e->pins = 0;
+	e->plain_lxid = InvalidLocalTransactionId;
 	rc = fst_range_source_object(forst_objstore(), okey, file->size, &e->src, &err);
 	if (rc == FST_OK && forst_disk_cache() != NULL)
 	{
@@ -505,7 +563,45 @@ forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
 	}
 	e->mem = reader_entry_mem(e);
 	reader_mem += e->mem;
+	return e;
+}
+
+FstSstReader *
+forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
+{
+	ReaderEntry *e = reader_entry_get(rnode, file);
+
+	e->plain_lxid = MyProc ? MyProc->lxid : InvalidLocalTransactionId;
 	return e->reader;
+}
+
+FstSstReader *
+forst_sst_reader_pin(const RelFileNode *rnode, const FstFileMeta *file)
+{
+	ReaderEntry *e;
+
+	/* a new reader may take the place of released ones */
+	readers_trim_released();
+	e = reader_entry_get(rnode, file);
+	e->pins++;
+	return e->reader;
+}
+
+void
+forst_sst_reader_release(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderKey	key;
+	ReaderEntry *e;
+
+	if (reader_cache == NULL)
+		return;
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.file_id = file_id;
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	if (e == NULL || e->pins <= 0)
+		return;
+	e->pins--;
 }
 
 FstBlockCache *
@@ -523,6 +619,7 @@ typedef struct FileSlot
 {
 	RelFileNode rnode;
 	uint64		file_id;
+	uint64		manifest_version;	/* the first that listed it for us */
 } FileSlot;
 
 static FileSlot *file_slots = NULL;
@@ -530,7 +627,8 @@ static int	nfile_slots = 0;
 static LocalTransactionId slots_lxid = InvalidLocalTransactionId;
 
 int
-forst_file_slot(const RelFileNode *rnode, uint64 file_id)
+forst_file_slot(const RelFileNode *rnode, uint64 file_id,
+				uint64 manifest_version)
 {
 	int			i;
 
@@ -554,15 +652,19 @@ forst_file_slot(const RelFileNode *rnode, uint64 file_id)
 				 errhint("Split the work into several transactions.")));
 	file_slots[nfile_slots].rnode = *rnode;
 	file_slots[nfile_slots].file_id = file_id;
+	file_slots[nfile_slots].manifest_version = manifest_version;
 	return nfile_slots++;
 }
 
 bool
-forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id)
+forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id,
+					uint64 *manifest_version)
 {
 	if (slots_lxid != MyProc->lxid || slot < 0 || slot >= nfile_slots)
 		return false;
 	*rnode = file_slots[slot].rnode;
 	*file_id = file_slots[slot].file_id;
+	if (manifest_version)
+		*manifest_version = file_slots[slot].manifest_version;
 	return true;
 }

@@ -146,6 +146,16 @@ extern FstSstReader *forst_sst_reader_for_key(const RelFileNode *rnode,
 											  FstSlice user_part);
 
 /*
+ * A reader for a level iterator (forst_cursor.c): pinned, it stays open
+ * until released; released, and unused otherwise in this transaction, it
+ * may be closed at once when the open readers exceed
+ * forst.sst_reader_memory (see forst_readers.c).
+ */
+extern FstSstReader *forst_sst_reader_pin(const RelFileNode *rnode,
+										  const FstFileMeta *file);
+extern void forst_sst_reader_release(const RelFileNode *rnode, uint64 file_id);
+
+/*
  * The reader of a file this backend has opened, or NULL: files a TID
  * names may have left the current manifest (compacted away) meanwhile.
  */
@@ -155,9 +165,9 @@ extern FstSstReader *forst_sst_reader_lookup(const RelFileNode *rnode,
 /*
  * Closing readers.  forst_sst_readers_trim closes the least recently used
  * until the rest hold at most limit bytes (the first use of the readers in
- * each transaction does it with forst.sst_reader_memory); _forget closes
- * one file's (a compaction's inputs).  Neither may run while a reader is
- * in use.  _usage: open readers, their bytes, readers closed by the bound.
+ * each transaction does it with forst.sst_reader_memory; pinned readers
+ * stay); _forget closes one file's (a compaction's inputs).  Neither may
+ * run while a reader is in use.  _usage: open readers, their bytes, readers closed by the bound.
  */
 extern void forst_sst_readers_trim(size_t limit);
 extern void forst_sst_reader_forget(const RelFileNode *rnode, uint64 file_id);
@@ -187,8 +197,14 @@ extern void forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
 /* Whether a slab of the view has been reused since the view was taken. */
 extern bool forst_table_view_stale(const ForstTableView *view);
 
-/* SST file slots of TIDs (per transaction). */
-extern int	forst_file_slot(const RelFileNode *rnode, uint64 file_id);
-extern bool forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id);
+/*
+ * SST file slots of TIDs (per transaction), with the manifest version the
+ * file was found in: a TID's file may have been compacted away and its
+ * reader closed since, and that manifest still describes it.
+ */
+extern int	forst_file_slot(const RelFileNode *rnode, uint64 file_id,
+							uint64 manifest_version);
+extern bool forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id,
+								uint64 *manifest_version);
 
 #endif							/* FORST_STORE_H */

@@ -1,0 +1,247 @@
+/*-------------------------------------------------------------------------
+ *
+ * level_iter.c
+ *	  One level's files as one sorted source, opening one file at a time
+ *	  (see level_iter.h).
+ *
+ * State: the current file (cur, -1 for none) and its iterator (child).
+ * Every change of file goes through set_file, which first drops the old
+ * file's iterator and only then opens the new one, so that an open that
+ * leaves by a non-local exit finds the iterator in a state that destroy
+ * handles (no file, no child).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "level_iter.h"
+
+typedef struct LevelIter
+{
+	FstIter		base;
+	const FstFileMeta *const *files;
+	int			n;
+	FstLevelOpenFn open;
+	FstLevelReleaseFn release;
+	void	   *arg;
+	int			cur;			/* file of child, -1: none */
+	FstIter    *child;
+	FstError	err;			/* an open's failure; FST_OK otherwise */
+} LevelIter;
+
+static const FstIterOps level_iter_ops;
+
+/* Destroys the current file's iterator, if any. */
+static void
+drop_file(LevelIter *it)
+{
+	int			i = it->cur;
+
+	if (it->child == NULL)
+		return;
+	fst_iter_destroy(it->child);
+	it->child = NULL;
+	it->cur = -1;
+	if (it->release)
+		it->release(it->arg, i);
+}
+
+/* Makes file i (0 <= i < n) current; false when its open failed. */
+static bool
+set_file(LevelIter *it, int i)
+{
+	FstIter    *child;
+
+	if (it->child != NULL && it->cur == i)
+		return true;
+	drop_file(it);
+	child = it->open(it->arg, i, &it->err);
+	if (child == NULL)
+	{
+		if (it->err.code == FST_OK)
+			fst_error(&it->err, FST_NO_MEMORY, "opening a file of a level");
+		return false;
+	}
+	it->child = child;
+	it->cur = i;
+	return true;
+}
+
+/*
+ * From file i on, positions at the first entry: the current child's (if
+ * it is valid), else the first of the following files.  Stops at a
+ * child's error, which status() then reports.
+ */
+static void
+skip_empty_files(LevelIter *it)
+{
+	while (it->child != NULL && !fst_iter_valid(it->child))
+	{
+		int			next = it->cur + 1;
+
+		if (fst_iter_status(it->child, NULL) != FST_OK)
+			return;
+		if (next >= it->n)
+		{
+			drop_file(it);
+			return;
+		}
+		if (!set_file(it, next))
+			return;
+		fst_iter_seek_first(it->child);
+	}
+}
+
+static void
+level_seek_first(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	fst_error_clear(&it->err);
+	if (it->n == 0)
+	{
+		drop_file(it);
+		return;
+	}
+	if (!set_file(it, 0))
+		return;
+	fst_iter_seek_first(it->child);
+	skip_empty_files(it);
+}
+
+static void
+level_seek(FstIter *iter, FstSlice target)
+{
+	LevelIter  *it = (LevelIter *) iter;
+	int			lo = 0,
+				hi = it->n;
+
+	fst_error_clear(&it->err);
+	/* the first file whose largest key is >= target */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (fst_ikey_cmp(fst_filemeta_largest(it->files[mid]), target) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= it->n)
+	{
+		drop_file(it);
+		return;
+	}
+	if (!set_file(it, lo))
+		return;
+	fst_iter_seek(it->child, target);
+	skip_empty_files(it);
+}
+
+static void
+level_next(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	if (it->child == NULL)
+		return;
+	fst_iter_next(it->child);
+	skip_empty_files(it);
+}
+
+static bool
+level_valid(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	return it->child != NULL && fst_iter_valid(it->child);
+}
+
+static FstSlice
+level_key(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	return fst_iter_key(it->child);
+}
+
+static FstSlice
+level_value(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	return fst_iter_value(it->child);
+}
+
+static FstCode
+level_status(FstIter *iter, FstError *err)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	if (it->err.code != FST_OK)
+	{
+		if (err)
+			*err = it->err;
+		return it->err.code;
+	}
+	if (it->child != NULL)
+		return fst_iter_status(it->child, err);
+	return FST_OK;
+}
+
+static void
+level_destroy(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	drop_file(it);
+	fst_free(it);
+}
+
+static const FstIterOps level_iter_ops = {
+	level_seek_first, level_seek, level_next, level_valid,
+	level_key, level_value, level_status, level_destroy
+};
+
+FstIter *
+fst_level_iter_create(const FstFileMeta *const *files, int n,
+					  FstLevelOpenFn open, FstLevelReleaseFn release,
+					  void *arg)
+{
+	LevelIter  *it = fst_calloc(1, sizeof(LevelIter));
+
+	if (it == NULL)
+		return NULL;
+	it->base.ops = &level_iter_ops;
+	it->files = files;
+	it->n = n;
+	it->open = open;
+	it->release = release;
+	it->arg = arg;
+	it->cur = -1;
+	it->child = NULL;
+	fst_error_clear(&it->err);
+	return &it->base;
+}
+
+bool
+fst_is_level_iter(FstIter *it)
+{
+	return it != NULL && it->ops == &level_iter_ops;
+}
+
+int
+fst_level_iter_current_file(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	Assert(fst_is_level_iter(iter));
+	return level_valid(iter) ? it->cur : -1;
+}
+
+FstIter *
+fst_level_iter_current(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	Assert(fst_is_level_iter(iter));
+	return level_valid(iter) ? it->child : NULL;
+}
