@@ -6,12 +6,13 @@
 # window each), so its memory grew with the state.
 #
 # With forst.target_file_size at its minimum, a few MB make dozens of
-# level 1 files.  Checked: a scan under bound 0 ends with at most the
-# level 0 files and one file per level open (under the default bound all
-# of them stay open, which shows the test can tell); scans in key order,
-# ranges across file boundaries, an UPDATE of every row by TID (its rows'
-# files closed under it) and a cursor read in steps between point reads
-# all equal a heap twin.
+# level 1 files.  Checked: under bound 0, a scan, one key's rows in key
+# order and in a range (the primary key's index, rows fetched by TID) and
+# an update of them end with at most the level 0 files and one file per
+# level open (under the default bound all of them stay open, which shows
+# the test can tell); scans in key order, ranges across file boundaries,
+# updates by TID (their rows' files closed under them) and cursors read in
+# steps between point reads all equal a heap twin.
 use strict;
 use warnings;
 
@@ -35,6 +36,8 @@ $node->safe_psql('postgres', q{
 CREATE EXTENSION forst;
 CREATE TABLE c (k int PRIMARY KEY, v text) USING forst;
 CREATE TABLE ch (k int PRIMARY KEY, v text);
+CREATE TABLE d (k int, w int, v text, PRIMARY KEY (k, w)) USING forst;
+CREATE TABLE dh (k int, w int, v text, PRIMARY KEY (k, w));
 });
 for my $r (0 .. 3)
 {
@@ -43,6 +46,8 @@ for my $r (0 .. 3)
 	$node->safe_psql('postgres', qq{
 INSERT INTO c SELECT i, md5(i::text) || md5((i + 1)::text) FROM generate_series($lo, $hi) i;
 INSERT INTO ch SELECT i, md5(i::text) || md5((i + 1)::text) FROM generate_series($lo, $hi) i;
+INSERT INTO d SELECT $r, i, md5(i::text) || md5((i + 1)::text) FROM generate_series(1, 10000) i;
+INSERT INTO dh SELECT $r, i, md5(i::text) || md5((i + 1)::text) FROM generate_series(1, 10000) i;
 });
 }
 $node->safe_psql('postgres', 'SELECT forst.checkpoint()');
@@ -52,38 +57,56 @@ my $prev = '';
 for (1 .. 90)
 {
 	my $n = $node->safe_psql('postgres',
-		q{SELECT string_agg(level || ':' || n, ',' ORDER BY level) FROM (SELECT level, count(*) n FROM forst.table_files('c') GROUP BY level) x});
+		q{SELECT string_agg(t || level || ':' || n, ',' ORDER BY t, level) FROM (SELECT 'c' t, level, count(*) n FROM forst.table_files('c') GROUP BY level UNION ALL SELECT 'd', level, count(*) FROM forst.table_files('d') GROUP BY level) x});
 	last if $n eq $prev;
 	$prev = $n;
 	sleep 2;
 }
-my %files = map { split /:/ } split /,/, $prev;
-my $total = 0;
-$total += $_ for values %files;
-my $l0 = $files{0} // 0;
-my $levels = grep { $_ > 0 } keys %files;
-my $deep = $total - $l0;
 note "files per level: $prev";
-cmp_ok($deep, '>=', 20, "$deep files below level 0 (of $total)");
+my (%total, %l0, %levels);
+for (split /,/, $prev)
+{
+	my ($t, $level, $n) = /^(\w)(\d+):(\d+)$/ or die "bad $_";
+	$total{$t} += $n;
+	$l0{$t} = $n if $level == 0;
+	$levels{$t}++ if $level > 0;
+	$l0{$t} //= 0;
+}
+for my $t ('c', 'd')
+{
+	cmp_ok($total{$t} - $l0{$t}, '>=', 20, "$t: " . ($total{$t} - $l0{$t}) . " files below level 0 (of $total{$t})");
+}
 
-# one transaction: what a scan leaves open, under bound 0 and the default
-my $out = $node->safe_psql('postgres', q{
+# Readers left open at the end of a statement, in its transaction.  A scan
+# holds its level 0 files and one file per level; one of a key's rows in
+# key order (the primary key's index, fetching rows by TID) too.  A scan
+# of every key group in key order holds one file per level and key group.
+my $open = sub {
+	my ($stmt) = @_;
+	my $o = $node->safe_psql('postgres', qq{
 SET forst.sst_reader_memory = 0;
 BEGIN;
-SELECT 'scan0', count(*) FROM c;
-SELECT 'open0', readers FROM forst.session_sst_readers();
-COMMIT;
-RESET forst.sst_reader_memory;
+$stmt;
+SELECT readers FROM forst.session_sst_readers();
+ROLLBACK;
+});
+	return (split /\n/, $o)[-1];
+};
+my $n = $open->('SELECT count(*) FROM c');
+cmp_ok($n, '<=', $l0{c} + $levels{c}, "bound 0, a scan: at most the level 0 files and one per level stay open ($n)");
+$n = $open->('SELECT count(*), max(v) FROM (SELECT v FROM d WHERE k = 2 ORDER BY w) x');
+cmp_ok($n, '<=', $l0{d} + $levels{d}, "bound 0, one key's rows in key order ($n)");
+$n = $open->('SELECT count(*), max(v) FROM d WHERE k = 1 AND w BETWEEN 100 AND 9000');
+cmp_ok($n, '<=', $l0{d} + $levels{d}, "bound 0, a range of one key's rows ($n)");
+$n = $open->(q{UPDATE d SET v = v || 'x' WHERE k = 3});
+cmp_ok($n, '<=', $l0{d} + $levels{d}, "bound 0, an update of one key's rows by TID ($n)");
+$n = $node->safe_psql('postgres', q{
 BEGIN;
-SELECT 'scan', count(*) FROM c;
-SELECT 'open', readers FROM forst.session_sst_readers();
+SELECT count(*) FROM c;
+SELECT readers FROM forst.session_sst_readers();
 COMMIT;
 });
-my %row = map { my @f = split /\|/; ($f[0] => $f[1]) } grep { /\|/ } split /\n/, $out;
-is($row{scan0}, 40000, 'the scan under bound 0 sees every row');
-cmp_ok($row{open0}, '<=', $l0 + $levels,
-	"bound 0: at most the level 0 files and one per level stay open ($row{open0})");
-is($row{open}, $total, 'the default bound keeps every file the scan read open');
+is((split /\n/, $n)[-1], $total{c}, 'the default bound keeps every file a scan read open');
 
 # answers under bound 0
 my $sql = "SET forst.sst_reader_memory = 0;\n";
@@ -98,10 +121,14 @@ for my $t ('c', 'ch')
 		$sql .= "SELECT '$t-r$i', count(*), md5(string_agg(k || v, ',' ORDER BY k)) FROM $t WHERE k BETWEEN $lo AND $hi;\n";
 	}
 	$sql .= "UPDATE $t SET v = v || 'u' WHERE k % 3 = 0;\n";
+	my $dt = $t eq 'c' ? 'd' : 'dh';
+	$sql .= "SELECT '$t-dkey', md5(string_agg(w || v, ',' ORDER BY w)) FROM $dt WHERE k = 2;\n";
+	$sql .= "UPDATE $dt SET v = v || 'u' WHERE k = 1 AND w % 3 = 0;\n";
+	$sql .= "SELECT '$t-dupd', md5(string_agg(k || ',' || w || v, ',' ORDER BY k, w)) FROM $dt;\n";
 	$sql .= "SELECT '$t-upd', md5(string_agg(k || v, ',' ORDER BY k)) FROM $t;\n";
 }
 $sql .= "SELECT 'closed', closed > 0 FROM forst.session_sst_readers();\n";
-$out = $node->safe_psql('postgres', $sql);
+my $out = $node->safe_psql('postgres', $sql);
 my %res;
 for my $line (grep { /^c?h?-|^\w+-/ } split /\n/, $out)
 {
@@ -110,7 +137,7 @@ for my $line (grep { /^c?h?-|^\w+-/ } split /\n/, $out)
 	$res{$what}{$t} = join '|', @rest;
 }
 my @what = sort keys %res;
-is(scalar(@what), 2 + 10 + 1, 'every check ran');
+is(scalar(@what), 2 + 10 + 1 + 2, 'every check ran');
 my @diff = grep { !defined $res{$_}{c} || !defined $res{$_}{ch} || $res{$_}{c} ne $res{$_}{ch} } @what;
 is(join(',', @diff), '', 'every answer under bound 0 equals the heap twin');
 like($out, qr/^closed\|t$/m, 'files were closed within statements');

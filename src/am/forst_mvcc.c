@@ -281,23 +281,25 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 						 errmsg("forst: malformed entry in an SST file")));
 			return true;
 		}
-		reader = forst_sst_reader_lookup(&rel->rd_node, file_id);
+		/* pinned for the one read: this does not keep it open */
+		reader = forst_sst_reader_pin_open(&rel->rd_node, file_id);
 		if (reader == NULL)
 		{
 			/*
 			 * Closed since the TID was made (forst.sst_reader_memory): the
 			 * manifest it was found in describes it, even if it has been
-			 * compacted away since (its object outlives this transaction's
-			 * snapshot by forst.gc_grace).
+			 * compacted away since (its object stays in the store for
+			 * forst.gc_grace after a manifest without it replaced that one).
 			 */
 			m = forst_manifest_at(&rel->rd_node, manifest_version);
 			if ((mf = forst_manifest_file_by_id(m, file_id)) == NULL)
 				return false;
-			reader = forst_sst_reader(&rel->rd_node, &mf->meta);
+			reader = forst_sst_reader_pin(&rel->rd_node, &mf->meta);
 		}
 		fst_buf_init(&k);
 		fst_buf_init(&val);
 		rc = fst_sst_read_at(reader, v->loc.block, v->loc.entry, &k, &val, &err);
+		forst_sst_reader_release(&rel->rd_node, file_id);
 		if (rc == FST_NOT_FOUND)
 		{
 			fst_buf_free(&k);

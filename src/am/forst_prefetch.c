@@ -88,7 +88,7 @@ forst_prefetch_metadata(const RelFileNode *rnode,
 		uint64		size = files[i]->meta.size;
 		uint64		tail = Min(size, Max((uint64) TAIL_MIN, size / 64));
 
-		if (forst_sst_reader_lookup(rnode, files[i]->meta.file_id) != NULL)
+		if (forst_sst_reader_is_open(rnode, files[i]->meta.file_id))
 			continue;
 		r[m].file = files[i];
 		r[m].offset = size - tail;

@@ -261,6 +261,7 @@ static uint64 reader_clock = 0;
 static size_t reader_mem = 0;
 static LocalTransactionId readers_lxid = InvalidLocalTransactionId;
 static uint64 reader_evictions = 0;
+static bool released_since_trim = false;	/* a reader became closable */
 
 /* What a reader costs: its metadata and its read window (at most a chunk). */
 static size_t
@@ -367,8 +368,9 @@ readers_trim_released(void)
 				i;
 	LocalTransactionId lxid = MyProc ? MyProc->lxid : InvalidLocalTransactionId;
 
-	if (reader_cache == NULL || reader_mem <= limit)
+	if (reader_cache == NULL || reader_mem <= limit || !released_since_trim)
 		return;
+	released_since_trim = false;
 	cand = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
 	hash_seq_init(&seq, reader_cache);
 	while ((e = hash_seq_search(&seq)) != NULL)
@@ -431,11 +433,11 @@ forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
 	return r;
 }
 
-FstSstReader *
-forst_sst_reader_lookup(const RelFileNode *rnode, uint64 file_id)
+/* The cache entry of an open file's reader, or NULL. */
+static ReaderEntry *
+reader_entry_find(const RelFileNode *rnode, uint64 file_id)
 {
 	ReaderKey	key;
-	ReaderEntry *e;
 
 	if (reader_cache == NULL)
 		return NULL;
@@ -443,11 +445,24 @@ forst_sst_reader_lookup(const RelFileNode *rnode, uint64 file_id)
 	memset(&key, 0, sizeof(key));
 	key.rnode = *rnode;
 	key.file_id = file_id;
-	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	return hash_search(reader_cache, &key, HASH_FIND, NULL);
+}
+
+bool
+forst_sst_reader_is_open(const RelFileNode *rnode, uint64 file_id)
+{
+	return reader_entry_find(rnode, file_id) != NULL;
+}
+
+FstSstReader *
+forst_sst_reader_pin_open(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderEntry *e = reader_entry_find(rnode, file_id);
+
 	if (e == NULL)
 		return NULL;
 	e->last_used = ++reader_clock;
-	e->plain_lxid = MyProc ? MyProc->lxid : InvalidLocalTransactionId;
+	e->pins++;
 	return e->reader;
 }
 
@@ -590,18 +605,12 @@ forst_sst_reader_pin(const RelFileNode *rnode, const FstFileMeta *file)
 void
 forst_sst_reader_release(const RelFileNode *rnode, uint64 file_id)
 {
-	ReaderKey	key;
-	ReaderEntry *e;
+	ReaderEntry *e = reader_entry_find(rnode, file_id);
 
-	if (reader_cache == NULL)
-		return;
-	memset(&key, 0, sizeof(key));
-	key.rnode = *rnode;
-	key.file_id = file_id;
-	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
 	if (e == NULL || e->pins <= 0)
 		return;
-	e->pins--;
+	if (--e->pins == 0 && (MyProc == NULL || e->plain_lxid != MyProc->lxid))
+		released_since_trim = true;
 }
 
 FstBlockCache *

@@ -156,11 +156,14 @@ extern FstSstReader *forst_sst_reader_pin(const RelFileNode *rnode,
 extern void forst_sst_reader_release(const RelFileNode *rnode, uint64 file_id);
 
 /*
- * The reader of a file this backend has opened, or NULL: files a TID
- * names may have left the current manifest (compacted away) meanwhile.
+ * Whether this backend has file_id's reader open; and that reader pinned
+ * (release it with forst_sst_reader_release), or NULL if it is not open:
+ * fetches by TID read one entry and let go, and files a TID names may have
+ * left the current manifest (compacted away) meanwhile.
  */
-extern FstSstReader *forst_sst_reader_lookup(const RelFileNode *rnode,
-											 uint64 file_id);
+extern bool forst_sst_reader_is_open(const RelFileNode *rnode, uint64 file_id);
+extern FstSstReader *forst_sst_reader_pin_open(const RelFileNode *rnode,
+											   uint64 file_id);
 
 /*
  * Closing readers.  forst_sst_readers_trim closes the least recently used
