@@ -24,6 +24,9 @@ typedef struct LevelIter
 	void	   *arg;
 	int			cur;			/* file of child, -1: none */
 	FstIter    *child;
+	bool		valid;			/* child's, cached after each positioning */
+	FstSlice	key;			/* child's key when valid, cached too: a
+								 * merge asks for both at every step */
 	FstError	err;			/* an open's failure; FST_OK otherwise */
 } LevelIter;
 
@@ -35,6 +38,7 @@ drop_file(LevelIter *it)
 {
 	int			i = it->cur;
 
+	it->valid = false;
 	if (it->child == NULL)
 		return;
 	fst_iter_destroy(it->child);
@@ -66,17 +70,24 @@ set_file(LevelIter *it, int i)
 }
 
 /*
- * From file i on, positions at the first entry: the current child's (if
- * it is valid), else the first of the following files.  Stops at a
- * child's error, which status() then reports.
+ * After the current child was positioned: stays at its entry if it has
+ * one, else moves to the first entry of the following files.  Stops at a
+ * child's error, which status() then reports.  Caches valid and key.
  */
 static void
 skip_empty_files(LevelIter *it)
 {
-	while (it->child != NULL && !fst_iter_valid(it->child))
+	it->valid = false;
+	while (it->child != NULL)
 	{
 		int			next = it->cur + 1;
 
+		if (fst_iter_valid(it->child))
+		{
+			it->valid = true;
+			it->key = fst_iter_key(it->child);
+			return;
+		}
 		if (fst_iter_status(it->child, NULL) != FST_OK)
 			return;
 		if (next >= it->n)
@@ -150,9 +161,7 @@ level_next(FstIter *iter)
 static bool
 level_valid(FstIter *iter)
 {
-	LevelIter  *it = (LevelIter *) iter;
-
-	return it->child != NULL && fst_iter_valid(it->child);
+	return ((LevelIter *) iter)->valid;
 }
 
 static FstSlice
@@ -160,7 +169,8 @@ level_key(FstIter *iter)
 {
 	LevelIter  *it = (LevelIter *) iter;
 
-	return fst_iter_key(it->child);
+	Assert(it->valid);
+	return it->key;
 }
 
 static FstSlice
@@ -218,6 +228,7 @@ fst_level_iter_create(const FstFileMeta *const *files, int n,
 	it->arg = arg;
 	it->cur = -1;
 	it->child = NULL;
+	it->valid = false;
 	fst_error_clear(&it->err);
 	return &it->base;
 }
