@@ -40,6 +40,7 @@ extern int	forst_block_size_kb;
 extern bool forst_scan_prefetch;
 extern char *forst_cache_dir;
 extern int	forst_cache_size_kb;
+extern int	forst_cache_chunk_size_kb;
 
 extern void forst_define_gucs(void);
 

@@ -154,6 +154,7 @@ forst_disk_cache(void)
 
 	fst_diskcache_options_default(&opt);
 	opt.account_block = FORST_CACHE_ACCOUNT_BLOCK;
+	opt.chunk_size = (uint64) forst_cache_chunk_size_kb * 1024;
 	/* chunks read once (scans, the cold tail) do not evict hot ones */
 	opt.admit_on_second_miss = true;
 	opt.lock = cache_lock;

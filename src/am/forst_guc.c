@@ -43,6 +43,7 @@ int			forst_block_size_kb = 8;
 bool		forst_scan_prefetch = true;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = -1;
+int			forst_cache_chunk_size_kb = 8;
 
 static const struct config_enum_entry compression_options[] = {
 	{"lz4", FORST_COMPRESSION_LZ4, false},
@@ -300,6 +301,17 @@ forst_define_gucs(void)
 							   PGC_POSTMASTER,
 							   0,
 							   check_cache_dir, NULL, NULL);
+
+	DefineCustomIntVariable("forst.cache_chunk_size",
+							"Unit of the local disk cache: what it reads from the store, keeps and evicts.",
+							"Point reads of scattered hot keys keep more of them per cached byte "
+							"in smaller units; scans need fewer requests with larger ones.  Entries "
+							"cached under another size are read again from the store.",
+							&forst_cache_chunk_size_kb,
+							8, 4, 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("forst.cache_size",
 							"Bound on the local disk cache of SST files, for the whole server.",

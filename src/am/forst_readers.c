@@ -263,12 +263,25 @@ static LocalTransactionId readers_lxid = InvalidLocalTransactionId;
 static uint64 reader_evictions = 0;
 static bool released_since_trim = false;	/* a reader became closable */
 
-/* What a reader costs: its metadata and its read window (at most a chunk). */
+/*
+ * A reader's read window: through the disk cache, one chunk
+ * (forst.cache_chunk_size), so that a point read caches only the chunk it
+ * needs, not its neighbours; straight from the store, 32 kB, so that a
+ * scan of consecutive data blocks makes one request for several.
+ */
+static size_t
+reader_window(void)
+{
+	if (forst_disk_cache() != NULL)
+		return (size_t) forst_cache_chunk_size_kb * 1024;
+	return FST_DISKCACHE_DEFAULT_CHUNK;
+}
+
+/* What a reader costs: its metadata and its read window. */
 static size_t
 reader_entry_mem(const ReaderEntry *e)
 {
-	return fst_sst_memory(e->reader) + FST_DISKCACHE_DEFAULT_CHUNK +
-		sizeof(ReaderEntry);
+	return fst_sst_memory(e->reader) + reader_window() + sizeof(ReaderEntry);
 }
 
 static void
@@ -533,11 +546,7 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 	}
 	if (rc == FST_OK)
 	{
-		/*
-		 * Scans read consecutive data blocks, smaller than a disk cache
-		 * chunk (forst.block_size): one chunk read serves several.
-		 */
-		e->src = fst_range_source_window(e->src, FST_DISKCACHE_DEFAULT_CHUNK);
+		e->src = fst_range_source_window(e->src, reader_window());
 		if (e->src == NULL)
 		{
 			reader_entry_close(e);
