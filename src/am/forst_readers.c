@@ -262,6 +262,7 @@ static size_t reader_mem = 0;
 static LocalTransactionId readers_lxid = InvalidLocalTransactionId;
 static uint64 reader_evictions = 0;
 static bool released_since_trim = false;	/* a reader became closable */
+static int	pins_held = 0;		/* the entries' pins, summed */
 
 /*
  * A reader's read window: through the disk cache, one chunk
@@ -290,6 +291,7 @@ reader_entry_close(ReaderEntry *e)
 	ReaderKey	key = e->key;
 
 	reader_mem -= Min(reader_mem, e->mem);
+	pins_held -= Min(pins_held, e->pins);
 	fst_sst_close(e->reader);
 	fst_range_close(e->src);
 	if (e->vis != NULL)
@@ -411,9 +413,13 @@ readers_new_xact(void)
 		 * No level iterator outlives its transaction: a pin left now is one
 		 * an error skipped the release of.
 		 */
-		hash_seq_init(&seq, reader_cache);
-		while ((e = hash_seq_search(&seq)) != NULL)
-			e->pins = 0;
+		if (pins_held > 0)
+		{
+			hash_seq_init(&seq, reader_cache);
+			while ((e = hash_seq_search(&seq)) != NULL)
+				e->pins = 0;
+			pins_held = 0;
+		}
 		readers_lxid = MyProc->lxid;
 		if (reader_mem > (size_t) forst_sst_reader_memory_kb * 1024)
 			forst_sst_readers_trim((size_t) forst_sst_reader_memory_kb * 1024);
@@ -476,6 +482,7 @@ forst_sst_reader_pin_open(const RelFileNode *rnode, uint64 file_id)
 		return NULL;
 	e->last_used = ++reader_clock;
 	e->pins++;
+	pins_held++;
 	return e->reader;
 }
 
@@ -608,6 +615,7 @@ forst_sst_reader_pin(const RelFileNode *rnode, const FstFileMeta *file)
 	readers_trim_released();
 	e = reader_entry_get(rnode, file);
 	e->pins++;
+	pins_held++;
 	return e->reader;
 }
 
@@ -618,6 +626,7 @@ forst_sst_reader_release(const RelFileNode *rnode, uint64 file_id)
 
 	if (e == NULL || e->pins <= 0)
 		return;
+	pins_held--;
 	if (--e->pins == 0 && (MyProc == NULL || e->plain_lxid != MyProc->lxid))
 		released_since_trim = true;
 }
