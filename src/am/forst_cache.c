@@ -128,6 +128,20 @@ cache_unlock(void *arg)
 	LWLockRelease((LWLock *) arg);
 }
 
+uint64
+forst_cache_chunk_bytes(void)
+{
+	uint64		capacity = cache_capacity();
+	uint64		chunk = (uint64) forst_cache_chunk_size_kb * 1024;
+	uint32		entries = fst_diskcache_max_entries(capacity);
+
+	/* an entry's header and key take one more disk block */
+	while (chunk < 1024 * 1024 &&
+		   capacity / (chunk + FORST_CACHE_ACCOUNT_BLOCK) > entries)
+		chunk *= 2;
+	return chunk;
+}
+
 FstDiskCache *
 forst_disk_cache(void)
 {
@@ -154,7 +168,7 @@ forst_disk_cache(void)
 
 	fst_diskcache_options_default(&opt);
 	opt.account_block = FORST_CACHE_ACCOUNT_BLOCK;
-	opt.chunk_size = (uint64) forst_cache_chunk_size_kb * 1024;
+	opt.chunk_size = forst_cache_chunk_bytes();
 	/* chunks read once (scans, the cold tail) do not evict hot ones */
 	opt.admit_on_second_miss = true;
 	opt.lock = cache_lock;
@@ -212,6 +226,7 @@ forst_cache_rebuild(void)
 	fst_diskcache_stats(c, &st);
 	ereport(LOG,
 			(errmsg("forst: disk cache holds " UINT64_FORMAT " entries, " UINT64_FORMAT
-					" of " UINT64_FORMAT " bytes",
-					st.entries, st.bytes_used, st.capacity)));
+					" of " UINT64_FORMAT " bytes, in units of " UINT64_FORMAT " kB",
+					st.entries, st.bytes_used, st.capacity,
+					forst_cache_chunk_bytes() / 1024)));
 }

@@ -30,6 +30,12 @@ extern char *forst_cache_dir_path(void);
 /* This process's handle, or NULL when the cache is off or unusable. */
 extern FstDiskCache *forst_disk_cache(void);
 
+/*
+ * The disk cache's unit: forst.cache_chunk_size, doubled while a full
+ * cache of forst.cache_size would need more entries than its index holds.
+ */
+extern uint64 forst_cache_chunk_bytes(void);
+
 /* Write-through of a file just uploaded (never fails). */
 extern void forst_cache_admit(const char *key, const void *data, size_t len);
 

@@ -266,7 +266,7 @@ static int	pins_held = 0;		/* the entries' pins, summed */
 
 /*
  * A reader's read window: through the disk cache, one chunk
- * (forst.cache_chunk_size), so that a point read caches only the chunk it
+ * (forst_cache_chunk_bytes), so that a point read caches only the chunk it
  * needs, not its neighbours; straight from the store, 32 kB, so that a
  * scan of consecutive data blocks makes one request for several.
  */
@@ -274,7 +274,7 @@ static size_t
 reader_window(void)
 {
 	if (forst_disk_cache() != NULL)
-		return (size_t) forst_cache_chunk_size_kb * 1024;
+		return (size_t) forst_cache_chunk_bytes();
 	return FST_DISKCACHE_DEFAULT_CHUNK;
 }
 

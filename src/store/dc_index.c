@@ -39,7 +39,7 @@
  */
 #include "dc_internal.h"
 
-/* A slot per this many bytes of capacity (entries are ~32 KiB). */
+/* A slot per this many bytes of capacity (an entry is one chunk and its header). */
 #define DC_BYTES_PER_SLOT	8192
 #define DC_MIN_SLOTS		64
 #define DC_MAX_SLOTS		(1U << 22)

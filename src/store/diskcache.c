@@ -471,6 +471,12 @@ fst_diskcache_region_size(uint64 capacity_bytes)
 	return dc_index_size(dc_index_nslots(capacity_bytes));
 }
 
+uint32
+fst_diskcache_max_entries(uint64 capacity_bytes)
+{
+	return dc_index_nslots(capacity_bytes);
+}
+
 void
 fst_diskcache_region_init(void *region, uint64 capacity_bytes)
 {

@@ -200,6 +200,9 @@ extern FstCode fst_diskcache_open(const char *dir, uint64 capacity_bytes,
  * must guard the region across processes.
  */
 extern size_t fst_diskcache_region_size(uint64 capacity_bytes);
+
+/* How many entries the index of a cache of capacity_bytes holds at most. */
+extern uint32 fst_diskcache_max_entries(uint64 capacity_bytes);
 extern void fst_diskcache_region_init(void *region, uint64 capacity_bytes);
 extern FstCode fst_diskcache_attach(const char *dir, void *region,
 									const FstDiskCacheOptions *opt,
