@@ -39,13 +39,24 @@ cursor_reset_callback(void *arg)
 	}
 }
 
+/* Whether file may hold rows with user parts in [lo, hi), by its range. */
+static bool
+file_in_range(const FstFileMeta *file, FstSlice lo, FstSlice hi)
+{
+	if (lo.len > 0 &&
+		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_largest(file)), lo) < 0)
+		return false;
+	if (hi.len > 0 &&
+		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_smallest(file)), hi) >= 0)
+		return false;
+	return true;
+}
+
 /*
  * Whether a level 0 file may hold rows with user parts in [lo, hi) (and,
  * for a point range, lo itself according to its bloom filter).  Opens the
  * file's reader, which may fail: call before anything is malloc'ed.
  */
-static bool file_in_range(const FstFileMeta *file, FstSlice lo, FstSlice hi);
-
 static bool
 file_may_hold(Relation rel, const FstFileMeta *file, FstSlice lo, FstSlice hi,
 			  bool point)
@@ -85,19 +96,6 @@ level_release(void *arg, int i)
 	ForstCursorLevel *lv = arg;
 
 	forst_sst_reader_release(&lv->rel->rd_node, lv->files[i]->file_id);
-}
-
-/* Whether file may hold rows with user parts in [lo, hi), by its range. */
-static bool
-file_in_range(const FstFileMeta *file, FstSlice lo, FstSlice hi)
-{
-	if (lo.len > 0 &&
-		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_largest(file)), lo) < 0)
-		return false;
-	if (hi.len > 0 &&
-		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_smallest(file)), hi) >= 0)
-		return false;
-	return true;
 }
 
 /*
