@@ -308,14 +308,40 @@ entry_lru_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
+/*
+ * Closes unpinned readers, least recently used first, until the open ones
+ * hold at most target bytes or none is left; with released_only, only
+ * those nothing used without a pin in this transaction (see above).
+ */
+static void
+close_lru(size_t target, bool released_only)
+{
+	HASH_SEQ_STATUS seq;
+	ReaderEntry *e;
+	ReaderEntry **cand;
+	long		n = 0,
+				i;
+	LocalTransactionId lxid = MyProc ? MyProc->lxid : InvalidLocalTransactionId;
+
+	cand = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
+	hash_seq_init(&seq, reader_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (e->pins == 0 && !(released_only && e->plain_lxid == lxid))
+			cand[n++] = e;
+	qsort(cand, n, sizeof(ReaderEntry *), entry_lru_cmp);
+	for (i = 0; i < n && reader_mem > target; i++)
+	{
+		reader_entry_close(cand[i]);
+		reader_evictions++;
+	}
+	pfree(cand);
+}
+
 void
 forst_sst_readers_trim(size_t limit)
 {
 	HASH_SEQ_STATUS seq;
 	ReaderEntry *e;
-	ReaderEntry **all;
-	long		n = 0,
-				i;
 
 	if (reader_cache == NULL)
 		return;
@@ -329,19 +355,8 @@ forst_sst_readers_trim(size_t limit)
 	}
 	if (reader_mem <= limit)
 		return;
-	all = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
-	hash_seq_init(&seq, reader_cache);
-	while ((e = hash_seq_search(&seq)) != NULL)
-		if (e->pins == 0)
-			all[n++] = e;
-	qsort(all, n, sizeof(ReaderEntry *), entry_lru_cmp);
 	/* down to three quarters, so that the next transactions need not trim */
-	for (i = 0; i < n && reader_mem > limit - limit / 4; i++)
-	{
-		reader_entry_close(all[i]);
-		reader_evictions++;
-	}
-	pfree(all);
+	close_lru(limit - limit / 4, false);
 }
 
 void
@@ -376,28 +391,11 @@ static void
 readers_trim_released(void)
 {
 	size_t		limit = (size_t) forst_sst_reader_memory_kb * 1024;
-	HASH_SEQ_STATUS seq;
-	ReaderEntry *e;
-	ReaderEntry **cand;
-	long		n = 0,
-				i;
-	LocalTransactionId lxid = MyProc ? MyProc->lxid : InvalidLocalTransactionId;
 
 	if (reader_cache == NULL || reader_mem <= limit || !released_since_trim)
 		return;
 	released_since_trim = false;
-	cand = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
-	hash_seq_init(&seq, reader_cache);
-	while ((e = hash_seq_search(&seq)) != NULL)
-		if (e->pins == 0 && e->plain_lxid != lxid)
-			cand[n++] = e;
-	qsort(cand, n, sizeof(ReaderEntry *), entry_lru_cmp);
-	for (i = 0; i < n && reader_mem > limit; i++)
-	{
-		reader_entry_close(cand[i]);
-		reader_evictions++;
-	}
-	pfree(cand);
+	close_lru(limit, true);
 }
 
 /* The first use of the readers in a transaction: apply the bound. */
