@@ -39,6 +39,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_wal.h"
+#include "forst_analyze.h"
 #include "forst_cursor.h"
 #include "forst_store.h"
 #include "forst_onconflict.h"
@@ -76,7 +77,8 @@ typedef struct ForstScanDescData
 	TableScanDescData rs_base;
 	ForstCursor *cursor;
 	bool		empty;			/* a parallel participant with nothing to do */
-	bool		analyzed;		/* ANALYZE had its one pseudo-block */
+	bool		analyzed;		/* ANALYZE chose how to sample */
+	struct ForstAnalyze *sampler;	/* its sampler; NULL: read it whole */
 	/* ANALYZE's counters (see forst_scan_analyze_next_block) */
 	double	   *an_liverows;	/* the caller's live-row counter */
 	double		an_live;		/* live rows the scan found */
@@ -133,6 +135,8 @@ forst_scan_end(TableScanDesc sscan)
 {
 	ForstScanDesc scan = (ForstScanDesc) sscan;
 
+	if (scan->sampler)
+		forst_analyze_end(scan->sampler);
 	if (scan->cursor)
 		forst_cursor_close(scan->cursor);
 	if (scan->rs_base.rs_flags & SO_TEMP_SNAPSHOT)
@@ -480,35 +484,57 @@ forst_relation_vacuum(Relation rel, struct VacuumParams *params,
 }
 
 /*
- * ANALYZE: forst rows have no blocks, so the first pseudo-block asked for
- * yields every row (one merged scan) and the later ones nothing; ANALYZE's
- * reservoir samples them uniformly.
+ * ANALYZE.  A table with files below level 0 is sampled by cells of its
+ * largest level (forst_analyze.h): each pseudo-block asked for yields the
+ * rows of one cell.  Others (their rows in memtables and level 0, bounded
+ * by forst.memtable_memory and level 0's compaction trigger) are read
+ * whole: the first pseudo-block asked for yields every row, the later ones
+ * nothing, and ANALYZE's reservoir samples them uniformly.
  *
  * ANALYZE then extrapolates the row count as live rows / blocks sampled *
- * relation blocks, assuming the live rows came from the sampled blocks
- * only.  Once it samples fewer blocks than the relation has (a table of
- * more than about 30,000 blocks at the default statistics target), that
- * would multiply the count.  So the live-row counter the caller passes is
- * kept at (rows found) * (blocks asked for so far) / (relation blocks):
- * after the last block, the caller's extrapolation gives the rows found.
+ * relation blocks.  So the live-row counter the caller passes is kept at
+ * (estimated rows) * (blocks asked for so far) / (relation blocks), and
+ * after the last block the caller's extrapolation gives the estimate:
+ * the sampler's, or the rows found by a whole read.
  */
+static void
+analyze_set_liverows(ForstScanDesc scan)
+{
+	double		rows;
+
+	if (scan->an_liverows == NULL)
+		return;
+	rows = scan->sampler ? forst_analyze_estimate(scan->sampler) : scan->an_live;
+	*scan->an_liverows = rows * scan->an_blocks / scan->an_total;
+}
+
 static bool
 forst_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 							  BufferAccessStrategy bstrategy)
 {
 	ForstScanDesc scan = (ForstScanDesc) sscan;
+	bool		first = !scan->analyzed;
 
+	if (scan->cursor == NULL)
+		return false;
 	if (scan->an_total == 0)
 		scan->an_total = Max(RelationGetNumberOfBlocks(sscan->rs_rd), 1);
+	if (first)
+	{
+		scan->analyzed = true;
+		scan->sampler = forst_analyze_begin(scan->cursor, scan->an_total);
+	}
 	scan->an_blocks += 1;
-	if (scan->an_liverows != NULL)
-		*scan->an_liverows = scan->an_live * scan->an_blocks / scan->an_total;
+	if (scan->sampler)
+	{
+		bool		rows = forst_analyze_block(scan->sampler, blockno);
 
-	/* the first block asked for yields every row; later ones nothing */
-	if (scan->analyzed || scan->cursor == NULL)
-		return false;
-	scan->analyzed = true;
-	return true;
+		analyze_set_liverows(scan);
+		return rows;
+	}
+	analyze_set_liverows(scan);
+	/* read whole: the first block asked for yields every row */
+	return first;
 }
 
 static bool
@@ -522,12 +548,14 @@ forst_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 	{
 		/* see forst_scan_analyze_next_block */
 		scan->an_liverows = liverows;
-		*liverows = scan->an_live * scan->an_blocks / scan->an_total;
+		analyze_set_liverows(scan);
 		return false;
 	}
 	forst_store_version(slot, &scan->cursor->cur,
 						RelationGetRelid(scan->rs_base.rs_rd));
 	scan->an_live += 1;
+	if (scan->sampler)
+		forst_analyze_row(scan->sampler);
 	return true;
 }
 
@@ -562,7 +590,7 @@ forst_index_validate_scan(Relation table_rel, Relation index_rel,
  */
 #define FORST_REPORTED_BLOCKS_MAX ((BlockNumber) (RELSEG_SIZE - 1))
 
-static uint64 forst_table_bytes(Relation rel);
+static uint64 forst_table_bytes(Relation rel, bool load);
 
 static uint64
 forst_relation_size(Relation rel, ForkNumber forkNumber)
@@ -571,13 +599,17 @@ forst_relation_size(Relation rel, ForkNumber forkNumber)
 
 	if (forkNumber != MAIN_FORKNUM && forkNumber != InvalidForkNumber)
 		return 0;
-	bytes = forst_table_bytes(rel);
+	/* ANALYZE asks first thing after a restart: not 0 for a table not read yet */
+	bytes = forst_table_bytes(rel, true);
 	return Min(bytes, (uint64) FORST_REPORTED_BLOCKS_MAX * BLCKSZ);
 }
 
-/* Bytes of the table's memtables and of the SST files of its manifest. */
+/*
+ * Bytes of the table's memtables and of the SST files of its manifest;
+ * with load, also of a table no one has read or written since start-up.
+ */
 static uint64
-forst_table_bytes(Relation rel)
+forst_table_bytes(Relation rel, bool load)
 {
 	ForstTableShared *ts;
 	int			slabs[FORST_MAX_IMMUTABLE + 1];
@@ -585,7 +617,7 @@ forst_table_bytes(Relation rel)
 				i;
 	uint64		bytes = 0;
 
-	ts = forst_table_shared(&rel->rd_node, false);
+	ts = forst_table_shared(&rel->rd_node, load);
 	if (ts == NULL)
 		return 0;
 	n = forst_table_slabs(ts, slabs);
@@ -630,7 +662,7 @@ forst_relation_estimate_size(Relation rel, int32 *attr_widths,
 							 double *allvisfrac)
 {
 	ForstTableShared *ts = forst_table_shared(&rel->rd_node, false);
-	uint64		bytes = forst_table_bytes(rel);
+	uint64		bytes = forst_table_bytes(rel, false);
 	BlockNumber relpages = rel->rd_rel->relpages;
 	double		reltuples = rel->rd_rel->reltuples;
 

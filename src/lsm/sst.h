@@ -224,6 +224,16 @@ extern FstCode fst_sst_may_contain(FstSstReader *r, FstSlice user_part,
 extern bool fst_sst_block_for(FstSstReader *r, FstSlice user_part,
 							  uint64 *offset, uint64 *len);
 
+/*
+ * The file's data blocks, by number (fst_sst_num_blocks of them), for
+ * sampling: fst_sst_block_last_key copies the last internal key of block
+ * block_no into *key (its index entry) and returns false past the last
+ * block or if memory runs out.
+ */
+extern uint32 fst_sst_num_blocks(const FstSstReader *r);
+extern bool fst_sst_block_last_key(FstSstReader *r, uint32 block_no,
+								   FstBuf *key);
+
 /* Reads the bloom filter now if it is not read yet (to warm caches). */
 extern FstCode fst_sst_load_filter(FstSstReader *r, FstError *err);
 

@@ -391,6 +391,37 @@ fst_sst_block_for(FstSstReader *r, FstSlice user_part, uint64 *offset,
 	return found;
 }
 
+uint32
+fst_sst_num_blocks(const FstSstReader *r)
+{
+	/* the index restarts at every entry: one restart per data block */
+	return r->index->num_restarts;
+}
+
+bool
+fst_sst_block_last_key(FstSstReader *r, uint32 block_no, FstBuf *key)
+{
+	FstIter    *it;
+	bool		found = false;
+
+	fst_buf_reset(key);
+	if (block_no >= fst_sst_num_blocks(r))
+		return false;
+	it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	if (it == NULL)
+		return false;
+	fst_block_iter_seek_to_index(it, block_no);
+	if (fst_iter_valid(it))
+	{
+		FstSlice	k = fst_iter_key(it);
+
+		fst_buf_append(key, k.data, k.len);
+		found = !key->oom;
+	}
+	fst_iter_destroy(it);
+	return found;
+}
+
 FstCode
 fst_sst_load_filter(FstSstReader *r, FstError *err)
 {

@@ -593,6 +593,73 @@ FST_TEST(sst_positions_address_every_entry)
 	fst_free(ents);
 }
 
+/*
+ * Blocks by number (for ANALYZE's sampling): as many as the iterator
+ * walks through, each one's last key the key of the last entry the
+ * iterator finds in it, nothing past the last.
+ */
+FST_TEST(sst_blocks_by_number_name_their_last_keys)
+{
+	int			n = 1200;
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstBuf		file,
+				last;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstIter    *it;
+	uint32		nblocks;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		test_entry_numbered(&ents[i], i, 10 + i, (size_t) (i % 40));
+	CHECK_OK(test_build_sst(ents, n, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, false);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	nblocks = fst_sst_num_blocks(r);
+	CHECK(nblocks > 10);
+	fst_buf_init(&last);
+	it = fst_sst_iter_create(r);
+	for (fst_iter_seek_first(it), i = 0; fst_iter_valid(it); fst_iter_next(it), i++)
+	{
+		uint32		b,
+					e,
+					nb,
+					ne;
+
+		fst_sst_iter_position(it, &b, &e);
+		CHECK(b < nblocks);
+		CHECK(fst_sst_block_last_key(r, b, &last));
+		/* every key of block b is at most its last key ... */
+		CHECK(fst_ikey_cmp(fst_slice(ents[i].key, ents[i].klen),
+						   fst_slice(last.data, last.len)) <= 0);
+		/* ... and the block's final entry is that key */
+		if (i + 1 < n)
+		{
+			FstIter    *peek = fst_sst_iter_create(r);
+
+			fst_iter_seek(peek, fst_slice(ents[i + 1].key, ents[i + 1].klen));
+			fst_sst_iter_position(peek, &nb, &ne);
+			fst_iter_destroy(peek);
+		}
+		else
+			nb = b + 1;
+		if (nb != b)
+			CHECK(last.len == ents[i].klen &&
+				  memcmp(last.data, ents[i].key, last.len) == 0);
+	}
+	CHECK_EQ_INT(i, n);
+	CHECK(!fst_sst_block_last_key(r, nblocks, &last));
+	CHECK(last.len == 0);
+	fst_iter_destroy(it);
+	fst_buf_free(&last);
+	fst_sst_close(r);
+	fst_range_close(src);
+	fst_buf_free(&file);
+	fst_free(ents);
+}
+
 /* rewrite_entry: every even-numbered entry frozen, odd ones aborted (xid 0) */
 static int	rewrite_calls = 0;
 
