@@ -154,6 +154,8 @@ typedef struct WindowSource
 	uint64		held_off;
 	size_t		held_len;
 	uint64		last_end;		/* where the previous read ended */
+	int			run;			/* reads in a row, each starting where the
+								 * one before it ended */
 } WindowSource;
 
 static FstCode
@@ -165,16 +167,22 @@ window_read(FstRangeSource *src, uint64 offset, size_t len, char *buf,
 				end;
 	size_t		n;
 	FstCode		rc;
-	bool		sequential = offset == w->last_end;
+	bool		follows = offset == w->last_end;
 
 	w->last_end = offset + len;
+	w->run = follows ? w->run + 1 : 0;
 	if (w->held_len > 0 && offset >= w->held_off &&
 		offset + len <= w->held_off + w->held_len)
 	{
 		memcpy(buf, w->held + (offset - w->held_off), len);
 		return FST_OK;
 	}
-	if (!sequential || len >= w->window)
+	/*
+	 * A window from the third block of a run: a seek that reads on into
+	 * the next block only (a short range ending at a block's end) reads
+	 * what it needs.
+	 */
+	if (w->run < 2 || len >= w->window)
 		return fst_range_read(w->inner, offset, len, buf, err);
 
 	start = offset - offset % w->window;

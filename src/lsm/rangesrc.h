@@ -59,11 +59,13 @@ extern FstCode fst_range_source_file(const char *path, FstRangeSource **out,
 									 FstError *err);
 
 /*
- * A window over inner (which it owns and closes): a read that starts where
- * the previous one ended (an iterator going through consecutive blocks)
- * fetches the aligned window-sized pieces around it from inner in one read
- * and keeps them, so that the next blocks come from memory.  Any other
- * read goes straight to inner, as do reads of window size or more.  Suits
+ * A window over inner (which it owns and closes): the third and later
+ * reads of a run, each starting where the one before it ended (an
+ * iterator going through consecutive blocks), fetch the aligned
+ * window-sized pieces around them from inner in one read and keep them, so
+ * that the next blocks come from memory.  Any other read goes straight to
+ * inner, as do reads of window size or more: a point read, or a short
+ * range that reads on into one more block, reads only its blocks.  Suits
  * an inner source that serves whole aligned pieces at once anyway (the
  * disk cache reads and checks a whole chunk to serve any part of it):
  * small blocks read in order then cost one inner read per piece, not one
