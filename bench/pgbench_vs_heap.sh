@@ -9,7 +9,10 @@
 #   bench/pgbench_vs_heap.sh --profile        also perf-record each workload
 #
 # Environment: SMALL_ROWS (default 500000), LARGE_ROWS (default 14000000),
-# DURATION (seconds per pgbench run, default 30), CLIENTS (default "1 2 4"),
+# DURATION (seconds per pgbench run, default 30), WARMUP (seconds of the
+# same workload, unmeasured and with another seed, before each run; default
+# 0: a run then starts with what the previous run left in the caches),
+# CLIENTS (default "1 2 4"),
 # SEED (pgbench --random-seed, default 42), SHARED_BUFFERS (default 128MB),
 # SYNC_COMMIT (synchronous_commit, default off), PAYLOAD (bytes of the text
 # column, default 40), FORST_SETTINGS (extra postgresql.conf lines), KEEP=1
@@ -64,6 +67,7 @@ done
 SMALL_ROWS=${SMALL_ROWS:-500000}
 LARGE_ROWS=${LARGE_ROWS:-14000000}
 DURATION=${DURATION:-30}
+WARMUP=${WARMUP:-0}
 CLIENTS=${CLIENTS:-"1 2 4"}
 SEED=${SEED:-42}
 SHARED_BUFFERS=${SHARED_BUFFERS:-128MB}
@@ -210,6 +214,13 @@ run_one()
 	script="$work/$wl-$t.sql"
 	sed "s/@TABLE@/$t/g" "$work/$wl.sql" >"$script"
 	! is_root || chown "$FORST_TEST_USER:" "$script"
+	if [ "$WARMUP" -gt 0 ]; then
+		# the same workload, unmeasured, with other keys (another seed)
+		as_pg_user "$bindir/pgbench" -n -M prepared -c "$c" -j "$c" -T "$WARMUP" \
+			--random-seed="$((SEED + 1000))" -D nkeys="$rows" -f "$script" \
+			-h 127.0.0.1 -p "$port" postgres >/dev/null 2>&1 ||
+			die "pgbench warm-up failed ($phase $wl $t c=$c)"
+	fi
 	psql_q -c "CHECKPOINT"
 	sleep 1
 	lsn0=$(psql_q -c "SELECT pg_current_wal_lsn()")
@@ -340,6 +351,6 @@ for p in $PHASES; do
 done
 touch "$work/after.md" "$work/profiles.md"
 python3 bench/pgbench/report.py "$TSV" "$LOADS" "$work/after.md" "$work/profiles.md" \
-	"shared_buffers=$SHARED_BUFFERS ${MEMORY_LIMIT:+memory_limit=$MEMORY_LIMIT }synchronous_commit=$SYNC_COMMIT duration=${DURATION}s seed=$SEED payload=${PAYLOAD}B clients=[$CLIENTS] $FORST_SETTINGS" |
+	"shared_buffers=$SHARED_BUFFERS ${MEMORY_LIMIT:+memory_limit=$MEMORY_LIMIT }synchronous_commit=$SYNC_COMMIT duration=${DURATION}s ${WARMUP:+warmup=${WARMUP}s }seed=$SEED payload=${PAYLOAD}B clients=[$CLIENTS] $FORST_SETTINGS" |
 	tee "$REPORT"
 log "written: $REPORT, $TSV"
