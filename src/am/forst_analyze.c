@@ -8,6 +8,8 @@
  */
 #include "postgres.h"
 
+#include "common/pg_prng.h"
+
 #include "forst_analyze.h"
 #include "forst_store.h"
 #include "ikey.h"
@@ -70,14 +72,25 @@ forst_analyze_begin(ForstCursor *cursor, BlockNumber nblocks)
 
 	a = palloc0(sizeof(ForstAnalyze));
 	a->cursor = cursor;
-	a->nfiles = best->nfiles;
 	a->files = palloc(sizeof(FstFileMeta *) * best->nfiles);
 	a->ends = palloc(sizeof(double) * best->nfiles);
 	for (i = 0; i < best->nfiles; i++)
 	{
-		a->files[i] = best->files[i];
-		total += (double) best->files[i]->size;
-		a->ends[i] = total;
+		const FstFileMeta *f = best->files[i];
+
+		/* a file without entries has no cell (nor keys to bound one) */
+		if (f->num_entries == 0 || f->largest_len < FST_SEQ_BYTES)
+			continue;
+		a->files[a->nfiles++] = f;
+		total += (double) f->size;
+		a->ends[a->nfiles - 1] = total;
+	}
+	if (a->nfiles == 0 || total <= 0)
+	{
+		pfree(a->files);
+		pfree(a->ends);
+		pfree(a);
+		return NULL;
 	}
 	a->nblocks = nblocks;
 	a->cell_file = -1;
@@ -125,10 +138,25 @@ block_last_key(ForstAnalyze *a, FstSstReader *r, const FstFileMeta *f,
 {
 	if (!fst_sst_block_last_key(r, block_no, &a->key))
 	{
+		bool		oom = a->key.oom;
+
+		forst_sst_reader_release(&a->cursor->rel->rd_node, f->file_id);
+		if (oom)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: SST file " UINT64_FORMAT " has no index entry for its data block %u",
+						f->file_id, block_no)));
+	}
+	if (a->key.len < FST_SEQ_BYTES)
+	{
 		forst_sst_reader_release(&a->cursor->rel->rd_node, f->file_id);
 		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: SST file " UINT64_FORMAT " has a malformed index entry",
+						f->file_id)));
 	}
 }
 
@@ -146,7 +174,17 @@ forst_analyze_block(ForstAnalyze *a, BlockNumber blockno)
 	int			j;
 
 	a->npseudo += 1;
-	pos = ((double) blockno + 0.5) / (double) a->nblocks * total;
+
+	/*
+	 * A point drawn at random within the pseudo-block's share of the level:
+	 * every cell is then chosen with a probability in proportion to its
+	 * share, which the estimate's weights assume, also where a pseudo-block
+	 * stands for many data blocks (a table past the reported size's cap).
+	 */
+	blockno = Min(blockno, a->nblocks - 1);
+	pos = ((double) blockno + pg_prng_double(&pg_global_prng_state)) /
+		(double) a->nblocks * total;
+	pos = Min(pos, total - 1);
 	j = file_at(a, pos);
 	f = a->files[j];
 	before = j > 0 ? a->ends[j - 1] : 0;

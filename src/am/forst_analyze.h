@@ -11,8 +11,9 @@
  *
  * The pseudo-blocks are mapped onto the data blocks of the table's largest
  * level of 1 or more (whose files are disjoint and in key order):
- * pseudo-block b stands for the point (b + 1/2) / nblocks of the way
- * through that level's bytes, which lies in one data block of one file.
+ * pseudo-block b stands for a point drawn at random between b / nblocks
+ * and (b + 1) / nblocks of the way through that level's bytes, which lies
+ * in one data block of one file.
  * That block's cell is the range of user parts after the last key of the
  * level's block before it up to its own last key; the level's first block
  * has no lower bound, its last no upper one.  So the cells partition every

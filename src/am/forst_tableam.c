@@ -497,6 +497,14 @@ forst_relation_vacuum(Relation rel, struct VacuumParams *params,
  * after the last block the caller's extrapolation gives the estimate:
  * the sampler's, or the rows found by a whole read.
  */
+/*
+ * The size in blocks relation_size last reported, and of which relation:
+ * ANALYZE asks before it begins its scan and extrapolates with that
+ * number, which the scan must then use too (the table may grow between).
+ */
+static RelFileNode last_size_node;
+static BlockNumber last_size_blocks = InvalidBlockNumber;
+
 static void
 analyze_set_liverows(ForstScanDesc scan)
 {
@@ -518,7 +526,13 @@ forst_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	if (scan->cursor == NULL)
 		return false;
 	if (scan->an_total == 0)
-		scan->an_total = Max(RelationGetNumberOfBlocks(sscan->rs_rd), 1);
+	{
+		if (last_size_blocks != InvalidBlockNumber &&
+			RelFileNodeEquals(last_size_node, sscan->rs_rd->rd_node))
+			scan->an_total = Max(last_size_blocks, 1);
+		else
+			scan->an_total = Max(RelationGetNumberOfBlocks(sscan->rs_rd), 1);
+	}
 	if (first)
 	{
 		scan->analyzed = true;
@@ -600,8 +614,11 @@ forst_relation_size(Relation rel, ForkNumber forkNumber)
 	if (forkNumber != MAIN_FORKNUM && forkNumber != InvalidForkNumber)
 		return 0;
 	/* ANALYZE asks first thing after a restart: not 0 for a table not read yet */
-	bytes = forst_table_bytes(rel, true);
-	return Min(bytes, (uint64) FORST_REPORTED_BLOCKS_MAX * BLCKSZ);
+	bytes = Min(forst_table_bytes(rel, true), (uint64) FORST_REPORTED_BLOCKS_MAX * BLCKSZ);
+	last_size_node = rel->rd_node;
+	/* as RelationGetNumberOfBlocksInFork rounds */
+	last_size_blocks = (BlockNumber) ((bytes + BLCKSZ - 1) / BLCKSZ);
+	return bytes;
 }
 
 /*

@@ -394,8 +394,11 @@ fst_sst_block_for(FstSstReader *r, FstSlice user_part, uint64 *offset,
 uint32
 fst_sst_num_blocks(const FstSstReader *r)
 {
-	/* the index restarts at every entry: one restart per data block */
-	return r->index->num_restarts;
+	/*
+	 * The properties count the data blocks (an empty index block still has
+	 * one restart); the index, checked at open, has an entry for each.
+	 */
+	return (uint32) Min(r->props.num_data_blocks, (uint64) r->index->num_restarts);
 }
 
 bool
