@@ -18,6 +18,7 @@ typedef struct CompactState
 	FstSstWriter *w;			/* current output, NULL when none is open */
 	uint64		file_id;
 	FstBuf		row;			/* user part of the current row */
+	FstBuf		frozen;			/* value of a version being frozen */
 	bool		have_row;
 	uint64		last_seq;		/* sequence of the row's previous entry */
 	bool		below_seen;		/* row had a version at/below the horizon */
@@ -173,6 +174,7 @@ process_entry(CompactState *s, FstSlice key, FstSlice value,
 	FstDropDecision d = FST_DROP_DEFAULT;
 	bool		keep = false;
 	bool		to_tombstone = false;
+	bool		freeze = false;
 	int64		ttl;
 
 	s->newest = false;
@@ -186,6 +188,8 @@ process_entry(CompactState *s, FstSlice key, FstSlice value,
 
 	if (d == FST_DROP_KEEP)
 		keep = true;
+	else if (d == FST_DROP_FREEZE)
+		keep = freeze = true;
 	else if (d == FST_DROP_DROP)
 		st->dropped_custom++;
 	else if (d == FST_DROP_TOMBSTONE)
@@ -233,6 +237,20 @@ process_entry(CompactState *s, FstSlice key, FstSlice value,
 		te.payload = fst_slice(tv + FST_ENTRY_HEADER_SIZE, 0);
 		fst_entry_header_encode(tv, te.hdr.flags, e->hdr.xid, e->hdr.cid);
 		return emit(s, key, fst_slice(tv, sizeof(tv)), &te, err);
+	}
+	if (freeze)
+	{
+		FstEntry	fe = *e;
+
+		fe.hdr.flags |= FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED;
+		fe.hdr.xid = fe.hdr.cid = 0;
+		fst_buf_reset(&s->frozen);
+		fst_buf_append(&s->frozen, value.data, value.len);
+		if (s->frozen.oom)
+			return fst_error(err, FST_NO_MEMORY, "out of memory freezing a version");
+		fst_entry_header_encode(s->frozen.data, fe.hdr.flags, 0, 0);
+		st->frozen++;
+		return emit(s, key, fst_slice(s->frozen.data, value.len), &fe, err);
 	}
 	return emit(s, key, value, e, err);
 }
@@ -329,8 +347,10 @@ fst_compaction_run(FstIter *input, const FstCompactionParams *params,
 	s.p = params;
 	s.res = result;
 	fst_buf_init(&s.row);
+	fst_buf_init(&s.frozen);
 	rc = compaction_loop(&s, input, err);
 	abandon_output(&s);
 	fst_buf_free(&s.row);
+	fst_buf_free(&s.frozen);
 	return rc;
 }

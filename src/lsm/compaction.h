@@ -21,6 +21,10 @@
  *
  * A TOMBSTONE from the hook keeps the version's key and sequence with an
  * empty tombstone value (counted in expired_to_tombstone).
+ * A FREEZE from the hook keeps the version frozen: its header gets the
+ * frozen and committed flags and a zero xid and command id (counted in
+ * frozen).  The hook says so of versions every snapshot sees; their xids
+ * then need no clog and the zeros compress.
  * A DROP from the hook removes only that version; when at or below the
  * horizon it still counts as the key's first such version, so older
  * versions are dropped as shadowed (and may reappear from lower levels:
@@ -49,10 +53,11 @@ typedef enum FstDropDecision
 	FST_DROP_DEFAULT = 0,		/* apply the rules above */
 	FST_DROP_KEEP,				/* keep this version as it is */
 	FST_DROP_DROP,				/* drop this version */
-	FST_DROP_TOMBSTONE			/* replace it by a tombstone of the same key
+	FST_DROP_TOMBSTONE,			/* replace it by a tombstone of the same key
 								 * and sequence (an expired row above the
 								 * bottom level: older versions below stay
 								 * hidden) */
+	FST_DROP_FREEZE				/* keep it, frozen (visible to everyone) */
 } FstDropDecision;
 
 typedef struct FstDropPolicy
@@ -119,6 +124,7 @@ typedef struct FstCompactionStats
 	uint64		expired_to_tombstone;	/* TTL, above it (counted in out) */
 	uint64		dropped_key_group;	/* outside the key-group filter */
 	uint64		dropped_custom; /* the hook said DROP */
+	uint64		frozen;			/* the hook said FREEZE (counted in out) */
 	uint64		bytes_in;		/* key + value bytes read */
 	uint64		bytes_out;		/* key + value bytes written */
 	uint64		file_bytes_out; /* size of the finished files */

@@ -16,6 +16,7 @@ fst_compaction_pick_options_default(FstCompactionPickOptions *opt)
 	opt->level1_target_bytes = UINT64CONST(256) * 1024 * 1024;
 	opt->level_multiplier = 10;
 	opt->max_compaction_bytes = 0;
+	opt->freeze_xid = 0;
 }
 
 uint64
@@ -134,6 +135,35 @@ fst_compaction_pick_free(FstCompactionPick *pick)
 	}
 }
 
+/*
+ * The level of the first file (lowest level first) holding unfrozen xids
+ * older than freeze_xid, and its index; -1 if none.  *self: it is in the
+ * last level with files, to be rewritten into that level.
+ */
+static int
+freeze_pick(const FstLevels *levels, uint32 freeze_xid, int *index, bool *self)
+{
+	int			k,
+				i,
+				deeper;
+
+	for (k = 0; k < FST_NUM_LEVELS; k++)
+		for (i = 0; i < levels->nfiles[k]; i++)
+		{
+			const FstFileMeta *f = levels->files[k][i];
+
+			if (f->xid_min == 0 || !fst_xid_precedes(f->xid_min, freeze_xid))
+				continue;
+			*index = i;
+			*self = (k > 0);
+			for (deeper = k + 1; deeper < FST_NUM_LEVELS; deeper++)
+				if (levels->nfiles[deeper] > 0)
+					*self = false;
+			return k;
+		}
+	return -1;
+}
+
 FstCode
 fst_compaction_pick(const FstLevels *levels,
 					const FstCompactionPickOptions *opt,
@@ -148,6 +178,8 @@ fst_compaction_pick(const FstLevels *levels,
 	FstSlice	lo = {0},
 				hi = {0};
 	bool		have = false;
+	int			freeze_file = -1;
+	bool		self = false;
 
 	memset(pick, 0, sizeof(*pick));
 	*picked = false;
@@ -167,9 +199,11 @@ fst_compaction_pick(const FstLevels *levels,
 	for (k = 0; k < FST_NUM_LEVELS - 1; k++)
 		if (scores[k] >= 1.0 && (level < 0 || scores[k] > scores[level]))
 			level = k;
+	if (level < 0 && opt->freeze_xid != 0)
+		level = freeze_pick(levels, opt->freeze_xid, &freeze_file, &self);
 	if (level < 0)
 		return FST_OK;
-	out = level + 1;
+	out = self ? level : level + 1;
 
 	pick->level = level;
 	pick->output_level = out;
@@ -192,7 +226,9 @@ fst_compaction_pick(const FstLevels *levels,
 		FstSlice	ptr = levels->compact_pointer[level];
 		int			start = 0;
 
-		if (ptr.len > 0)
+		if (freeze_file >= 0)
+			start = freeze_file;
+		else if (ptr.len > 0)
 		{
 			for (start = 0; start < levels->nfiles[level]; start++)
 				if (fst_slice_cmp(smallest_up(levels->files[level][start]), ptr) > 0)
@@ -205,8 +241,9 @@ fst_compaction_pick(const FstLevels *levels,
 	}
 	extend_range(levels->files[level], pick->input_index[0], pick->ninputs[0],
 				 &lo, &hi, &have);
-	pick->ninputs[1] = collect_overlapping(levels, out, lo, hi,
-										   pick->input_index[1]);
+	if (!self)
+		pick->ninputs[1] = collect_overlapping(levels, out, lo, hi,
+											   pick->input_index[1]);
 
 	/* grow the level-n side if that costs no further output-level file */
 	if (level > 0 && pick->ninputs[1] > 0)
@@ -269,7 +306,7 @@ fst_compaction_pick(const FstLevels *levels,
 				pick->bottom_level = false;
 				break;
 			}
-	pick->trivial_move = (level > 0 && pick->ninputs[0] == 1 &&
+	pick->trivial_move = (level > 0 && !self && pick->ninputs[0] == 1 &&
 						  pick->ninputs[1] == 0);
 	/* the largest user part among the level-n inputs */
 	pick->compact_pointer = largest_up(pick->inputs[0][0]);

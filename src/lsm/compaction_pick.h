@@ -23,6 +23,16 @@
  * All ranges are compared by user part (key group + user key), since one
  * user part's versions never straddle two files of a level >= 1.
  *
+ *
+ * Freezing: when no level is due and freeze_xid is set, a file whose
+ * oldest unfrozen xid precedes freeze_xid (modulo 2^32) is rewritten so
+ * that the caller's drop policy can freeze its versions (VACUUM's way of
+ * letting relfrozenxid advance over files compaction would not touch).
+ * The first such file, lowest level first, is picked: in level 0 as a
+ * level-0 compaction; in a level with files further down, into the next
+ * level (a trivial move if nothing there overlaps it, so that it sinks to
+ * the last level); in the last level with files, alone into its own level
+ * (output_level == level, never a trivial move).
  *-------------------------------------------------------------------------
  */
 #ifndef FST_COMPACTION_PICK_H
@@ -36,6 +46,7 @@ typedef struct FstCompactionPickOptions
 	uint64		level1_target_bytes;	/* default 256 MiB */
 	int			level_multiplier;	/* default 10 */
 	uint64		max_compaction_bytes;	/* cap on growing inputs; 0 = none */
+	uint32		freeze_xid;		/* rewrite files with older xids; 0 = none */
 } FstCompactionPickOptions;
 
 extern void fst_compaction_pick_options_default(FstCompactionPickOptions *opt);

@@ -32,7 +32,8 @@ typedef struct FstFileMeta
 	uint64		num_tombstones;
 	uint64		seq_min;
 	uint64		seq_max;
-	uint32		xid_min;		/* 0 when every entry is frozen */
+	uint32		xid_min;		/* oldest unfrozen xid (modulo 2^32); 0
+								 * when every entry is frozen */
 	uint32		xid_max;
 
 	/*

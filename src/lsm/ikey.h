@@ -160,4 +160,39 @@ fst_entry_decode(FstSlice ikey, FstSlice value, FstEntry *e)
 	return true;
 }
 
+/*
+ * Transaction ids compare modulo 2^32, as PostgreSQL's TransactionIdPrecedes
+ * does for normal xids: a precedes b when b - a, as a signed 32-bit number,
+ * is positive.  That holds for xids less than 2^31 apart, which is what
+ * relfrozenxid guarantees of every xid left unfrozen in a table.
+ */
+#define FST_FIRST_NORMAL_XID	3
+
+static inline bool
+fst_xid_precedes(uint32 a, uint32 b)
+{
+	return (int32) (a - b) < 0;
+}
+
+/*
+ * Widens the range [*lo, *hi] (0/0: empty) to take in xid, in that
+ * order.  Special xids (invalid, bootstrap, frozen) need no clog and are
+ * not noted.
+ */
+static inline void
+fst_xid_range_note(uint32 *lo, uint32 *hi, uint32 xid)
+{
+	if (xid < FST_FIRST_NORMAL_XID)
+		return;
+	if (*lo == 0 && *hi == 0)
+		*lo = *hi = xid;
+	else
+	{
+		if (fst_xid_precedes(xid, *lo))
+			*lo = xid;
+		if (fst_xid_precedes(*hi, xid))
+			*hi = xid;
+	}
+}
+
 #endif							/* FST_IKEY_H */

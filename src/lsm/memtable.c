@@ -99,7 +99,7 @@ fst_memtable_init(void *region, size_t size, uint64 seed, FstMemtable **out,
 	mt->entries = 0;
 	mt->seq_min = PG_UINT64_MAX;
 	mt->seq_max = 0;
-	mt->xid_min = PG_UINT32_MAX;
+	mt->xid_min = 0;			/* empty (fst_xid_range_note) */
 	mt->xid_max = 0;
 	mt->version = FST_MT_VERSION;
 	/* the magic last: a region is recognizable only once fully formatted */
@@ -246,10 +246,14 @@ fst_memtable_insert(FstMemtable *mt, FstSlice ikey, FstSlice value,
 		mt_store_rlx(&mt->seq_max, e.hdr.seq);
 	if (!(e.hdr.flags & FST_ENTRY_FROZEN))
 	{
-		if (e.hdr.xid < mt->xid_min)
-			mt_store_rlx(&mt->xid_min, e.hdr.xid);
-		if (e.hdr.xid > mt->xid_max)
-			mt_store_rlx(&mt->xid_max, e.hdr.xid);
+		uint32		lo = mt->xid_min,
+					hi = mt->xid_max;
+
+		fst_xid_range_note(&lo, &hi, e.hdr.xid);
+		if (lo != mt->xid_min)
+			mt_store_rlx(&mt->xid_min, lo);
+		if (hi != mt->xid_max)
+			mt_store_rlx(&mt->xid_max, hi);
 	}
 	mt_store_rel(&mt->entries, mt->entries + 1);
 
@@ -434,10 +438,11 @@ fst_memtable_stats(const FstMemtable *mt, FstMemtableStats *st)
 	st->seq_max = mt_load_rlx(&mt->seq_max);
 	if (st->seq_min > st->seq_max)
 		st->seq_min = st->seq_max = 0;
+	/* modulo 2^32; a reader racing the inserter may see one end updated */
 	xid_min = mt_load_rlx(&mt->xid_min);
 	xid_max = mt_load_rlx(&mt->xid_max);
-	if (xid_min > xid_max)
-		xid_min = xid_max = 0;
+	if (xid_min == 0 || xid_max == 0)
+		xid_min = xid_max = Max(xid_min, xid_max);
 	st->xid_min = xid_min;
 	st->xid_max = xid_max;
 	st->height = (int) mt_load_rlx(&mt->height);

@@ -109,7 +109,8 @@ typedef struct FstMemtableStats
 	uint64		value_bytes;	/* sum of value lengths (headers included) */
 	uint64		seq_min;		/* 0/0 if empty */
 	uint64		seq_max;
-	uint32		xid_min;		/* over entries not frozen; 0/0 if none */
+	uint32		xid_min;		/* over entries not frozen, modulo 2^32
+								 * (fst_xid_range_note); 0/0 if none */
 	uint32		xid_max;
 	int			height;			/* current height of the skiplist */
 	bool		frozen;

@@ -46,7 +46,7 @@ struct FstMemtable
 	uint64		value_bytes;
 	uint64		seq_min;		/* PG_UINT64_MAX while empty */
 	uint64		seq_max;
-	uint32		xid_min;		/* > xid_max while no unfrozen entry */
+	uint32		xid_min;		/* fst_xid_range_note; 0/0 while none */
 	uint32		xid_max;
 };
 

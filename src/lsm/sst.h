@@ -67,7 +67,8 @@ typedef struct FstSstProps
 	uint64		raw_value_bytes;
 	uint64		seq_min;
 	uint64		seq_max;
-	uint32		xid_min;		/* over entries not frozen; 0/0 if none */
+	uint32		xid_min;		/* over entries not frozen, modulo 2^32
+								 * (fst_xid_range_note); 0/0 if none */
 	uint32		xid_max;
 	bool		has_ttl;
 	int64		ttl_min;

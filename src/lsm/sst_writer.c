@@ -204,15 +204,7 @@ fst_sst_writer_add(FstSstWriter *w, FstSlice ikey, FstSlice value, FstError *err
 	w->props.seq_min = Min(w->props.seq_min, e.hdr.seq);
 	w->props.seq_max = Max(w->props.seq_max, e.hdr.seq);
 	if (!(e.hdr.flags & FST_ENTRY_FROZEN))
-	{
-		if (w->props.xid_min == 0 && w->props.xid_max == 0)
-			w->props.xid_min = w->props.xid_max = e.hdr.xid;
-		else
-		{
-			w->props.xid_min = Min(w->props.xid_min, e.hdr.xid);
-			w->props.xid_max = Max(w->props.xid_max, e.hdr.xid);
-		}
-	}
+		fst_xid_range_note(&w->props.xid_min, &w->props.xid_max, e.hdr.xid);
 	if (fst_block_builder_oom(&w->data) || w->last_key.oom || w->bloom.oom)
 	{
 		w->failed = true;

@@ -856,3 +856,58 @@ FST_TEST(compaction_randomized_snapshots)
 	CHECK(dropped > 100);
 	CHECK(files > 80);
 }
+
+/* Freezes what it is asked to; the rest is judged as usual. */
+static FstDropDecision
+freeze_hook(void *arg, const FstEntry *e, bool newest_of_key)
+{
+	if (e->payload.len > 0 && e->payload.data[0] == 'f')
+		return FST_DROP_FREEZE;
+	return FST_DROP_DEFAULT;
+}
+
+/*
+ * FREEZE: the version is kept with the frozen and committed flags and a
+ * zero xid and command id, its payload unchanged; the output's xid range
+ * covers only what was not frozen, modulo 2^32.
+ */
+FST_TEST(compaction_freeze)
+{
+	TestKVs		in,
+				out;
+	MemOut		m;
+	FstCompactionParams p;
+	FstCompactionResult res;
+	FstError	err;
+	FstEntry	e;
+
+	kvs_init(&in);
+	kvs_add_raw(&in, 0, "a", 1, 9, FST_ENTRY_COMMITTED, 0xFFFFFFF0, "fa9", 3);
+	kvs_add_raw(&in, 0, "b", 1, 8, FST_ENTRY_COMMITTED, 0xFFFFFFF8, "b8", 2);
+	kvs_add_raw(&in, 0, "c", 1, 7, FST_ENTRY_COMMITTED | FST_ENTRY_TOMBSTONE,
+				20, "f", 1);
+	kvs_add_raw(&in, 0, "d", 1, 6, FST_ENTRY_COMMITTED, 5, "d6", 2);
+	kvs_init(&out);
+	mem_init(&m);
+	params_init(&p, &m, 100, false);
+	p.policy.custom = freeze_hook;
+	CHECK_OK(run(&in, &p, &m, &res, &out, &err), &err);
+	CHECK_EQ_INT(out.n, 4);
+	CHECK_EQ_INT(res.stats.frozen, 2);
+	CHECK(fst_entry_decode(out.kv[0].key, out.kv[0].value, &e));
+	CHECK(e.hdr.flags == (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED));
+	CHECK(e.hdr.xid == 0 && e.hdr.cid == 0 && e.hdr.seq == 9);
+	CHECK(e.payload.len == 3 && memcmp(e.payload.data, "fa9", 3) == 0);
+	CHECK(fst_entry_decode(out.kv[1].key, out.kv[1].value, &e));
+	CHECK(e.hdr.flags == FST_ENTRY_COMMITTED && e.hdr.xid == 0xFFFFFFF8);
+	CHECK(fst_entry_decode(out.kv[2].key, out.kv[2].value, &e));
+	CHECK(e.hdr.flags == (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED | FST_ENTRY_TOMBSTONE));
+	CHECK(e.hdr.xid == 0);
+	/* 0xFFFFFFF8 .. 5 across the wrap; the frozen xids are not noted */
+	CHECK(res.files[0].xid_min == 0xFFFFFFF8);
+	CHECK(res.files[0].xid_max == 5);
+	fst_compaction_result_free(&res);
+	kvs_free(&out);
+	mem_free(&m);
+	kvs_free(&in);
+}

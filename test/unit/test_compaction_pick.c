@@ -314,3 +314,86 @@ FST_TEST(pick_rejects_bad_options)
 	CHECK(!picked);
 	free(t);
 }
+
+/*
+ * Freezing: with nothing due, the first file holding xids older than
+ * freeze_xid is picked, lowest level first: level 0 as a level-0
+ * compaction, a level with files below into the next level, the last
+ * level with files alone into itself.  xids compare modulo 2^32.
+ */
+FST_TEST(pick_freeze_old_files)
+{
+	TestLevels *t = malloc(sizeof(TestLevels));
+	FstCompactionPickOptions o;
+	FstCompactionPick pick;
+	bool		picked;
+	FstError	err;
+
+	tl_init(t);
+	small_opts(&o);
+	o.level1_target_bytes = 1000000;
+	tl_add(t, 1, "a", "c", 10);
+	tl_add(t, 1, "m", "p", 10);
+	tl_add(t, 3, "a", "f", 10);
+	tl_add(t, 3, "g", "z", 10);
+	t->metas[1][1].xid_min = 500;
+	t->metas[3][1].xid_min = 400;
+	t->metas[3][0].xid_min = 0; /* all frozen */
+
+	/* no freeze_xid, or none older than it: nothing */
+	CHECK_OK(fst_compaction_pick(&t->levels, &o, &pick, &picked, &err), &err);
+	CHECK(!picked);
+	o.freeze_xid = 400;
+	CHECK_OK(fst_compaction_pick(&t->levels, &o, &pick, &picked, &err), &err);
+	CHECK(!picked);
+
+	/* level 1's file m..p: into level 2, where nothing overlaps (a move) */
+	o.freeze_xid = 600;
+	CHECK_OK(fst_compaction_pick(&t->levels, &o, &pick, &picked, &err), &err);
+	CHECK(picked);
+	CHECK_EQ_INT(pick.level, 1);
+	CHECK_EQ_INT(pick.output_level, 2);
+	CHECK_EQ_INT(pick.ninputs[0], 1);
+	CHECK(pick.inputs[0][0] == t->ptrs[1][1]);
+	CHECK(pick.trivial_move);
+	fst_compaction_pick_free(&pick);
+
+	/* level 1 frozen: the last level's g..z, alone, into level 3 */
+	t->metas[1][1].xid_min = 0;
+	CHECK_OK(fst_compaction_pick(&t->levels, &o, &pick, &picked, &err), &err);
+	CHECK(picked);
+	CHECK_EQ_INT(pick.level, 3);
+	CHECK_EQ_INT(pick.output_level, 3);
+	CHECK_EQ_INT(pick.ninputs[0], 1);
+	CHECK_EQ_INT(pick.ninputs[1], 0);
+	CHECK(pick.inputs[0][0] == t->ptrs[3][1]);
+	CHECK(pick.bottom_level);
+	CHECK(!pick.trivial_move);
+	fst_compaction_pick_free(&pick);
+
+	/* modulo 2^32: 0xFFFFFF00 is older than 300 */
+	t->metas[3][1].xid_min = 0xFFFFFF00;
+	o.freeze_xid = 300;
+	CHECK_OK(fst_compaction_pick(&t->levels, &o, &pick, &picked, &err), &err);
+	CHECK(picked && pick.level == 3 && pick.inputs[0][0] == t->ptrs[3][1]);
+	fst_compaction_pick_free(&pick);
+	o.freeze_xid = 0xFFFFFE00;
+	CHECK_OK(fst_compaction_pick(&t->levels, &o, &pick, &picked, &err), &err);
+	CHECK(!picked);
+
+	/* a level-0 file: a level-0 compaction; due compactions come first */
+	tl_add(t, 0, "b", "d", 10);
+	t->metas[0][0].xid_min = 100;
+	o.freeze_xid = 200;
+	CHECK_OK(fst_compaction_pick(&t->levels, &o, &pick, &picked, &err), &err);
+	CHECK(picked && pick.level == 0 && pick.output_level == 1);
+	CHECK_EQ_INT(pick.ninputs[0], 1);
+	CHECK_EQ_INT(pick.ninputs[1], 1);
+	fst_compaction_pick_free(&pick);
+	o.level1_target_bytes = 5;	/* level 1 is due: it goes first */
+	CHECK_OK(fst_compaction_pick(&t->levels, &o, &pick, &picked, &err), &err);
+	CHECK(picked && pick.level == 1 && pick.score >= 1.0);
+	fst_compaction_pick_free(&pick);
+	tl_free(t);
+	free(t);
+}
