@@ -137,7 +137,8 @@ LANGUAGE C STRICT VOLATILE;
 CREATE FUNCTION forst.table_files(tbl regclass,
     OUT level int, OUT file_id bigint, OUT size bigint, OUT entries bigint,
     OUT tombstones bigint, OUT key_group_min int, OUT key_group_max int,
-    OUT seq_min bigint, OUT seq_max bigint, OUT borrowed bool, OUT object text)
+    OUT seq_min bigint, OUT seq_max bigint, OUT borrowed bool, OUT object text,
+    OUT xid_min xid, OUT xid_max xid)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'forst_table_files'
 LANGUAGE C STRICT VOLATILE;

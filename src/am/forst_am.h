@@ -178,6 +178,9 @@ extern TupleTableSlotOps forst_slot_ops;
 extern void forst_slot_init(void);
 extern void forst_slot_store(TupleTableSlot *slot, MinimalTuple mtup,
 							 TransactionId xmin, CommandId cid);
+/* Sets the system columns of the row a forst slot holds (after a write). */
+extern void forst_slot_set_system(TupleTableSlot *slot, TransactionId xmin,
+								  CommandId cid);
 
 /* forst_lock.c */
 extern void forst_lock_key(Relation rel, FstSlice user_part, LOCKMODE mode);

@@ -10,9 +10,15 @@
  * versions no snapshot can need any more.  Walking a key's versions newest
  * first, the first one whose transaction committed before every running
  * snapshot's xmin (or that is frozen) is what every present and future
- * snapshot sees of the key: it is kept (a tombstone is dropped at the
- * bottom level) and everything older is dropped.  Versions of aborted
+ * snapshot sees of the key: it is kept, frozen (a tombstone is dropped at
+ * the bottom level) and everything older is dropped.  Versions of aborted
  * transactions are dropped; versions of running ones are kept.
+ *
+ * Freezing (zero xid and command id, the frozen flag) is what lets VACUUM
+ * advance relfrozenxid (forst_vacuum.c): a frozen version needs no clog
+ * and means the same after any number of xid wraparounds.  VACUUM passes
+ * a freeze limit; files holding unfrozen xids older than it are then
+ * rewritten even when no compaction is due (compaction_pick.h).
  *
  * Expiry (forst_expiry.h), with the cutoff at the compaction's start: that
  * all-visible version, if it is an expired row, is dropped at the bottom
@@ -89,7 +95,7 @@ mvcc_drop(void *arg, const FstEntry *e, bool newest_of_key)
 
 	if (d == FST_DROP_KEEP &&
 		!(e->hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)))
-		forst_xid_range_add(&ctx->pending_lo, &ctx->pending_hi, e->hdr.xid);
+		fst_xid_range_note(&ctx->pending_lo, &ctx->pending_hi, e->hdr.xid);
 	return d;
 }
 
@@ -116,7 +122,7 @@ mvcc_decide(DropCtx *ctx, const FstEntry *e, bool newest_of_key)
 		return FST_DROP_KEEP;
 	ctx->settled = true;
 	if (e->hdr.flags & FST_ENTRY_TOMBSTONE)
-		return ctx->bottom ? FST_DROP_DROP : FST_DROP_KEEP;
+		return ctx->bottom ? FST_DROP_DROP : FST_DROP_FREEZE;
 	if (ctx->expiry.active && forst_row_expired(&ctx->expiry, e->payload))
 	{
 		ctx->expired_rows++;
@@ -124,7 +130,7 @@ mvcc_decide(DropCtx *ctx, const FstEntry *e, bool newest_of_key)
 			FST_ENTRY_HEADER_SIZE + e->payload.len;
 		return ctx->bottom ? FST_DROP_DROP : FST_DROP_TOMBSTONE;
 	}
-	return FST_DROP_KEEP;
+	return FST_DROP_FREEZE;
 }
 
 /* The TTL column of an output row, for its file's TTL range. */
@@ -311,7 +317,7 @@ publish(ForstTableShared *ts, FstManifestEdit *edit)
 }
 
 bool
-forst_compact_one(ForstTableShared *ts)
+forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 {
 	RelFileNode rnode = ts->rnode;
 	uint64		base_version;
@@ -375,6 +381,7 @@ forst_compact_one(ForstTableShared *ts)
 
 	fst_compaction_pick_options_default(&po);
 	po.level1_target_bytes = (uint64) 64 * 1024 * 1024;
+	po.freeze_xid = freeze_xid;
 	rc = fst_compaction_pick(&levels, &po, &pick, &picked, &err);
 	if (rc != FST_OK)
 		forst_report(rc, &err, "picking a compaction");

@@ -260,6 +260,7 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 
 	forst_tid_set(&slot->tts_tid, &loc);
 	slot->tts_tableOid = RelationGetRelid(rel);
+	forst_slot_set_system(slot, GetCurrentTransactionId(), cid);	/* RETURNING xmin */
 	pg_atomic_fetch_add_u64(&ts->live_estimate, 1);
 	pgstat_count_heap_insert(rel, 1);
 	pfree(row);
@@ -558,6 +559,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	forst_tid_set(&slot->tts_tid, &loc);
 	slot->tts_tableOid = RelationGetRelid(rel);
+	forst_slot_set_system(slot, GetCurrentTransactionId(), cid);
 	pgstat_count_heap_update(rel, false);
 	pfree(row);
 	pfree(old_up.data);

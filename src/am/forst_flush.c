@@ -11,7 +11,8 @@
  * wanted running transactions' entries carried over into the next memtable
  * instead; with a bounded memtable pool that deadlocks as soon as one
  * transaction writes more than the pool holds, so they are flushed too.)
- * Aborted entries are dropped.
+ * Aborted entries are dropped.  Entries of transactions that committed
+ * before every running snapshot's xmin are frozen (forst_compact.c).
  *
  * When the table's expiry settings are known (forst_expiry.h), the SST's
  * properties record the range of its rows' TTL column (a NULL counts as
@@ -48,17 +49,6 @@
 #include "forst_store.h"
 #include "forst_wal.h"
 
-/* Widens the range [*lo, *hi] (0/0: empty) to hold xid. */
-void
-forst_xid_range_add(uint32 *lo, uint32 *hi, TransactionId xid)
-{
-	if (*lo == 0 && *hi == 0)
-		*lo = *hi = xid;
-	else if (TransactionIdPrecedes(xid, *lo))
-		*lo = xid;
-	else if (TransactionIdFollows(xid, *hi))
-		*hi = xid;
-}
 
 /*
  * Writes the memtable's entries that did not abort into an SST in file;
@@ -69,6 +59,7 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 				FstSstProps *props, uint64 *max_seq, uint32 *pending_lo,
 				uint32 *pending_hi, FstError *err)
 {
+	TransactionId horizon = GetOldestNonRemovableTransactionId(NULL);
 	FstSstOptions opt;
 	FstBufSink	sink;
 	FstSstWriter *w;
@@ -113,7 +104,7 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 			if ((hint & FST_MT_HINT_COMMITTED) || forst_xid_committed(e.hdr.xid))
 				flags |= FST_ENTRY_COMMITTED;
 			else if (TransactionIdIsInProgress(e.hdr.xid))
-				forst_xid_range_add(pending_lo, pending_hi, e.hdr.xid);	/* running:
+				fst_xid_range_note(pending_lo, pending_hi, e.hdr.xid);	/* running:
 																		 * unmarked */
 			else if (forst_xid_committed(e.hdr.xid))
 				flags |= FST_ENTRY_COMMITTED;	/* committed meanwhile */
@@ -122,6 +113,13 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 		}
 		resetStringInfo(&value);
 		appendBinaryStringInfo(&value, v.data, v.len);
+		if ((flags & FST_ENTRY_COMMITTED) && !(flags & FST_ENTRY_FROZEN) &&
+			TransactionIdPrecedes(e.hdr.xid, horizon))
+		{
+			/* seen by every snapshot: frozen, as compaction would */
+			flags |= FST_ENTRY_FROZEN;
+			fst_entry_header_encode(value.data, flags, 0, 0);
+		}
 		value.data[0] = (char) flags;
 		rc = fst_sst_writer_add(w, k, fst_slice(value.data, value.len), err);
 		if (rc == FST_OK && x->attnum > 0 && !(flags & FST_ENTRY_TOMBSTONE))

@@ -19,14 +19,12 @@
  */
 extern bool forst_flush_one(ForstTableShared *ts, int *retired_slab);
 
-/* Widens the xid range [*lo, *hi] (0/0: empty) to hold xid (wraparound-aware). */
-extern void forst_xid_range_add(uint32 *lo, uint32 *hi, TransactionId xid);
-
 /*
- * Runs one leveled compaction of the table's SST files if one is due;
- * false if none was.  Same context as forst_flush_one.
+ * Runs one leveled compaction of the table's SST files if one is due, or
+ * (freeze_xid valid) a rewrite of a file holding unfrozen xids older than
+ * freeze_xid; false if there was none.  Same context as forst_flush_one.
  */
-extern bool forst_compact_one(ForstTableShared *ts);
+extern bool forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid);
 
 extern void forst_worker_register(void);
 

@@ -89,6 +89,16 @@ forst_slot_copyslot(TupleTableSlot *dstslot, TupleTableSlot *srcslot)
 }
 
 void
+forst_slot_set_system(TupleTableSlot *slot, TransactionId xmin, CommandId cid)
+{
+	if (slot->tts_ops == &forst_slot_ops)
+	{
+		((ForstTupleTableSlot *) slot)->xmin = xmin;
+		((ForstTupleTableSlot *) slot)->cid = cid;
+	}
+}
+
+void
 forst_slot_init(void)
 {
 	forst_slot_ops = TTSOpsMinimalTuple;

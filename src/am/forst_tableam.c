@@ -41,6 +41,7 @@
 #include "forst_wal.h"
 #include "forst_analyze.h"
 #include "forst_size.h"
+#include "forst_vacuum.h"
 #include "forst_cursor.h"
 #include "forst_store.h"
 #include "forst_onconflict.h"
@@ -475,13 +476,6 @@ forst_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("CLUSTER and VACUUM FULL are not supported on forst tables"),
 			 errhint("forst tables are kept in key order and compacted in the background.")));
-}
-
-static void
-forst_relation_vacuum(Relation rel, struct VacuumParams *params,
-					  BufferAccessStrategy bstrategy)
-{
-	/* compaction removes dead versions; there is nothing to vacuum */
 }
 
 /*

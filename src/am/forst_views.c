@@ -108,8 +108,8 @@ forst_table_files(PG_FUNCTION_ARGS)
 		{
 			const FstManifestFile *mf = &view.manifest->levels[level].files[i];
 			const FstFileMeta *f = &mf->meta;
-			Datum		values[11];
-			bool		nulls[11] = {0};
+			Datum		values[13];
+			bool		nulls[13] = {0};
 			char		okey[FORST_KEY_LEN];
 
 			values[0] = Int32GetDatum(level);
@@ -124,6 +124,10 @@ forst_table_files(PG_FUNCTION_ARGS)
 			values[9] = BoolGetDatum(mf->owner != NULL);
 			forst_file_object_key(&rel->rd_node, mf, okey, sizeof(okey));
 			values[10] = CStringGetTextDatum(okey);
+			/* the range of unfrozen xids; NULL when every entry is frozen */
+			values[11] = TransactionIdGetDatum(f->xid_min);
+			values[12] = TransactionIdGetDatum(f->xid_max);
+			nulls[11] = nulls[12] = (f->xid_min == 0 || mf->owner != NULL);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}

@@ -59,7 +59,7 @@ compact_round(int worker)
 		PG_TRY();
 		{
 			PushActiveSnapshot(GetTransactionSnapshot());
-			while (forst_compact_one(ts))
+			while (forst_compact_one(ts, InvalidTransactionId))
 			{
 				forst_stats_add(FS_COMPACTIONS, 1);
 				CHECK_FOR_INTERRUPTS();

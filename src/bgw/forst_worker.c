@@ -200,7 +200,7 @@ flush_round(void)
 			}
 			/* without compaction workers, compact here between flushes */
 			if (forst_compaction_workers == 0)
-				while (forst_compact_one(ts))
+				while (forst_compact_one(ts, InvalidTransactionId))
 				{
 					forst_stats_add(FS_COMPACTIONS, 1);
 					CHECK_FOR_INTERRUPTS();
