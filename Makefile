@@ -23,7 +23,7 @@ OBJS = $(ENGINE_SRCS:.c=.o) $(SERVER_SRCS:.c=.o)
 WARN_FLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 PG_CPPFLAGS = -Isrc/lsm -Isrc/store -Isrc/am $(shell xml2-config --cflags)
 PG_CFLAGS = $(WARN_FLAGS)
-SHLIB_LINK = -llz4 -lcurl -lssl -lcrypto -lxml2
+SHLIB_LINK = -llz4 -lzstd -lcurl -lssl -lcrypto -lxml2
 
 # pg_regress tests (sql/, expected/) and TAP tests (t/*.pl).  scripts/test.sh
 # runs both on a private temporary instance as an unprivileged user, taking
@@ -56,7 +56,7 @@ PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
 BUILD = build
 SA_CPPFLAGS = -DFRONTEND -Isrc/lsm -Isrc/store -Itest/unit -I$(PG_INCLUDEDIR_SERVER) $(shell xml2-config --cflags)
-SA_LIBS = -L$(PG_PKGLIBDIR) -lpgcommon -lpgport -llz4 -lcurl -lssl -lcrypto -lxml2 -lm
+SA_LIBS = -L$(PG_PKGLIBDIR) -lpgcommon -lpgport -llz4 -lzstd -lcurl -lssl -lcrypto -lxml2 -lm
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 

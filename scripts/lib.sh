@@ -21,6 +21,7 @@ FORST_PACKAGES=(
 	libcurl4-openssl-dev
 	libssl-dev
 	liblz4-dev
+	libzstd-dev
 	libxml2-dev				# PostgreSQL's PGXS flags name its headers
 	libipc-run-perl			# TAP tests (PostgreSQL::Test::Cluster)
 	rocksdb-tools			# db_bench, for the benchmark comparison

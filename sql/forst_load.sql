@@ -55,6 +55,13 @@ ALTER SYSTEM RESET forst.remote_dir;
 -- forst.compression is reloadable, not per session
 SHOW forst.compression;
 SET forst.compression = 'none';
+-- a codec per level (the last for every deeper level); bad lists refused
+ALTER SYSTEM SET forst.compression = 'lz4, brotli';
+ALTER SYSTEM SET forst.compression = 'lz4,lz4,lz4,lz4,lz4,lz4,lz4,zstd';
+ALTER SYSTEM SET forst.compression = '';
+ALTER SYSTEM SET forst.compression = 'zstd';
+ALTER SYSTEM SET forst.compression = 'none, LZ4, zstd';
+ALTER SYSTEM RESET forst.compression;
 
 -- the forst. prefix is reserved for the extension's own parameters
 SET forst.no_such_setting = 1;

@@ -17,15 +17,13 @@
 /* forst.c */
 extern bool forst_preloaded;
 
-/* forst_guc.c */
-typedef enum ForstCompression
-{
-	FORST_COMPRESSION_NONE,
-	FORST_COMPRESSION_LZ4
-} ForstCompression;
+/* forst_compression.c: forst.compression, a codec (FST_COMPRESS_*) per level */
+extern char *forst_compression;
+extern void forst_define_compression_guc(void);
+extern int	forst_compression_for_level(int level);
 
+/* forst_guc.c */
 extern char *forst_remote_dir;
-extern int	forst_compression;
 extern int	forst_compaction_workers;
 extern int	forst_compaction_rate_limit_kb;
 extern int	forst_memtable_size_kb;

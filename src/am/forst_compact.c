@@ -458,8 +458,7 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 		}
 		fst_sst_options_default(&params.sst);
 		params.sst.block_size = (size_t) forst_block_size_kb * 1024;
-		params.sst.compression = forst_compression == FORST_COMPRESSION_LZ4 ?
-			FST_COMPRESS_LZ4 : FST_COMPRESS_NONE;
+		params.sst.compression = forst_compression_for_level(pick.output_level);
 		params.target_file_size = (uint64) forst_target_file_size_kb * 1024;
 		/* compressible rows: every block of an output must have TIDs */
 		params.max_file_blocks = FORST_SST_MAX_BLOCKS;

@@ -69,8 +69,7 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 
 	fst_sst_options_default(&opt);
 	opt.block_size = (size_t) forst_block_size_kb * 1024;
-	opt.compression = forst_compression == FORST_COMPRESSION_LZ4 ?
-		FST_COMPRESS_LZ4 : FST_COMPRESS_NONE;
+	opt.compression = forst_compression_for_level(0);
 	fst_buf_sink_init(&sink, file);
 	rc = fst_sst_writer_create(&opt, &sink.base, &w, err);
 	if (rc != FST_OK)

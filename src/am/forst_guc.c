@@ -29,7 +29,6 @@ static const char remote_dir_forms[] =
 	"forst.remote_dir must be empty (the default), file:///absolute/path or s3://bucket/prefix.";
 
 char	   *forst_remote_dir = NULL;
-int			forst_compression = FORST_COMPRESSION_LZ4;
 int			forst_compaction_workers = 1;
 int			forst_compaction_rate_limit_kb = 0;
 int			forst_memtable_size_kb = 8 * 1024;
@@ -44,12 +43,6 @@ bool		forst_scan_prefetch = true;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = -1;
 int			forst_cache_chunk_size_kb = 8;
-
-static const struct config_enum_entry compression_options[] = {
-	{"lz4", FORST_COMPRESSION_LZ4, false},
-	{"none", FORST_COMPRESSION_NONE, false},
-	{NULL, 0, false}
-};
 
 /* Set while forst_define_gucs() applies values from the configuration. */
 static bool defining_gucs = false;
@@ -160,15 +153,7 @@ forst_define_gucs(void)
 							   0,
 							   check_remote_dir, NULL, NULL);
 
-	DefineCustomEnumVariable("forst.compression",
-							 "Compression of the data blocks of newly written SST files.",
-							 NULL,
-							 &forst_compression,
-							 FORST_COMPRESSION_LZ4,
-							 compression_options,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
+	forst_define_compression_guc();
 
 	DefineCustomIntVariable("forst.memtable_size",
 							"Size of one memtable (one slab of the memtable pool).",

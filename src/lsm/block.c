@@ -8,6 +8,14 @@
 #include "block.h"
 
 #include <lz4.h>
+#include <zstd.h>
+
+/* Largest raw block either codec handles (lz4's limit, about 2 GB). */
+#define MAX_RAW_BLOCK	((size_t) LZ4_MAX_INPUT_SIZE)
+
+/* This process's zstd contexts, created at first use (block.h). */
+static ZSTD_CCtx *zstd_cctx;
+static ZSTD_DCtx *zstd_dctx;
 
 void
 fst_block_handle_encode(FstBuf *b, FstBlockHandle h)
@@ -111,6 +119,40 @@ fst_block_builder_finish(FstBlockBuilder *bb)
 	return fst_slice(bb->buf.data, bb->buf.len);
 }
 
+/*
+ * Compresses src into dst (room for cap bytes) with the given codec.
+ * Returns the compressed length, 0 if the codec could not (no memory for
+ * zstd's context, or no room): the block is then stored uncompressed.
+ */
+static size_t
+compress_block(int compression, FstSlice src, char *dst, size_t cap)
+{
+	if (compression == FST_COMPRESS_LZ4)
+	{
+		int			n = LZ4_compress_default(src.data, dst, (int) src.len, (int) cap);
+
+		return n > 0 ? (size_t) n : 0;
+	}
+	if (compression == FST_COMPRESS_ZSTD)
+	{
+		size_t		n;
+
+		if (zstd_cctx == NULL && (zstd_cctx = ZSTD_createCCtx()) == NULL)
+			return 0;
+		n = ZSTD_compressCCtx(zstd_cctx, dst, cap, src.data, src.len, FST_ZSTD_LEVEL);
+		return ZSTD_isError(n) ? 0 : n;
+	}
+	return 0;
+}
+
+static size_t
+compress_bound(int compression, size_t len)
+{
+	if (compression == FST_COMPRESS_LZ4)
+		return (size_t) LZ4_compressBound((int) len);
+	return ZSTD_compressBound(len);
+}
+
 FstCode
 fst_block_write(FstBuf *out, uint64 base_offset, FstSlice contents,
 				int compression, FstBlockHandle *handle, FstError *err)
@@ -120,22 +162,21 @@ fst_block_write(FstBuf *out, uint64 base_offset, FstSlice contents,
 	char		trailer[FST_BLOCK_TRAILER_SIZE];
 	uint32		crc;
 
-	if (compression == FST_COMPRESS_LZ4 && contents.len > 64 &&
-		contents.len < (size_t) LZ4_MAX_INPUT_SIZE)
+	if ((compression == FST_COMPRESS_LZ4 || compression == FST_COMPRESS_ZSTD) &&
+		contents.len > 64 && contents.len < MAX_RAW_BLOCK)
 	{
-		int			bound = LZ4_compressBound((int) contents.len);
+		size_t		bound = compress_bound(compression, contents.len);
 		int			hdr;
-		int			clen;
+		size_t		clen;
 
 		if (!fst_buf_reserve(out, FST_MAX_VARINT64 + bound + FST_BLOCK_TRAILER_SIZE))
 			return fst_error(err, FST_NO_MEMORY, "out of memory compressing a block");
 		hdr = fst_encode_varint64(out->data + start, contents.len);
-		clen = LZ4_compress_default(contents.data, out->data + start + hdr,
-									(int) contents.len, bound);
-		if (clen > 0 && (size_t) (hdr + clen) <= contents.len - contents.len / 8)
+		clen = compress_block(compression, contents, out->data + start + hdr, bound);
+		if (clen > 0 && hdr + clen <= contents.len - contents.len / 8)
 		{
 			out->len = start + hdr + clen;
-			type = FST_COMPRESS_LZ4;
+			type = (uint8) compression;
 		}
 	}
 	if (type == FST_COMPRESS_NONE)
@@ -187,23 +228,42 @@ fst_block_decode_stored(const char *stored, size_t payload_size,
 		*out_len = payload_size;
 		return FST_OK;
 	}
-	if (type == FST_COMPRESS_LZ4)
+	if (type == FST_COMPRESS_LZ4 || type == FST_COMPRESS_ZSTD)
 	{
 		const char *p = stored;
+		const char *end = stored + payload_size;
 		uint64		raw_len;
-		int			n;
+		bool		ok;
 
-		if (!fst_decode_varint64(&p, stored + payload_size, &raw_len) ||
-			raw_len > (uint64) LZ4_MAX_INPUT_SIZE)
+		if (!fst_decode_varint64(&p, end, &raw_len) || raw_len > MAX_RAW_BLOCK)
 			return fst_error(err, FST_CORRUPT, "bad compressed block header");
-		buf = fst_malloc((size_t) raw_len);
+		if (type == FST_COMPRESS_ZSTD &&
+			ZSTD_getFrameContentSize(p, end - p) != raw_len)
+			return fst_error(err, FST_CORRUPT, "zstd block does not match its length");
+		if (type == FST_COMPRESS_ZSTD && zstd_dctx == NULL &&
+			(zstd_dctx = ZSTD_createDCtx()) == NULL)
+			return fst_error(err, FST_NO_MEMORY, "out of memory decompressing a block");
+		buf = fst_malloc(raw_len > 0 ? (size_t) raw_len : 1);
 		if (buf == NULL)
 			return fst_error(err, FST_NO_MEMORY, "out of memory decompressing a block");
-		n = LZ4_decompress_safe(p, buf, (int) (stored + payload_size - p), (int) raw_len);
-		if (n < 0 || (uint64) n != raw_len)
+		if (type == FST_COMPRESS_LZ4)
+		{
+			int			n = LZ4_decompress_safe(p, buf, (int) (end - p), (int) raw_len);
+
+			ok = n >= 0 && (uint64) n == raw_len;
+		}
+		else
+		{
+			size_t		n = ZSTD_decompressDCtx(zstd_dctx, buf, (size_t) raw_len,
+											   p, end - p);
+
+			ok = !ZSTD_isError(n) && n == raw_len;
+		}
+		if (!ok)
 		{
 			fst_free(buf);
-			return fst_error(err, FST_CORRUPT, "lz4 block does not decompress");
+			return fst_error(err, FST_CORRUPT, "%s block does not decompress",
+							 type == FST_COMPRESS_LZ4 ? "lz4" : "zstd");
 		}
 		*out = buf;
 		*out_len = (size_t) raw_len;

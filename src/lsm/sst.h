@@ -38,7 +38,14 @@
 #include "rangesrc.h"
 
 #define FST_SST_MAGIC			"FORSTSST"
+/*
+ * Version 2 is version 1 whose data blocks may be zstd-compressed.  A
+ * writer stamps 2 only on files that use zstd, so that servers that know
+ * only version 1 still read every other file, and refuse these as not
+ * supported instead of reporting their blocks as corrupt.
+ */
 #define FST_SST_FORMAT_VERSION	1
+#define FST_SST_FORMAT_ZSTD		2
 #define FST_SST_FOOTER_SIZE		64
 
 typedef struct FstBlockCache FstBlockCache;

@@ -196,7 +196,7 @@ fst_sst_props_decode(FstSlice in, FstSstProps *p, FstError *err)
 				p->has_ttl = true;
 				break;
 			case PROP_COMPRESSION:
-				if (v > FST_COMPRESS_LZ4)
+				if (v > FST_COMPRESS_MAX)
 					return fst_error(err, FST_CORRUPT, "unknown compression");
 				p->compression = (uint32) v;
 				break;

@@ -257,7 +257,8 @@ fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 		rc = fst_error(err, FST_CORRUPT, "SST footer checksum mismatch");
 		goto fail;
 	}
-	if (fst_get_fixed32(footer + FOOTER_VERSION_OFF) != FST_SST_FORMAT_VERSION)
+	if (fst_get_fixed32(footer + FOOTER_VERSION_OFF) != FST_SST_FORMAT_VERSION &&
+		fst_get_fixed32(footer + FOOTER_VERSION_OFF) != FST_SST_FORMAT_ZSTD)
 	{
 		rc = fst_error(err, FST_NOT_SUPPORTED, "SST format version %u is not supported",
 					   fst_get_fixed32(footer + FOOTER_VERSION_OFF));

@@ -98,7 +98,7 @@ fst_sst_writer_create(const FstSstOptions *opt, FstWriteSink *sink,
 	*out = NULL;
 	if (opt->block_size < 256 || opt->block_size > 16 * 1024 * 1024 ||
 		opt->restart_interval < 1 || opt->restart_interval > 65536 ||
-		(opt->compression != FST_COMPRESS_NONE && opt->compression != FST_COMPRESS_LZ4) ||
+		opt->compression < FST_COMPRESS_NONE || opt->compression > FST_COMPRESS_MAX ||
 		opt->bloom_bits_per_key < 0 || opt->bloom_bits_per_key > 64)
 		return fst_error(err, FST_INVALID_ARGUMENT, "invalid SST writer options");
 	w = fst_calloc(1, sizeof(FstSstWriter));
@@ -303,7 +303,9 @@ fst_sst_writer_finish(FstSstWriter *w, FstSstProps *props, FstError *err)
 		goto fail;
 
 	memset(footer, 0, sizeof(footer));
-	fst_put_fixed32(footer + FOOTER_VERSION_OFF, FST_SST_FORMAT_VERSION);
+	fst_put_fixed32(footer + FOOTER_VERSION_OFF,
+					w->opt.compression == FST_COMPRESS_ZSTD ?
+					FST_SST_FORMAT_ZSTD : FST_SST_FORMAT_VERSION);
 	put_handle(footer + FOOTER_FILTER_OFF, filter_h);
 	put_handle(footer + FOOTER_PROPS_OFF, props_h);
 	put_handle(footer + FOOTER_INDEX_OFF, index_h);

@@ -71,6 +71,7 @@ main(int argc, char **argv)
 
 	write_seed(dir, "empty", 0, FST_COMPRESS_LZ4, 10, 4096);
 	write_seed(dir, "small-lz4", 40, FST_COMPRESS_LZ4, 10, 256);
+	write_seed(dir, "small-zstd", 40, FST_COMPRESS_ZSTD, 10, 256);
 	write_seed(dir, "small-plain", 40, FST_COMPRESS_NONE, 10, 256);
 	write_seed(dir, "nofilter", 30, FST_COMPRESS_NONE, 0, 300);
 	write_seed(dir, "one-block", 12, FST_COMPRESS_LZ4, 8, 8192);

@@ -110,6 +110,11 @@ FST_TEST(sst_corruption_every_byte_flip_lz4)
 	flip_every_byte(FST_COMPRESS_LZ4);
 }
 
+FST_TEST(sst_corruption_every_byte_flip_zstd)
+{
+	flip_every_byte(FST_COMPRESS_ZSTD);
+}
+
 FST_TEST(sst_corruption_every_byte_flip_uncompressed)
 {
 	flip_every_byte(FST_COMPRESS_NONE);
@@ -148,7 +153,7 @@ FST_TEST(sst_corruption_newer_format_version_is_not_supported)
 
 	build_sample(&file, FST_COMPRESS_LZ4);
 	footer = file.data + file.len - FST_SST_FOOTER_SIZE;
-	fst_put_fixed32(footer, FST_SST_FORMAT_VERSION + 1);
+	fst_put_fixed32(footer, FST_SST_FORMAT_ZSTD + 1);
 	fst_put_fixed32(footer + 52, fst_crc_mask(fst_crc32c(footer, 52)));
 	CHECK(open_and_scan(file.data, file.len, true, &n) == FST_NOT_SUPPORTED);
 	fst_buf_free(&file);

@@ -1,0 +1,177 @@
+# forst.compression, a codec per level (src/am/forst_compression.c).
+#
+# Flushes write level 0 with the first codec listed, compactions write
+# level 1 with the second.  Checked on the files themselves, read from the
+# file:// store: a file with zstd blocks carries SST format version 2 in
+# its footer, every other file version 1, and an uncompressed file is
+# about as large as its entries.  After a reload that swaps the codecs,
+# new flushes and compactions follow the new list while the rows read the
+# same as a heap twin's from files of both codecs, also after a restart.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('compression');
+$node->init(allows_streaming => 1);
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'forst'
+forst.memtable_size = '1MB'
+forst.memtable_memory = '8MB'
+forst.target_file_size = '256kB'
+forst.compression = 'none, zstd'
+});
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION forst;
+CREATE TABLE c (k int PRIMARY KEY, v text) USING forst;
+CREATE TABLE ch (k int PRIMARY KEY, v text);
+});
+my $remote = $node->safe_psql('postgres', 'SELECT forst.remote_dir()');
+$remote =~ s{^file://}{} or die "not a file:// store: $remote";
+
+# the format version in a file's footer (its first 4 bytes, little-endian)
+sub footer_version
+{
+	my ($object) = @_;
+	my $path = "$remote/$object";
+	open(my $fh, '<:raw', $path) or die "open $path: $!";
+	seek($fh, -64, 2) or die "seek $path: $!";
+	read($fh, my $footer, 4) == 4 or die "read $path: $!";
+	close $fh;
+	return unpack('V', $footer);
+}
+
+# level, version, size and entries of every file of c
+sub files
+{
+	my @f;
+	for (split /\n/, $node->safe_psql('postgres',
+			q{SELECT level, object, size, entries FROM forst.table_files('c') ORDER BY level, file_id}))
+	{
+		my ($level, $object, $size, $entries) = split /\|/;
+		push @f, { level => $level, version => footer_version($object),
+			size => $size, entries => $entries };
+	}
+	return @f;
+}
+
+# waits until compactions settle (the file list stays the same for 2 s)
+sub settle
+{
+	my $prev = '';
+	for (1 .. 90)
+	{
+		my $n = $node->safe_psql('postgres',
+			q{SELECT string_agg(level || ':' || file_id, ',' ORDER BY level, file_id) FROM forst.table_files('c')});
+		return if $n eq $prev;
+		$prev = $n;
+		sleep 2;
+	}
+	die 'compactions did not settle';
+}
+
+# batches of writes, each flushed, so that level 0 fills and compacts
+sub write_batches
+{
+	my ($sql_of) = @_;
+	for my $b (0 .. 5)
+	{
+		$node->safe_psql('postgres', $sql_of->($b));
+		$node->safe_psql('postgres', 'SELECT forst.checkpoint()');
+	}
+	settle();
+	# one more flush, so that level 0 has a file written now
+	$node->safe_psql('postgres', q{UPDATE c SET v = v || 'z' WHERE k % 97 = 0;
+UPDATE ch SET v = v || 'z' WHERE k % 97 = 0});
+	$node->safe_psql('postgres', 'SELECT forst.checkpoint()');
+}
+
+sub same_as_heap
+{
+	my ($what) = @_;
+	my $q = q{SELECT count(*), md5(string_agg(k || v, ',' ORDER BY k)) FROM %s};
+	is($node->safe_psql('postgres', sprintf($q, 'c')),
+		$node->safe_psql('postgres', sprintf($q, 'ch')), "$what: c equals its heap twin");
+	my $p = q{SELECT string_agg(v, ',' ORDER BY k) FROM %s WHERE k IN (1, 777, 15000, 29999, 40001)};
+	is($node->safe_psql('postgres', sprintf($p, 'c')),
+		$node->safe_psql('postgres', sprintf($p, 'ch')), "$what: point reads equal the heap twin's");
+}
+
+# each level's files: count, format versions, bytes per entry
+sub by_level
+{
+	my (@f) = @_;
+	my %l;
+	for my $f (@f)
+	{
+		my $s = $l{ $f->{level} } //= { n => 0, versions => {}, size => 0, entries => 0 };
+		$s->{n}++;
+		$s->{versions}{ $f->{version} }++;
+		$s->{size} += $f->{size};
+		$s->{entries} += $f->{entries};
+	}
+	return \%l;
+}
+
+sub versions { return join(',', sort keys %{ $_[0]{versions} }); }
+
+# Phase 1: level 0 uncompressed, level 1 zstd.
+write_batches(sub {
+	my ($b) = @_;
+	my $lo = $b * 5000 + 1;
+	my $hi = ($b + 1) * 5000;
+	return qq{INSERT INTO c SELECT i, md5(i::text) || md5((i + 1)::text) FROM generate_series($lo, $hi) i;
+INSERT INTO ch SELECT i, md5(i::text) || md5((i + 1)::text) FROM generate_series($lo, $hi) i};
+});
+my $l = by_level(files());
+ok($l->{0} && $l->{1}, 'phase 1: files in levels 0 and 1')
+	or diag explain $l;
+is(versions($l->{0}), '1', "'none, zstd': flushed level 0 files are format 1");
+is(versions($l->{1}), '2', "'none, zstd': level 1 files, written by compaction, are zstd (format 2)");
+my $zstd_per_entry = $l->{1}{size} / $l->{1}{entries};
+my $none_per_entry = $l->{0}{size} / $l->{0}{entries};
+# a row here is about 90 bytes of key, header and 64 hex characters
+cmp_ok($none_per_entry, '>', 90, sprintf('uncompressed level 0: %.1f bytes per entry', $none_per_entry));
+cmp_ok($zstd_per_entry, '<', 0.7 * $none_per_entry,
+	sprintf('zstd level 1: %.1f bytes per entry', $zstd_per_entry));
+same_as_heap('phase 1');
+
+# Phase 2: swapped by a reload.  Updates of every key rewrite every level 1
+# file, so the zstd files of phase 1 are all replaced.
+$node->safe_psql('postgres', q{ALTER SYSTEM SET forst.compression = 'zstd, none'});
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('forst.compression') = 'zstd, none'})
+	or die 'reload not seen';
+write_batches(sub {
+	my ($b) = @_;
+	return qq{UPDATE c SET v = md5(v) || md5(k::text) WHERE k % 6 = $b;
+UPDATE ch SET v = md5(v) || md5(k::text) WHERE k % 6 = $b};
+});
+$l = by_level(files());
+ok($l->{0} && $l->{1}, 'phase 2: files in levels 0 and 1')
+	or diag explain $l;
+is(versions($l->{0}), '2', "'zstd, none': flushed level 0 files are zstd (format 2)");
+is(versions($l->{1}), '1', "'zstd, none': level 1 files are format 1");
+my $l1_per_entry = $l->{1}{size} / $l->{1}{entries};
+cmp_ok($l1_per_entry, '>', 90, sprintf('uncompressed level 1: %.1f bytes per entry', $l1_per_entry));
+same_as_heap('phase 2');
+
+$node->restart;
+same_as_heap('after a restart');
+
+# A bad list in the configuration file is refused at reload, and the
+# server keeps the codecs it had.  (ALTER SYSTEM's value would override it.)
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET forst.compression');
+$node->append_conf('postgresql.conf', "forst.compression = 'lz4, brotli'");
+$node->reload;
+sleep 1;
+is($node->safe_psql('postgres', 'SHOW forst.compression'), 'zstd, none',
+	'a bad list at reload leaves the setting as it was');
+ok($node->log_contains(qr/"brotli" is not a compression codec/),
+	'and the log says why');
+
+$node->stop;
+done_testing();
