@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "block.h"
+#include "ikey.h"
 
 #include <lz4.h>
 #include <zstd.h>
@@ -313,6 +314,7 @@ fst_block_open(const char *contents, size_t len, bool owned, FstBlock **out,
 	b->num_restarts = n;
 	b->restarts = contents + entries_end;
 	b->owned = owned;
+	b->embedded = false;
 	b->refcount = 1;
 	b->restart_interval = 0;
 	*out = b;
@@ -331,7 +333,8 @@ fst_block_release(FstBlock *b)
 		return;
 	if (b->owned)
 		fst_free((void *) b->data);
-	fst_free(b);
+	if (!b->embedded)
+		fst_free(b);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -340,7 +343,7 @@ typedef struct BlockIter
 {
 	FstIter		base;
 	FstBlock   *block;
-	FstKeyCmp	cmp;
+	FstKeyCmp	cmp;			/* NULL: internal keys (fst_ikey_cmp, inlined) */
 	size_t		current;		/* offset of the current entry */
 	size_t		next_off;		/* offset of the entry after it */
 	uint32		restart_index;	/* restart block containing current */
@@ -359,6 +362,12 @@ biter_corrupt(BlockIter *it, const char *msg)
 	it->valid = false;
 	it->status = FST_CORRUPT;
 	it->errmsg = msg;
+}
+
+static inline int
+biter_cmp(const BlockIter *it, FstSlice a, FstSlice b)
+{
+	return it->cmp ? it->cmp(a, b) : fst_ikey_cmp(a, b);
 }
 
 static inline uint32
@@ -398,7 +407,13 @@ biter_parse_next(BlockIter *it)
 		return false;
 	}
 	it->key.len = (size_t) shared;
-	fst_buf_append(&it->key, p, (size_t) unshared);
+	if (likely(it->key.cap - it->key.len >= unshared && !it->key.oom))
+	{
+		memcpy(it->key.data + it->key.len, p, (size_t) unshared);
+		it->key.len += (size_t) unshared;
+	}
+	else
+		fst_buf_append(&it->key, p, (size_t) unshared);
 	if (it->key.oom)
 	{
 		it->valid = false;
@@ -461,7 +476,7 @@ biter_seek(FstIter *iter, FstSlice target)
 			biter_corrupt(it, "malformed block restart entry");
 			return;
 		}
-		if (it->cmp(fst_slice(p, (size_t) unshared), target) < 0)
+		if (biter_cmp(it, fst_slice(p, (size_t) unshared), target) < 0)
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -469,7 +484,7 @@ biter_seek(FstIter *iter, FstSlice target)
 	biter_seek_to_restart(it, lo);
 	while (biter_parse_next(it))
 	{
-		if (it->cmp(fst_slice(it->key.data, it->key.len), target) >= 0)
+		if (biter_cmp(it, fst_slice(it->key.data, it->key.len), target) >= 0)
 			return;
 	}
 }
@@ -537,12 +552,55 @@ fst_block_iter_create(FstBlock *b, FstKeyCmp cmp)
 		return NULL;
 	it->base.ops = &block_iter_ops;
 	it->block = b;
-	b->refcount++;
+	if (b)
+		b->refcount++;
 	it->cmp = cmp;
 	fst_buf_init(&it->key);
 	it->valid = false;
 	it->status = FST_OK;
 	return &it->base;
+}
+
+FstIter *
+fst_block_ikey_iter_create(FstBlock *b)
+{
+	return fst_block_iter_create(b, NULL);
+}
+
+void
+fst_block_iter_reset(FstIter *iter, FstBlock *b)
+{
+	BlockIter  *it = (BlockIter *) iter;
+
+	if (b)
+		b->refcount++;
+	fst_block_release(it->block);
+	it->block = b;
+	it->key.len = 0;
+	it->valid = false;
+	it->status = FST_OK;
+}
+
+bool
+fst_block_view(FstBlock *b, const char *contents, size_t len)
+{
+	uint32		n;
+
+	if (len < 4)
+		return false;
+	n = fst_get_fixed32(contents + len - 4);
+	if (n == 0 || (uint64) n * 4 + 4 > len)
+		return false;
+	b->data = contents;
+	b->size = len - 4 - (size_t) n * 4;
+	b->contents_size = len;
+	b->num_restarts = n;
+	b->restarts = contents + b->size;
+	b->owned = false;
+	b->embedded = true;
+	b->refcount = 1;
+	b->restart_interval = 0;
+	return true;
 }
 
 uint32

@@ -116,6 +116,7 @@ typedef struct FstBlock
 	uint32		num_restarts;
 	const char *restarts;
 	bool		owned;
+	bool		embedded;		/* the caller's storage (fst_block_view) */
 	int			refcount;		/* for caches; 1 after open */
 	uint32		restart_interval;	/* entries per restart; 0 if unknown */
 } FstBlock;
@@ -125,10 +126,26 @@ extern FstCode fst_block_open(const char *contents, size_t len, bool owned,
 extern void fst_block_release(FstBlock *b);
 
 /*
+ * A view of contents in a caller-owned FstBlock, for a search that ends
+ * before contents may change (a block read where it lies in a shared
+ * cache).  Unlike fst_block_open it checks only that the restart array
+ * fits, not its order: block iterators check every offset they follow
+ * against the block's size anyway.  Nothing is allocated, and releasing
+ * the view frees nothing.  False if the restart array does not fit.
+ */
+extern bool fst_block_view(FstBlock *b, const char *contents, size_t len);
+
+/*
  * An iterator over one block.  It holds a reference to the block (released
- * on destroy) and compares keys with cmp.
+ * on destroy) and compares keys with cmp; fst_block_ikey_iter_create's
+ * iterators compare internal keys (fst_ikey_cmp, without an indirect call).
+ * fst_block_iter_reset points an iterator at another block (or at none,
+ * NULL), keeping its key buffer: a reader's point lookups reuse one
+ * iterator instead of allocating one per lookup.
  */
 extern FstIter *fst_block_iter_create(FstBlock *b, FstKeyCmp cmp);
+extern FstIter *fst_block_ikey_iter_create(FstBlock *b);
+extern void fst_block_iter_reset(FstIter *it, FstBlock *b);
 
 /*
  * Positions by ordinal: the index (0-based) of the entry a block iterator

@@ -135,6 +135,13 @@ fst_decode_varint64(const char **p, const char *limit, uint64 *out)
 	uint64		v = 0;
 	int			shift;
 
+	/* one byte: most lengths in blocks */
+	if (likely(u < l && *u < 0x80))
+	{
+		*out = *u;
+		*p = (const char *) (u + 1);
+		return true;
+	}
 	for (shift = 0; shift <= 63 && u < l; shift += 7)
 	{
 		uint64		b = *u++;

@@ -35,6 +35,9 @@ struct FstSstReader
 	bool		filter_loaded;	/* filter/filter_len are set */
 	uint64		data_end;		/* end of the data region */
 	FstSstReaderStats stats;
+	/* sst_peek.c's iterators, kept between lookups (NULL until the first) */
+	FstIter    *peek_index_it;	/* over index */
+	FstIter    *peek_data_it;	/* over no block between lookups */
 };
 
 /* The data block at h, with a reference the caller releases (caches, checks, rewrite hook). */

@@ -63,7 +63,7 @@ siter_load_block(SstIter *it)
 		siter_set_error(it, rc);
 		return false;
 	}
-	it->data_it = fst_block_iter_create(b, fst_ikey_cmp);
+	it->data_it = fst_block_ikey_iter_create(b);
 	fst_block_release(b);
 	if (it->data_it == NULL)
 	{
@@ -185,7 +185,7 @@ fst_sst_iter_create(FstSstReader *r)
 		return NULL;
 	it->base.ops = &sst_iter_ops;
 	it->reader = r;
-	it->index_it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	it->index_it = fst_block_ikey_iter_create(r->index);
 	if (it->index_it == NULL)
 	{
 		fst_free(it);

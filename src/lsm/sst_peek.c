@@ -45,9 +45,11 @@ peek_in(PeekCtx *pc, FstBlock *b)
 
 	out->nversions = 0;
 	out->used = 0;
-	it = fst_block_iter_create(b, fst_ikey_cmp);
-	if (it == NULL)
+	if (pc->r->peek_data_it == NULL &&
+		(pc->r->peek_data_it = fst_block_ikey_iter_create(NULL)) == NULL)
 		return false;
+	it = pc->r->peek_data_it;
+	fst_block_iter_reset(it, b);
 	for (fst_iter_seek(it, pc->target);; fst_iter_next(it))
 	{
 		FstSlice	k,
@@ -80,7 +82,7 @@ peek_in(PeekCtx *pc, FstBlock *b)
 		pv->value = fst_slice(out->buf + out->used, v.len);
 		out->used += v.len;
 	}
-	fst_iter_destroy(it);
+	fst_block_iter_reset(it, NULL);
 	return ok;
 }
 
@@ -89,16 +91,12 @@ static bool
 peek_shared(void *arg, const char *data, size_t len)
 {
 	PeekCtx    *pc = arg;
-	FstBlock   *b;
-	FstError	err;
-	bool		ok;
+	FstBlock	b;
 
-	if (fst_block_open(data, len, false, &b, &err) != FST_OK)
+	if (!fst_block_view(&b, data, len))
 		return false;
-	b->restart_interval = pc->r->props.restart_interval;
-	ok = peek_in(pc, b);
-	fst_block_release(b);
-	return ok;
+	b.restart_interval = pc->r->props.restart_interval;
+	return peek_in(pc, &b);
 }
 
 bool
@@ -115,18 +113,15 @@ fst_sst_peek(FstSstReader *r, FstSlice target, FstSlice user_part,
 	out->used = 0;
 	if (r->props.restart_interval == 0)
 		return false;
-	index_it = fst_block_iter_create(r->index, fst_ikey_cmp);
-	if (index_it == NULL)
+	if (r->peek_index_it == NULL &&
+		(r->peek_index_it = fst_block_ikey_iter_create(r->index)) == NULL)
 		return false;
+	index_it = r->peek_index_it;
 	fst_iter_seek(index_it, target);
 	if (!fst_iter_valid(index_it) ||
 		!fst_block_handle_decode(fst_iter_value(index_it), &h))
-	{
-		fst_iter_destroy(index_it);
 		return false;
-	}
 	out->block_no = fst_block_iter_index(index_it);
-	fst_iter_destroy(index_it);
 
 	pc.r = r;
 	pc.target = target;

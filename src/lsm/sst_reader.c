@@ -43,7 +43,7 @@ fst_sst_read_options_default(FstSstReadOptions *opt)
 static FstCode
 rewrite_block(FstSstReader *r, FstBlock *b, FstError *err)
 {
-	FstIter    *it = fst_block_iter_create(b, fst_ikey_cmp);
+	FstIter    *it = fst_block_ikey_iter_create(b);
 	FstCode		rc;
 
 	if (it == NULL)
@@ -139,7 +139,7 @@ handle_within(FstBlockHandle h, uint64 lo, uint64 hi)
 static FstCode
 check_index(FstSstReader *r, FstError *err)
 {
-	FstIter    *it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	FstIter    *it = fst_block_ikey_iter_create(r->index);
 	uint64		expect_off = 0;
 	uint64		nblocks = 0;
 	FstBuf		prev;
@@ -339,6 +339,10 @@ fst_sst_close(FstSstReader *r)
 {
 	if (r == NULL)
 		return;
+	if (r->peek_data_it)
+		fst_iter_destroy(r->peek_data_it);
+	if (r->peek_index_it)
+		fst_iter_destroy(r->peek_index_it);
 	fst_block_release(r->index);
 	fst_free(r->filter);
 	fst_sst_props_free(&r->props);
@@ -375,7 +379,7 @@ fst_sst_block_for(FstSstReader *r, FstSlice user_part, uint64 *offset,
 		return false;
 	memcpy(target, user_part.data, user_part.len);
 	fst_put_be64(target + user_part.len, FST_MAX_SEQ);
-	it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	it = fst_block_ikey_iter_create(r->index);
 	if (it != NULL)
 	{
 		fst_iter_seek(it, fst_slice(target, user_part.len + FST_SEQ_BYTES));
@@ -411,7 +415,7 @@ fst_sst_block_last_key(FstSstReader *r, uint32 block_no, FstBuf *key)
 	fst_buf_reset(key);
 	if (block_no >= fst_sst_num_blocks(r))
 		return false;
-	it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	it = fst_block_ikey_iter_create(r->index);
 	if (it == NULL)
 		return false;
 	fst_block_iter_seek_to_index(it, block_no);
@@ -545,7 +549,7 @@ fst_sst_get(FstSstReader *r, FstSlice user_part, uint64 max_seq,
 	memcpy(target, user_part.data, user_part.len);
 	fst_put_be64(target + user_part.len, max_seq);
 
-	index_it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	index_it = fst_block_ikey_iter_create(r->index);
 	if (index_it == NULL)
 	{
 		rc = fst_error(err, FST_NO_MEMORY, "out of memory");
@@ -567,7 +571,7 @@ fst_sst_get(FstSstReader *r, FstSlice user_part, uint64 max_seq,
 		if (rc != FST_OK)
 			goto done;
 		fst_iter_destroy(data_it);
-		data_it = fst_block_iter_create(b, fst_ikey_cmp);
+		data_it = fst_block_ikey_iter_create(b);
 		fst_block_release(b);
 		if (data_it == NULL)
 		{
@@ -637,7 +641,7 @@ fst_sst_read_at(FstSstReader *r, uint32 block_no, uint32 entry_no,
 		return fst_error(err, FST_NOT_SUPPORTED, "SST has no restart interval property");
 	if (block_no >= r->props.num_data_blocks)
 		return fst_error(err, FST_NOT_FOUND, "SST has no data block %u", block_no);
-	index_it = fst_block_iter_create(r->index, fst_ikey_cmp);
+	index_it = fst_block_ikey_iter_create(r->index);
 	if (index_it == NULL)
 		return fst_error(err, FST_NO_MEMORY, "out of memory");
 	fst_block_iter_seek_to_index(index_it, block_no);
@@ -652,7 +656,7 @@ fst_sst_read_at(FstSstReader *r, uint32 block_no, uint32 entry_no,
 	rc = fst_sst_load_data_block(r, h, &b, err);
 	if (rc != FST_OK)
 		return rc;
-	data_it = fst_block_iter_create(b, fst_ikey_cmp);
+	data_it = fst_block_ikey_iter_create(b);
 	fst_block_release(b);
 	if (data_it == NULL)
 		return fst_error(err, FST_NO_MEMORY, "out of memory");
