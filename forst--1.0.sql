@@ -161,9 +161,10 @@ LANGUAGE C STRICT VOLATILE;
 
 -- This backend's open SST readers (src/am/forst_readers.c): how many, the
 -- bytes of their block indexes, bloom filters and read windows, and how many
--- forst.sst_reader_memory has closed since the backend started.
+-- forst.sst_reader_memory has closed since the backend started, and how many
+-- decoded table manifests (versions) it keeps.
 CREATE FUNCTION forst.session_sst_readers(OUT readers bigint, OUT bytes bigint,
-    OUT closed bigint)
+    OUT closed bigint, OUT manifests bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'forst_session_sst_readers'
 LANGUAGE C STRICT VOLATILE;

@@ -125,6 +125,31 @@ for my $t ('a', 'b')
 		"table $t equals its heap twin");
 }
 
+# Decoded manifests: every flush makes a new version of a table's
+# manifest, and a backend used to keep every version it had read for its
+# lifetime.  In one session, 30 rounds of a write, a flush (a new version)
+# and reads of both tables, also of a version held through a transaction;
+# the session keeps the newest version of each table and what its current
+# transaction reads, not one per flush.
+$sql = '';
+for my $i (1 .. 30)
+{
+	$sql .= "INSERT INTO a VALUES (" . (100000 + $i) . ", 'm$i');\n";
+	$sql .= "INSERT INTO ah VALUES (" . (100000 + $i) . ", 'm$i');\n";
+	$sql .= "SELECT forst.checkpoint() IS NOT NULL;\n";
+	$sql .= "BEGIN;\n" if $i % 5 == 0;
+	$sql .= "SELECT 'm$i', (SELECT count(*) FROM a WHERE k > 100000) = (SELECT count(*) FROM ah WHERE k > 100000), "
+	  . "(SELECT v FROM b WHERE k = $i * 7) IS NOT DISTINCT FROM (SELECT v FROM bh WHERE k = $i * 7);\n";
+	$sql .= "SELECT 'n$i', manifests FROM forst.session_sst_readers();\n";
+	$sql .= "COMMIT;\n" if $i % 5 == 0;
+}
+$out = $node->safe_psql('postgres', $sql);
+my @m = grep { /^m\d+\|/ } split /\n/, $out;
+is(scalar(@m), 30, 'all manifest rounds ran');
+is(join(',', grep { !/\|t\|t$/ } @m), '', 'reads across 30 manifest versions equal the heap twins');
+my ($most) = sort { $b <=> $a } map { /^n\d+\|(\d+)$/ ? $1 : () } split /\n/, $out;
+cmp_ok($most, '<=', 10, "the session keeps at most $most manifests over 30 versions of a table");
+
 # the bound is a setting like work_mem: any user, any value from 0
 is($node->psql('postgres', q{SET forst.sst_reader_memory = -1}), 3, 'a negative bound is refused');
 is($node->safe_psql('postgres', q{SET forst.sst_reader_memory = '2MB'; SHOW forst.sst_reader_memory}),

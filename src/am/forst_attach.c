@@ -62,7 +62,7 @@ static void
 read_manifest(const char *prefix, uint64 version, FstManifest *m, ForstVisList *vis)
 {
 	(void) forst_manifest_read(prefix, version, m, false);
-	if (!forst_vis_parse(m->schema, m->schema_len, vis))
+	if (!forst_vis_parse(m->schema, m->schema_len, vis, CurrentMemoryContext))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("forst: manifest version " UINT64_FORMAT " under \"%s\" has a malformed table description",

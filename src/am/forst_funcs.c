@@ -57,14 +57,15 @@ forst_remote_dir_fn(PG_FUNCTION_ARGS)
 
 /*
  * forst.session_sst_readers() -- this backend's open SST readers, the
- * bytes they hold, and how many forst.sst_reader_memory has closed.
+ * bytes they hold, how many forst.sst_reader_memory has closed, and how
+ * many table manifests (versions) the backend has decoded and keeps.
  */
 Datum
 forst_session_sst_readers(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[3];
-	bool		nulls[3] = {0};
+	Datum		values[4];
+	bool		nulls[4] = {0};
 	int64		readers,
 				bytes,
 				closed;
@@ -75,5 +76,6 @@ forst_session_sst_readers(PG_FUNCTION_ARGS)
 	values[0] = Int64GetDatum(readers);
 	values[1] = Int64GetDatum(bytes);
 	values[2] = Int64GetDatum(closed);
+	values[3] = Int64GetDatum(forst_manifests_cached());
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

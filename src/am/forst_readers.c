@@ -42,9 +42,80 @@ typedef struct ManifestEntry
 	ManifestKey key;
 	FstManifest manifest;
 	ForstVisList vis;			/* parsed from the manifest's schema blob */
+	MemoryContext vis_cxt;		/* holds vis; NULL if it is empty */
+	LocalTransactionId used_lxid;	/* the last transaction that asked */
 } ManifestEntry;
 
+/*
+ * Every flush and compaction makes a new version, and a backend (or a
+ * worker) asks for each version it meets.  Entries are freed at the first
+ * request of a later transaction, unless they hold a table's newest
+ * version cached here: pointers into them are kept only by views, which
+ * last at most as long as their transaction (a TID names a file by its
+ * version only within one), while SST readers, which outlive it, copy
+ * their visibility rules.  Sweeps run when the cache has grown to twice
+ * its size after the last one, so their cost is constant per version.
+ */
 static HTAB *manifest_cache = NULL;
+static LocalTransactionId manifests_lxid = InvalidLocalTransactionId;
+static long manifests_after_sweep = 0;
+
+static void
+manifest_entry_free(ManifestEntry *e)
+{
+	ManifestKey key = e->key;
+
+	fst_manifest_free(&e->manifest);
+	if (e->vis_cxt != NULL)
+		MemoryContextDelete(e->vis_cxt);
+	hash_search(manifest_cache, &key, HASH_REMOVE, NULL);
+}
+
+static int
+manifest_entry_cmp(const void *a, const void *b)
+{
+	const ManifestEntry *x = *(ManifestEntry *const *) a;
+	const ManifestEntry *y = *(ManifestEntry *const *) b;
+	int			r = memcmp(&x->key.rnode, &y->key.rnode, sizeof(RelFileNode));
+
+	if (r != 0)
+		return r;
+	/* newest first */
+	return x->key.version > y->key.version ? -1 : x->key.version < y->key.version ? 1 : 0;
+}
+
+/* Frees every entry but the newest of each table and this transaction's. */
+static void
+manifests_sweep(void)
+{
+	HASH_SEQ_STATUS seq;
+	ManifestEntry *e;
+	ManifestEntry **all;
+	long		n = 0,
+				i;
+
+	all = palloc(sizeof(ManifestEntry *) * hash_get_num_entries(manifest_cache));
+	hash_seq_init(&seq, manifest_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		all[n++] = e;
+	qsort(all, n, sizeof(ManifestEntry *), manifest_entry_cmp);
+	for (i = 0; i < n; i++)
+	{
+		bool		newest = i == 0 ||
+			!RelFileNodeEquals(all[i - 1]->key.rnode, all[i]->key.rnode);
+
+		if (!newest && all[i]->used_lxid != manifests_lxid)
+			manifest_entry_free(all[i]);
+	}
+	pfree(all);
+	manifests_after_sweep = hash_get_num_entries(manifest_cache);
+}
+
+int64
+forst_manifests_cached(void)
+{
+	return manifest_cache ? hash_get_num_entries(manifest_cache) : 0;
+}
 
 const FstManifest *
 forst_manifest_at(const RelFileNode *rnode, uint64 version)
@@ -69,12 +140,21 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 		manifest_cache = hash_create("forst manifests", 64, &ctl,
 									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
+	if (MyProc != NULL && MyProc->lxid != manifests_lxid)
+	{
+		manifests_lxid = MyProc->lxid;
+		if (hash_get_num_entries(manifest_cache) > 2 * manifests_after_sweep + 4)
+			manifests_sweep();
+	}
 	memset(&key, 0, sizeof(key));
 	key.rnode = *rnode;
 	key.version = version;
 	e = hash_search(manifest_cache, &key, HASH_FIND, NULL);
 	if (e)
+	{
+		e->used_lxid = manifests_lxid;
 		return &e->manifest;
+	}
 
 	forst_manifest_object_key(rnode, version, okey, sizeof(okey));
 	fst_buf_init(&buf);
@@ -99,18 +179,29 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 		from_store = true;
 	}
 	e = hash_search(manifest_cache, &key, HASH_ENTER, &found);
+	e->used_lxid = manifests_lxid;
+	e->vis_cxt = NULL;
+	e->vis.n = 0;
+	e->vis.items = NULL;
 	rc = fst_manifest_decode(buf.data, buf.len, &e->manifest, &err);
 	if (rc == FST_OK && from_store)
 		forst_cache_admit(okey, buf.data, buf.len);
 	fst_buf_free(&buf);
-	if (rc == FST_OK &&
-		!forst_vis_parse(e->manifest.schema, e->manifest.schema_len, &e->vis))
+	if (rc == FST_OK && e->manifest.schema_len > 0)
 	{
-		fst_manifest_free(&e->manifest);
-		rc = fst_error(&err, FST_CORRUPT, "malformed table description");
+		e->vis_cxt = AllocSetContextCreate(TopMemoryContext, "forst manifest rules",
+										   ALLOCSET_SMALL_SIZES);
+		if (!forst_vis_parse(e->manifest.schema, e->manifest.schema_len, &e->vis,
+							 e->vis_cxt))
+		{
+			fst_manifest_free(&e->manifest);
+			rc = fst_error(&err, FST_CORRUPT, "malformed table description");
+		}
 	}
 	if (rc != FST_OK)
 	{
+		if (e->vis_cxt != NULL)
+			MemoryContextDelete(e->vis_cxt);
 		hash_search(manifest_cache, &key, HASH_REMOVE, NULL);
 		forst_report(rc, &err, psprintf("decoding manifest \"%s\"", okey));
 	}
@@ -238,6 +329,35 @@ typedef struct ReaderEntry
 static HTAB *reader_cache = NULL;
 
 /*
+ * A direct-mapped front for reader_cache: point lookups ask for the same
+ * few files again and again, and a dynahash probe (hashing the 20-byte
+ * key) was a twentieth of a warm point read's instructions.  A slot holds
+ * an entry of the hash table, whose memory stays where it is while the
+ * entry exists; reader_entry_close clears the entry's slot.
+ */
+#define READER_FRONT_SLOTS	64
+static ReaderEntry *reader_front[READER_FRONT_SLOTS];
+
+static inline int
+reader_front_slot(const RelFileNode *rnode, uint64 file_id)
+{
+	uint64		h = file_id ^ ((uint64) rnode->relNode << 32) ^ rnode->dbNode;
+
+	return (int) ((h * UINT64CONST(0x9E3779B97F4A7C15)) >> 58);
+}
+
+static inline ReaderEntry *
+reader_front_get(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderEntry *e = reader_front[reader_front_slot(rnode, file_id)];
+
+	if (e != NULL && e->key.file_id == file_id &&
+		RelFileNodeEquals(e->key.rnode, *rnode))
+		return e;
+	return NULL;
+}
+
+/*
  * The open readers' memory (index blocks, bloom filters, read windows) is
  * bounded by forst.sst_reader_memory.
  *
@@ -289,13 +409,16 @@ static void
 reader_entry_close(ReaderEntry *e)
 {
 	ReaderKey	key = e->key;
+	int			slot = reader_front_slot(&key.rnode, key.file_id);
 
+	if (reader_front[slot] == e)
+		reader_front[slot] = NULL;
 	reader_mem -= Min(reader_mem, e->mem);
 	pins_held -= Min(pins_held, e->pins);
 	fst_sst_close(e->reader);
 	fst_range_close(e->src);
 	if (e->vis != NULL)
-		pfree(e->vis);
+		forst_vis_set_free(e->vis);
 	hash_search(reader_cache, &key, HASH_REMOVE, NULL);
 }
 
@@ -456,13 +579,20 @@ reader_entry_find(const RelFileNode *rnode, uint64 file_id)
 {
 	ReaderKey	key;
 
+	ReaderEntry *e;
+
 	if (reader_cache == NULL)
 		return NULL;
 	readers_new_xact();
+	if ((e = reader_front_get(rnode, file_id)) != NULL)
+		return e;
 	memset(&key, 0, sizeof(key));
 	key.rnode = *rnode;
 	key.file_id = file_id;
-	return hash_search(reader_cache, &key, HASH_FIND, NULL);
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	if (e != NULL)
+		reader_front[reader_front_slot(rnode, file_id)] = e;
+	return e;
 }
 
 bool
@@ -513,12 +643,18 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	}
 	readers_new_xact();
+	if ((e = reader_front_get(rnode, file->file_id)) != NULL)
+	{
+		e->last_used = ++reader_clock;
+		return e;
+	}
 	memset(&key, 0, sizeof(key));
 	key.rnode = *rnode;
 	key.file_id = file->file_id;
 	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
 	if (e)
 	{
+		reader_front[reader_front_slot(rnode, file->file_id)] = e;
 		e->last_used = ++reader_clock;
 		return e;
 	}
@@ -529,6 +665,8 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 	{
 		vis = MemoryContextAlloc(TopMemoryContext, sizeof(ForstVisSet));
 		borrowed_vis(rnode, mf->owner, vis);
+		/* the reader outlives the manifest entry its rules are in */
+		forst_vis_set_own(vis, TopMemoryContext);
 	}
 	e = hash_search(reader_cache, &key, HASH_ENTER, &found);
 	e->src = NULL;

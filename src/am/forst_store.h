@@ -78,6 +78,9 @@ extern void forst_manifest_publish(const RelFileNode *rnode, FstManifest *m);
 extern const FstManifest *forst_manifest_at(const RelFileNode *rnode,
 											uint64 version);
 
+/* Manifests this process has decoded and keeps (forst_readers.c). */
+extern int64 forst_manifests_cached(void);
+
 /* The visibility rules of a manifest that forst_manifest_at returned. */
 extern const ForstVisList *forst_manifest_vis(const FstManifest *m);
 

@@ -93,7 +93,8 @@ parse_line(char *line, ForstVis *v, MemoryContext cxt)
 }
 
 bool
-forst_vis_parse(const char *blob, size_t len, ForstVisList *out)
+forst_vis_parse(const char *blob, size_t len, ForstVisList *out,
+				MemoryContext cxt)
 {
 	char	   *text;
 	char	   *line;
@@ -104,13 +105,13 @@ forst_vis_parse(const char *blob, size_t len, ForstVisList *out)
 	out->items = NULL;
 	if (len == 0)
 		return true;
-	text = MemoryContextAlloc(TopMemoryContext, len + 1);
+	text = MemoryContextAlloc(cxt, len + 1);
 	memcpy(text, blob, len);
 	text[len] = '\0';
 	line = strtok_r(text, "\n", &save);
 	if (line == NULL || strcmp(line, VIS_HEADER) != 0)
 		return false;
-	out->items = MemoryContextAlloc(TopMemoryContext, sizeof(ForstVis) * cap);
+	out->items = MemoryContextAlloc(cxt, sizeof(ForstVis) * cap);
 	while ((line = strtok_r(NULL, "\n", &save)) != NULL)
 	{
 		if (strncmp(line, "vis ", 4) != 0)
@@ -120,7 +121,7 @@ forst_vis_parse(const char *blob, size_t len, ForstVisList *out)
 			cap *= 2;
 			out->items = repalloc(out->items, sizeof(ForstVis) * cap);
 		}
-		if (!parse_line(line, &out->items[out->n], TopMemoryContext))
+		if (!parse_line(line, &out->items[out->n], cxt))
 			return false;
 		out->n++;
 	}
@@ -200,6 +201,35 @@ forst_vis_owner(const char *owner, const ForstVisList *list, ForstVisSet *set)
 			return NULL;
 		p = end + 1;
 	}
+}
+
+void
+forst_vis_set_own(ForstVisSet *set, MemoryContext cxt)
+{
+	int			i;
+
+	for (i = 0; i < set->n; i++)
+	{
+		ForstVis   *v = &set->parts[i];
+		uint32	   *copy;
+
+		if (v->nranges == 0)
+			continue;
+		copy = MemoryContextAlloc(cxt, sizeof(uint32) * 2 * v->nranges);
+		memcpy(copy, v->ranges, sizeof(uint32) * 2 * v->nranges);
+		v->ranges = copy;
+	}
+}
+
+void
+forst_vis_set_free(ForstVisSet *set)
+{
+	int			i;
+
+	for (i = 0; i < set->n; i++)
+		if (set->parts[i].nranges > 0)
+			pfree(set->parts[i].ranges);
+	pfree(set);
 }
 
 void

@@ -52,10 +52,11 @@ typedef struct ForstVisList
 } ForstVisList;
 
 /*
- * Parses a schema blob (empty: no rules) into *out, allocated in
- * TopMemoryContext (never freed); false if it is malformed.
+ * Parses a schema blob (empty: no rules) into *out, allocated in cxt;
+ * false if it is malformed.
  */
-extern bool forst_vis_parse(const char *blob, size_t len, ForstVisList *out);
+extern bool forst_vis_parse(const char *blob, size_t len, ForstVisList *out,
+							MemoryContext cxt);
 
 /* Appends "vis ..." (one line) for rule v to buf. */
 extern void forst_vis_format(StringInfo buf, const ForstVis *v);
@@ -84,6 +85,15 @@ typedef struct ForstVisSet
  */
 extern const char *forst_vis_owner(const char *owner, const ForstVisList *list,
 								   ForstVisSet *set);
+
+/*
+ * A set from forst_vis_owner points into its list's ranges: _own copies
+ * them into cxt, for a set that outlives the list (an SST reader's, kept
+ * across transactions, while the manifest it came from may be freed), and
+ * _free frees such a set (palloc'd) with its copies.
+ */
+extern void forst_vis_set_own(ForstVisSet *set, MemoryContext cxt);
+extern void forst_vis_set_free(ForstVisSet *set);
 
 /* The SST reader hook (arg: a ForstVisSet). */
 extern void forst_vis_rewrite(void *arg, FstSlice ikey, char *value, size_t len);
