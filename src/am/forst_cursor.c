@@ -62,7 +62,7 @@ file_may_hold(Relation rel, const FstFileMeta *file, FstSlice lo, FstSlice hi,
 			  bool point)
 {
 	if (point)
-		return forst_sst_reader_for_key(&rel->rd_node, file, lo) != NULL;
+		return forst_sst_reader_for_key(&rel->rd_node, file, lo, NULL) != NULL;
 	if (!file_in_range(file, lo, hi))
 		return false;
 	(void) forst_sst_reader(&rel->rd_node, file);

@@ -97,6 +97,8 @@ typedef struct PendingPush
 } PendingPush;
 
 static HTAB *expiry_cache = NULL;
+static Oid	last_relid = InvalidOid;	/* cache_lookup's last answer */
+static struct CacheEntry *last_entry = NULL;
 static PendingPush *pending = NULL;
 static char *scratch = NULL;	/* aligned copy of a row */
 static size_t scratch_size = 0;
@@ -370,11 +372,19 @@ cache_lookup(Relation rel)
 		expiry_cache = hash_create("forst expiry settings", 64, &ctl,
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	e = hash_search(expiry_cache, &relid, HASH_ENTER, &found);
-	if (!found)
+	/* entries are never removed, only invalidated: the last one stays put */
+	if (relid == last_relid && last_entry != NULL)
+		e = last_entry;
+	else
 	{
-		e->valid = false;
-		e->pushed = false;
+		e = hash_search(expiry_cache, &relid, HASH_ENTER, &found);
+		if (!found)
+		{
+			e->valid = false;
+			e->pushed = false;
+		}
+		last_relid = relid;
+		last_entry = e;
 	}
 	if (!e->valid)
 	{

@@ -464,7 +464,7 @@ forst_newer_versions(ForstTableShared *ts, FstSlice user_part, uint64 above_seq,
 				FstSstReader *r;
 
 				if (f->seq_max <= above_seq ||
-					(r = forst_sst_reader_for_key(&view.rnode, f, user_part)) == NULL)
+					(r = forst_sst_reader_for_key(&view.rnode, f, user_part, NULL)) == NULL)
 					continue;
 				collect_and_destroy(fst_sst_iter_create(r), user_part, above_seq,
 									false, out, &n, &cap);

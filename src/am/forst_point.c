@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "forst_point.h"
+#include "bloom.h"
 #include "forst_shmem.h"
 #include "forst_stats.h"
 
@@ -23,6 +24,7 @@ typedef struct PointState
 	ForstPointHit *out;
 	bool		winner_last;	/* accept()'s last call was on the winner */
 	FstSstPeek	peek;			/* peek_lookup's versions */
+	uint64		bloom_hash;		/* of the user part, for every file's filter */
 } PointState;
 
 static bool peek_lookup(PointState *ps, const ForstTableView *view,
@@ -135,7 +137,7 @@ file_lookup(PointState *ps, const ForstTableView *view, const FstFileMeta *f,
 	FstCode		rc;
 	bool		any = false;
 
-	r = forst_sst_reader_for_key(&view->rnode, f, user_part);
+	r = forst_sst_reader_for_key(&view->rnode, f, user_part, &ps->bloom_hash);
 	if (r == NULL)
 		return;					/* not in its range, or ruled out by the filter */
 	if (peek_lookup(ps, view, f, r, user_part, target))
@@ -291,6 +293,7 @@ forst_point_get(const ForstTableView *view, FstSlice user_part,
 		if (total > POINT_STACK_FILES)
 			files = palloc(sizeof(FstFileMeta *) * total);
 		n = candidate_files(view->manifest, user_part, files);
+		ps.bloom_hash = fst_bloom_hash(user_part);
 
 		/* newest first by highest sequence (few files: insertion sort) */
 		for (i = 1; i < n; i++)

@@ -57,6 +57,7 @@ typedef struct ManifestEntry
  * its size after the last one, so their cost is constant per version.
  */
 static HTAB *manifest_cache = NULL;
+static ManifestEntry *manifest_last = NULL; /* the last one asked for */
 static LocalTransactionId manifests_lxid = InvalidLocalTransactionId;
 static long manifests_after_sweep = 0;
 
@@ -65,6 +66,8 @@ manifest_entry_free(ManifestEntry *e)
 {
 	ManifestKey key = e->key;
 
+	if (manifest_last == e)
+		manifest_last = NULL;
 	fst_manifest_free(&e->manifest);
 	if (e->vis_cxt != NULL)
 		MemoryContextDelete(e->vis_cxt);
@@ -146,6 +149,12 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 		if (hash_get_num_entries(manifest_cache) > 2 * manifests_after_sweep + 4)
 			manifests_sweep();
 	}
+	if (manifest_last != NULL && manifest_last->key.version == version &&
+		RelFileNodeEquals(manifest_last->key.rnode, *rnode))
+	{
+		manifest_last->used_lxid = manifests_lxid;
+		return &manifest_last->manifest;
+	}
 	memset(&key, 0, sizeof(key));
 	key.rnode = *rnode;
 	key.version = version;
@@ -153,6 +162,7 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 	if (e)
 	{
 		e->used_lxid = manifests_lxid;
+		manifest_last = e;
 		return &e->manifest;
 	}
 
@@ -549,7 +559,7 @@ readers_new_xact(void)
 
 FstSstReader *
 forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
-						 FstSlice user_part)
+						 FstSlice user_part, const uint64 *bloom_hash)
 {
 	FstSstReader *r;
 	bool		may;
@@ -560,7 +570,8 @@ forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
 		fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(file))) > 0)
 		return NULL;
 	r = forst_sst_reader(rnode, file);
-	rc = fst_sst_may_contain(r, user_part, &may, &err);
+	rc = bloom_hash ? fst_sst_may_contain_hash(r, *bloom_hash, &may, &err) :
+		fst_sst_may_contain(r, user_part, &may, &err);
 	if (rc != FST_OK)
 		forst_report(rc, &err, psprintf("reading the bloom filter of SST file " UINT64_FORMAT
 										" of relation %u", file->file_id, rnode->relNode));

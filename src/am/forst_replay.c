@@ -111,7 +111,7 @@ version_flushed(ForstTableShared *ts, FstSlice user_part, uint64 seq)
 			FstCode		rc;
 
 			if (f->seq_max < seq ||
-				(r = forst_sst_reader_for_key(&ts->rnode, f, user_part)) == NULL)
+				(r = forst_sst_reader_for_key(&ts->rnode, f, user_part, NULL)) == NULL)
 				continue;
 			it = fst_sst_iter_create(r);
 			if (it == NULL)

@@ -128,6 +128,7 @@ forst_shmem_startup(void)
 			pg_atomic_init_u64(FORST_PIN(i), 0);
 		}
 		pg_atomic_init_u64(&forst_shared->retire_epoch, 0);
+		pg_atomic_init_u64(&forst_shared->tables_removed, 0);
 		ConditionVariableInit(&forst_shared->slab_cv);
 	}
 	memset(&info, 0, sizeof(info));
@@ -156,17 +157,56 @@ forst_slab_memtable(int slab)
 	return (FstMemtable *) (slab_base + (Size) slab * forst_shared->slab_size);
 }
 
+/*
+ * This backend's direct-mapped cache of registry lookups.  Every statement
+ * on a forst table looks its entry up, and the registry's shared lock is
+ * one cache line written by every backend that takes it.  An entry stays
+ * where it is in shared memory until it is removed, and every removal
+ * counts in forst_shared->tables_removed: the cache is valid while that
+ * count is the one it was filled under.
+ */
+#define TABLE_FRONT_SLOTS	16
+
+static struct
+{
+	RelFileNode rnode;
+	ForstTableShared *ts;
+}			table_front[TABLE_FRONT_SLOTS];
+static uint64 table_front_removed = PG_UINT64_MAX;
+
+static inline int
+table_front_slot(const RelFileNode *rnode)
+{
+	return (int) ((rnode->relNode ^ rnode->dbNode * 31) % TABLE_FRONT_SLOTS);
+}
+
 ForstTableShared *
 forst_table_shared(const RelFileNode *rnode, bool create)
 {
 	ForstTableShared *ts;
 	bool		found;
+	uint64		removed;
+	int			slot = table_front_slot(rnode);
 
 	/* memtables are whole only after the WAL catch-up (forst_wal.c) */
 	forst_wal_ensure_ready();
+	removed = pg_atomic_read_u64(&forst_shared->tables_removed);
+	if (removed != table_front_removed)
+	{
+		memset(table_front, 0, sizeof(table_front));
+		table_front_removed = removed;
+	}
+	else if (table_front[slot].ts != NULL &&
+			 RelFileNodeEquals(table_front[slot].rnode, *rnode))
+		return table_front[slot].ts;
 	LWLockAcquire(forst_shared->lock, LW_SHARED);
 	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
 	LWLockRelease(forst_shared->lock);
+	if (ts)
+	{
+		table_front[slot].rnode = *rnode;
+		table_front[slot].ts = ts;
+	}
 	if (ts || !create)
 		return ts;
 
@@ -233,6 +273,8 @@ table_drop_locked(ForstTableShared *ts)
 		slab_free_locked(ts->active);
 	for (i = 0; i < ts->nimmutable; i++)
 		slab_free_locked(ts->immutable[i]);
+	/* before the entry's memory can be reused: lookup caches drop it */
+	pg_atomic_fetch_add_u64(&forst_shared->tables_removed, 1);
 	hash_search(forst_tables, &ts->rnode, HASH_REMOVE, NULL);
 }
 

@@ -175,6 +175,8 @@ typedef struct ForstShared
 	bool	   *victim;			/* per backend id: its wait for memory is in a
 								 * deadlock (set by the flush worker) */
 	ForstBackendWords *backends;	/* per backend id, see below */
+	pg_atomic_uint64 tables_removed;	/* registry entries removed so far:
+										 * backends' lookup caches check it */
 	ForstSlab	slabs[FLEXIBLE_ARRAY_MEMBER];
 } ForstShared;
 

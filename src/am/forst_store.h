@@ -143,10 +143,13 @@ extern FstSstReader *forst_sst_reader(const RelFileNode *rnode,
 /*
  * The reader of a file that may hold versions of user_part (within its key
  * range and not excluded by its bloom filter), or NULL if it cannot.
+ * bloom_hash: user_part's fst_bloom_hash if the caller has it (a lookup
+ * across files), else NULL.
  */
 extern FstSstReader *forst_sst_reader_for_key(const RelFileNode *rnode,
 											  const FstFileMeta *file,
-											  FstSlice user_part);
+											  FstSlice user_part,
+											  const uint64 *bloom_hash);
 
 /*
  * A reader for a level iterator (forst_cursor.c): pinned, it stays open

@@ -223,6 +223,9 @@ extern const FstSstProps *fst_sst_props(const FstSstReader *r);
  */
 extern FstCode fst_sst_may_contain(FstSstReader *r, FstSlice user_part,
 								   bool *may, FstError *err);
+/* The same, for user_part's fst_bloom_hash computed by the caller once. */
+extern FstCode fst_sst_may_contain_hash(FstSstReader *r, uint64 hash,
+										bool *may, FstError *err);
 
 /*
  * Where the data block that a seek to user_part (newest version first)

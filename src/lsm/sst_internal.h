@@ -38,6 +38,10 @@ struct FstSstReader
 	/* sst_peek.c's iterators, kept between lookups (NULL until the first) */
 	FstIter    *peek_index_it;	/* over index */
 	FstIter    *peek_data_it;	/* over no block between lookups */
+	/* sst_peek.c's fences: a 16-byte prefix of each index key's user part */
+	uint64	   *fences;			/* 2 per index entry (high, low), or NULL */
+	uint32		nfences;
+	bool		fences_tried;	/* built, or found impossible (no memory) */
 };
 
 /* The data block at h, with a reference the caller releases (caches, checks, rewrite hook). */

@@ -99,6 +99,131 @@ peek_shared(void *arg, const char *data, size_t len)
 	return peek_in(pc, &b);
 }
 
+/*
+ * Index fences.  A point lookup's binary search over the index block
+ * decoded an entry and compared whole internal keys at each of its ~log2(n)
+ * probes.  The fences hold the first 16 bytes of each index key's user
+ * part, zero-padded, as two big-endian integers: a mapping that keeps the
+ * keys' order (a shorter user part pads to at most what extends it), so
+ * the search narrows to the entries whose prefix equals the target's by
+ * integer compares, and compares whole keys only among those (usually none
+ * or one: 16 bytes hold the key group and a bigint or a uuid key).
+ */
+static inline void
+fence_of(FstSlice user_part, uint64 *hi, uint64 *lo)
+{
+	char		pad[16];
+	size_t		n = Min(user_part.len, sizeof(pad));
+
+	memset(pad, 0, sizeof(pad));
+	if (n > 0)
+		memcpy(pad, user_part.data, n);
+	*hi = fst_get_be64(pad);
+	*lo = fst_get_be64(pad + 8);
+}
+
+static inline int
+fence_cmp(const uint64 *f, uint64 hi, uint64 lo)
+{
+	if (f[0] != hi)
+		return f[0] < hi ? -1 : 1;
+	if (f[1] != lo)
+		return f[1] < lo ? -1 : 1;
+	return 0;
+}
+
+/* Builds r's fences (false: no memory, or an entry too short). */
+static bool
+fences_build(FstSstReader *r, FstIter *index_it)
+{
+	uint32		n = 0,
+				cap = 64;
+	uint64	   *f = fst_malloc(sizeof(uint64) * 2 * cap);
+	FstError	err;
+
+	if (f == NULL)
+		return false;
+	for (fst_iter_seek_first(index_it); fst_iter_valid(index_it); fst_iter_next(index_it))
+	{
+		FstSlice	k = fst_iter_key(index_it);
+
+		if (k.len < FST_SEQ_BYTES || fst_block_iter_index(index_it) != n)
+			break;
+		if (n == cap)
+		{
+			uint64	   *g = fst_realloc(f, sizeof(uint64) * 4 * cap);
+
+			if (g == NULL)
+				break;
+			f = g;
+			cap *= 2;
+		}
+		fence_of(fst_ikey_user_part(k), &f[2 * n], &f[2 * n + 1]);
+		n++;
+	}
+	if (fst_iter_valid(index_it) || fst_iter_status(index_it, &err) != FST_OK)
+	{
+		fst_free(f);
+		return false;
+	}
+	r->fences = f;
+	r->nfences = n;
+	return true;
+}
+
+/*
+ * Positions index_it at the first index entry >= target (invalid past the
+ * last): the fences narrow the search, whole keys decide it.
+ */
+static void
+index_seek(FstSstReader *r, FstIter *index_it, FstSlice target, FstSlice user_part)
+{
+	uint64		hi,
+				lo;
+	uint32		a = 0,
+				b = r->nfences,
+				end;
+
+	fence_of(user_part, &hi, &lo);
+	/* a: the first fence >= the target's */
+	while (a < b)
+	{
+		uint32		m = a + (b - a) / 2;
+
+		if (fence_cmp(&r->fences[2 * m], hi, lo) < 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	/* end: the first fence > the target's; every key from there is > target */
+	b = r->nfences;
+	end = a;
+	while (end < b)
+	{
+		uint32		m = end + (b - end) / 2;
+
+		if (fence_cmp(&r->fences[2 * m], hi, lo) <= 0)
+			end = m + 1;
+		else
+			b = m;
+	}
+	/* among [a, end), with equal fences: the first key >= target */
+	b = end;
+	while (a < b)
+	{
+		uint32		m = a + (b - a) / 2;
+
+		fst_block_iter_seek_to_index(index_it, m);
+		if (!fst_iter_valid(index_it))
+			return;				/* malformed: the caller's checks fail */
+		if (fst_ikey_cmp(fst_iter_key(index_it), target) < 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	fst_block_iter_seek_to_index(index_it, a);
+}
+
 bool
 fst_sst_peek(FstSstReader *r, FstSlice target, FstSlice user_part,
 			 FstSstPeek *out)
@@ -117,7 +242,15 @@ fst_sst_peek(FstSstReader *r, FstSlice target, FstSlice user_part,
 		(r->peek_index_it = fst_block_ikey_iter_create(r->index)) == NULL)
 		return false;
 	index_it = r->peek_index_it;
-	fst_iter_seek(index_it, target);
+	if (!r->fences_tried)
+	{
+		r->fences_tried = true;
+		(void) fences_build(r, index_it);
+	}
+	if (r->fences != NULL)
+		index_seek(r, index_it, target, user_part);
+	else
+		fst_iter_seek(index_it, target);
 	if (!fst_iter_valid(index_it) ||
 		!fst_block_handle_decode(fst_iter_value(index_it), &h))
 		return false;

@@ -343,6 +343,7 @@ fst_sst_close(FstSstReader *r)
 		fst_iter_destroy(r->peek_data_it);
 	if (r->peek_index_it)
 		fst_iter_destroy(r->peek_index_it);
+	fst_free(r->fences);
 	fst_block_release(r->index);
 	fst_free(r->filter);
 	fst_sst_props_free(&r->props);
@@ -358,6 +359,7 @@ fst_sst_memory(const FstSstReader *r)
 		n += sizeof(FstBlock) + r->index->contents_size;
 	if (r->filter_loaded)
 		n += r->filter_len;
+	n += (size_t) r->nfences * 2 * sizeof(uint64);
 	return n;
 }
 
@@ -440,6 +442,12 @@ FstCode
 fst_sst_may_contain(FstSstReader *r, FstSlice user_part, bool *may,
 					FstError *err)
 {
+	return fst_sst_may_contain_hash(r, fst_bloom_hash(user_part), may, err);
+}
+
+FstCode
+fst_sst_may_contain_hash(FstSstReader *r, uint64 hash, bool *may, FstError *err)
+{
 	*may = true;
 	if (!r->filter_loaded)
 	{
@@ -451,8 +459,7 @@ fst_sst_may_contain(FstSstReader *r, FstSlice user_part, bool *may,
 	if (r->filter_len == 0)
 		return FST_OK;
 	r->stats.bloom_checks++;
-	*may = fst_bloom_may_contain(fst_slice(r->filter, r->filter_len),
-								 fst_bloom_hash(user_part));
+	*may = fst_bloom_may_contain(fst_slice(r->filter, r->filter_len), hash);
 	if (!*may)
 		r->stats.bloom_negatives++;
 	return FST_OK;

@@ -262,3 +262,94 @@ FST_TEST(sst_peek_matches_iterator)
 	fst_free(pk);
 	fst_free(e);
 }
+
+/*
+ * The index fences hold 16 bytes of each user part: keys that share more
+ * than that are told apart by whole-key compares among equal fences.  Keys
+ * "<20 common bytes><5 digits>" (even ones present), several files' worth
+ * of index entries with equal fences; every key, absent ones and keys
+ * before the first and after the last included, peeks the same versions
+ * as an iterator finds.
+ */
+FST_TEST(sst_peek_long_keys_equal_fences)
+{
+	int			nkeys = 800;
+	TestEntry  *e = fst_calloc(nkeys, sizeof(TestEntry));
+	FstSstOptions o;
+	FstSstReadOptions ro;
+	FstBuf		file;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	FstBlockCache *cache = fst_block_cache_create(4 << 20);
+	FstSstPeek *pk = fst_malloc(sizeof(FstSstPeek));
+	FstIter    *it;
+	const char *common = "tenant-0042/session/";	/* 20 bytes */
+	int			i,
+				answered = 0,
+				failures = 0;
+
+	for (i = 0; i < nkeys; i++)
+	{
+		char		ukey[32];
+
+		snprintf(ukey, sizeof(ukey), "%s%05d", common, i * 2);
+		test_entry_make(&e[i], 7, ukey, 25, (uint64) (500 + i), FST_ENTRY_COMMITTED,
+						9, "payload-of-some-length", 22);
+	}
+	fst_sst_options_default(&o);
+	o.block_size = 256;
+	o.restart_interval = 2;
+	CHECK_OK(test_build_sst(e, nkeys, &o, &file, NULL, &err), &err);
+	src = fst_range_source_memory(file.data, file.len, true);
+	fst_buf_free(&file);
+	fst_sst_read_options_default(&ro);
+	ro.cache = cache;
+	ro.cache_id = 1;
+	CHECK_OK(fst_sst_open(src, &ro, &r, &err), &err);
+	CHECK(fst_sst_props(r)->num_data_blocks > 50);
+	it = fst_sst_iter_create(r);
+	for (fst_iter_seek_first(it); fst_iter_valid(it); fst_iter_next(it))
+		;
+	for (i = -3; i < nkeys * 2 + 3; i++)
+	{
+		char		ukey[32],
+					up[40],
+					target[48];
+		int			j = 0;
+
+		if (i < 0)
+			snprintf(ukey, sizeof(ukey), "%s", i == -1 ? "" : i == -2 ? "a" : "tenant-0042/sess");
+		else
+			snprintf(ukey, sizeof(ukey), "%s%05d", common, i);
+		fst_put_be16(up, 7);
+		memcpy(up + 2, ukey, strlen(ukey));
+		memcpy(target, up, 2 + strlen(ukey));
+		fst_put_be64(target + 2 + strlen(ukey), FST_MAX_SEQ);
+		if (!fst_sst_peek(r, fst_slice(target, 10 + strlen(ukey)),
+						  fst_slice(up, 2 + strlen(ukey)), pk))
+			continue;
+		answered++;
+		for (fst_iter_seek(it, fst_slice(target, 10 + strlen(ukey))); fst_iter_valid(it);
+			 fst_iter_next(it), j++)
+		{
+			FstSlice	key = fst_iter_key(it);
+
+			if (fst_slice_cmp(fst_ikey_user_part(key), fst_slice(up, 2 + strlen(ukey))) != 0)
+				break;
+			if (j >= pk->nversions || fst_slice_cmp(pk->v[j].key, key) != 0 ||
+				fst_slice_cmp(pk->v[j].value, fst_iter_value(it)) != 0)
+				failures++;
+		}
+		if (j != pk->nversions || (i >= 0 && i < nkeys * 2 && j != (i % 2 == 0 ? 1 : 0)))
+			failures++;
+	}
+	CHECK_EQ_INT(failures, 0);
+	CHECK_MSG(answered > nkeys * 3 / 2, "only %d peeks answered", answered);
+	fst_iter_destroy(it);
+	fst_sst_close(r);
+	fst_range_close(src);
+	fst_block_cache_destroy(cache);
+	fst_free(pk);
+	fst_free(e);
+}
