@@ -231,6 +231,53 @@ MERGE INTO kv_h t USING (VALUES (60, 'a'), (60, 'b')) s(k, v) ON t.k = s.k
 SELECT * FROM kv_f WHERE k >= 5 ORDER BY k;
 SELECT * FROM twin_diff('kv_f', 'kv_h');
 
+-- a row locked, then updated: the update reuses what the lock found only
+-- while nothing of this transaction wrote the key (a trigger's update,
+-- an earlier update, a rolled-back savepoint), with heap's outcomes
+CREATE FUNCTION bump_same() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.n < 100 THEN
+    EXECUTE format('UPDATE %I SET n = n + 100 WHERE k = $1', TG_TABLE_NAME) USING NEW.k;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER bump_f BEFORE UPDATE ON kv_f FOR EACH ROW WHEN (NEW.v = 'bump') EXECUTE FUNCTION bump_same();
+CREATE TRIGGER bump_h BEFORE UPDATE ON kv_h FOR EACH ROW WHEN (NEW.v = 'bump') EXECUTE FUNCTION bump_same();
+INSERT INTO kv_f VALUES (7, 'x', 1) ON CONFLICT (k) DO UPDATE SET v = 'bump';
+INSERT INTO kv_h VALUES (7, 'x', 1) ON CONFLICT (k) DO UPDATE SET v = 'bump';
+SELECT * FROM twin_diff('kv_f', 'kv_h');
+DROP TRIGGER bump_f ON kv_f;
+DROP TRIGGER bump_h ON kv_h;
+BEGIN;
+SELECT k, n FROM kv_f WHERE k = 3 FOR UPDATE;
+UPDATE kv_f SET n = n + 1 WHERE k = 3;
+UPDATE kv_f SET n = n + 1 WHERE k = 3;
+SAVEPOINT s;
+UPDATE kv_f SET n = n + 10 WHERE k = 3;
+ROLLBACK TO s;
+UPDATE kv_f SET n = n + 1 WHERE k = 3 RETURNING n;
+SELECT k, n FROM kv_f WHERE k = 2 FOR UPDATE;
+SAVEPOINT t;
+UPDATE kv_f SET n = n + 5 WHERE k = 2 RETURNING n;
+RELEASE t;
+INSERT INTO kv_f VALUES (2, 'y') ON CONFLICT (k) DO UPDATE SET n = kv_f.n * 2 RETURNING n;
+COMMIT;
+BEGIN;
+SELECT k, n FROM kv_h WHERE k = 3 FOR UPDATE;
+UPDATE kv_h SET n = n + 1 WHERE k = 3;
+UPDATE kv_h SET n = n + 1 WHERE k = 3;
+SAVEPOINT s;
+UPDATE kv_h SET n = n + 10 WHERE k = 3;
+ROLLBACK TO s;
+UPDATE kv_h SET n = n + 1 WHERE k = 3 RETURNING n;
+SELECT k, n FROM kv_h WHERE k = 2 FOR UPDATE;
+SAVEPOINT t;
+UPDATE kv_h SET n = n + 5 WHERE k = 2 RETURNING n;
+RELEASE t;
+INSERT INTO kv_h VALUES (2, 'y') ON CONFLICT (k) DO UPDATE SET n = kv_h.n * 2 RETURNING n;
+COMMIT;
+SELECT * FROM twin_diff('kv_f', 'kv_h');
+
 -- one statement upserting more keys than the lock table holds (64 locks
 -- per connection): each row lock gives way to the version written
 CREATE TABLE many (k bigint PRIMARY KEY, n int) USING forst;
@@ -246,5 +293,5 @@ COMMIT;
 DROP TABLE many;
 
 DROP TABLE kv_f, kv_h, tags_f, tags_h, events, win_f, win_h, nokey_f;
-DROP FUNCTION twin_diff, bang;
+DROP FUNCTION twin_diff, bang, bump_same;
 DROP EXTENSION forst;

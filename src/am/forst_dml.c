@@ -92,6 +92,8 @@ put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 	char	   *value = value_len <= sizeof(value_buf) ? value_buf : palloc(value_len);
 	XLogRecPtr	lsn;
 
+	/* a version of ours: what forst_locked_newest noted may be older */
+	forst_local_writes++;
 	/* on the stack unless large: this runs once per row written */
 	memcpy(ikey, user_part->data, user_part->len);
 	fst_put_be64(ikey + user_part->len, forst_next_seq());
@@ -151,6 +153,8 @@ report_unique_violation(Relation rel, ForstRelInfo *info, StringInfo up)
 					   forst_user_part_to_text(info, up->data, up->len)),
 			 errtableconstraint(rel, info->pkname)));
 }
+
+uint64		forst_local_writes = 0;
 
 /*
  * Waits until no other transaction has an in-progress version of the key
@@ -505,7 +509,12 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	mode = forst_tuple_lock_mode(*lockmode);
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 
-	if (!lock_key_settled(rel, ts, &old_up, mode, wait, &newest, XLTW_Update))
+	if (wait && forst_locked_newest(rel, fst_slice(old_up.data, old_up.len), &newest))
+	{
+		/* locked by this transaction already (forst_dml.h): take it again */
+		forst_lock_key(rel, fst_slice(old_up.data, old_up.len), mode);
+	}
+	else if (!lock_key_settled(rel, ts, &old_up, mode, wait, &newest, XLTW_Update))
 	{
 		tmfd->ctid = *otid;
 		tmfd->xmax = newest.hdr.xid;

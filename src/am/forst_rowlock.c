@@ -22,6 +22,7 @@
 #include "pgstat.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/rel.h"
 
@@ -163,6 +164,51 @@ follow_moved_row(Relation rel, ForstTableShared *ts, ForstKeyVersion moved,
 	return TM_Deleted;			/* keep compiler quiet */
 }
 
+/* forst_note_locked_newest's one entry (forst_dml.h) */
+static struct
+{
+	bool		valid;
+	Oid			relid;
+	LocalTransactionId lxid;
+	SubTransactionId subxid;
+	uint64		writes;			/* forst_local_writes when noted */
+	int			len;
+	char		user_part[128];
+	ForstNewest newest;
+}			locked;
+
+void
+forst_note_locked_newest(Relation rel, FstSlice user_part, LOCKMODE mode,
+						 const ForstNewest *newest)
+{
+	locked.valid = false;
+	if (mode < ExclusiveLock || user_part.len > sizeof(locked.user_part) ||
+		!newest->found || newest->in_progress || MyProc == NULL)
+		return;
+	locked.relid = RelationGetRelid(rel);
+	locked.lxid = MyProc->lxid;
+	locked.subxid = GetCurrentSubTransactionId();
+	locked.writes = forst_local_writes;
+	locked.len = (int) user_part.len;
+	memcpy(locked.user_part, user_part.data, user_part.len);
+	locked.newest = *newest;
+	locked.valid = true;
+}
+
+bool
+forst_locked_newest(Relation rel, FstSlice user_part, ForstNewest *out)
+{
+	if (!locked.valid || MyProc == NULL ||
+		locked.relid != RelationGetRelid(rel) || locked.lxid != MyProc->lxid ||
+		locked.subxid != GetCurrentSubTransactionId() ||
+		locked.writes != forst_local_writes ||
+		locked.len != (int) user_part.len ||
+		memcmp(locked.user_part, user_part.data, user_part.len) != 0)
+		return false;
+	*out = locked.newest;
+	return true;
+}
+
 TM_Result
 forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
@@ -280,6 +326,7 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 	}
 	/* the key lock stays held until the end of the transaction */
 	forst_lock_key_keep(rel, s, lmode);
+	forst_note_locked_newest(rel, s, lmode, &newest);
 	forst_store_version(slot, &v, RelationGetRelid(rel));
 	forst_version_free(&v);
 	pfree(up.data);
