@@ -578,6 +578,26 @@ void
 forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 				   XLogRecPtr lsn, int *slab_out, uint32 *ref_out)
 {
+	FstMemtableSplice splice;
+	int			splice_slab = -1;
+	uint32		splice_generation = 0;
+
+	/*
+	 * The search for where the entry goes, as a reader of the active
+	 * memtable (ts->lock keeps it active, and so its slab from reuse), so
+	 * that write_lock is held for the link alone: concurrent writers of the
+	 * table otherwise queued on it for each other's searches.
+	 */
+	splice.mt = NULL;
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	if (ts->active >= 0)
+	{
+		splice_slab = ts->active;
+		splice_generation = forst_shared->slabs[splice_slab].generation;
+		fst_memtable_find_splice(forst_slab_memtable(splice_slab), ikey, &splice);
+	}
+	LWLockRelease(&ts->lock);
+
 	for (;;)
 	{
 		FstError	err;
@@ -591,8 +611,13 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 		LWLockAcquire(&ts->write_lock, LW_EXCLUSIVE);
 		if (ts->active >= 0)
 		{
-			rc = fst_memtable_insert(forst_slab_memtable(ts->active), ikey, value,
-									 ref_out, &err);
+			/* the splice only if its memtable is still this one */
+			bool		same = ts->active == splice_slab &&
+				forst_shared->slabs[splice_slab].generation == splice_generation;
+
+			rc = fst_memtable_insert_at(forst_slab_memtable(ts->active), ikey,
+										value, same ? &splice : NULL,
+										ref_out, &err);
 			if (rc == FST_OK)
 			{
 				ForstSlab  *s = &forst_shared->slabs[ts->active];

@@ -147,9 +147,50 @@ fst_memtable_attach(void *region, FstMemtable **out, FstError *err)
 	return FST_OK;
 }
 
+void
+fst_memtable_find_splice(const FstMemtable *mt, FstSlice ikey,
+						 FstMemtableSplice *sp)
+{
+	sp->mt = NULL;
+	if (ikey.len <= FST_SEQ_BYTES || ikey.len > FST_MT_MAX_KEY_LEN)
+		return;					/* the insert refuses it */
+	sp->height = mt_load_rlx(&mt->height);
+	(void) fst_mt_find_ge(mt, ikey.data, ikey.len - FST_SEQ_BYTES,
+						  fst_ikey_seq(ikey), sp->prev, sp->succ, &sp->cmp);
+	sp->mt = mt;
+}
+
+/*
+ * Whether sp still gives the splice points of its key: the list has its
+ * height, and at every level the node found before the key is still
+ * followed by the node found after it.  Nodes are never removed and a next
+ * pointer changes only to a node inserted between the two, so an
+ * unchanged pointer means that nothing came between.
+ */
+static bool
+splice_holds(const FstMemtable *mt, const FstMemtableSplice *sp)
+{
+	uint32		i;
+
+	if (sp == NULL || sp->mt != mt || sp->height != mt_load_rlx(&mt->height))
+		return false;
+	for (i = 0; i < sp->height; i++)
+		if (mt_load_rlx(&mt_node(mt, sp->prev[i])->next[i]) != sp->succ[i])
+			return false;
+	return true;
+}
+
 FstCode
 fst_memtable_insert(FstMemtable *mt, FstSlice ikey, FstSlice value,
 					uint32 *ref_out, FstError *err)
+{
+	return fst_memtable_insert_at(mt, ikey, value, NULL, ref_out, err);
+}
+
+FstCode
+fst_memtable_insert_at(FstMemtable *mt, FstSlice ikey, FstSlice value,
+					   const FstMemtableSplice *sp, uint32 *ref_out,
+					   FstError *err)
 {
 	FstEntry	e;
 	uint32		prev[FST_MT_MAX_HEIGHT];
@@ -183,7 +224,15 @@ fst_memtable_insert(FstMemtable *mt, FstSlice ikey, FstSlice value,
 						 "entry of %zu bytes can never fit a memtable of %u bytes",
 						 ikey.len + value.len, mt->capacity);
 
-	next = fst_mt_find_ge(mt, e.user_part.data, e.user_part.len, e.hdr.seq, prev, &c);
+	if (splice_holds(mt, sp))
+	{
+		memcpy(prev, sp->prev, sp->height * sizeof(uint32));
+		next = sp->succ[0];
+		c = sp->cmp;
+	}
+	else
+		next = fst_mt_find_ge(mt, e.user_part.data, e.user_part.len, e.hdr.seq,
+							  prev, NULL, &c);
 	if (next != 0 && c == 0)
 		return fst_error(err, FST_INVALID_ARGUMENT,
 						 "memtable already holds this internal key (sequence %llu)",
@@ -372,7 +421,7 @@ fst_memtable_get(FstMemtable *mt, FstSlice user_part, uint64 max_seq,
 			return FST_OK;		/* no version of user_part here */
 	}
 	if (x == 0)
-		x = fst_mt_find_ge(mt, user_part.data, user_part.len, max_seq, NULL, &c);
+		x = fst_mt_find_ge(mt, user_part.data, user_part.len, max_seq, NULL, NULL, &c);
 	for (; x != 0; x = mt_load_acq(&mt_node(mt, x)->next[0]))
 	{
 		const MtNode *n = mt_node(mt, x);

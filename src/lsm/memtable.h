@@ -149,6 +149,34 @@ extern FstCode fst_memtable_insert(FstMemtable *mt, FstSlice ikey,
 								   FstError *err);
 
 /*
+ * Where an entry goes, searched for before the writer serializes with the
+ * other writers, so that they hold their lock for the link alone.
+ * fst_memtable_find_splice only reads, under the readers' rules: it may run
+ * while one writer inserts.  fst_memtable_insert_at, called as
+ * fst_memtable_insert is (serialized), uses the splice if no insert has
+ * come between its nodes since the search, and searches again otherwise;
+ * the result is the same as fst_memtable_insert's either way.  A splice is
+ * only good for the memtable it was searched in, in that incarnation: a
+ * caller that reformats regions (fst_memtable_init on a reused slab) must
+ * not pass a splice searched before the reformat (sp NULL then).
+ */
+typedef struct FstMemtableSplice
+{
+	const FstMemtable *mt;		/* where it was searched; NULL: no splice */
+	uint32		height;			/* the list's height then */
+	int			cmp;			/* succ[0] against the key (1 if none) */
+	uint32		prev[FST_MT_MAX_HEIGHT];	/* last node before the key */
+	uint32		succ[FST_MT_MAX_HEIGHT];	/* the node that followed it */
+} FstMemtableSplice;
+
+extern void fst_memtable_find_splice(const FstMemtable *mt, FstSlice ikey,
+									 FstMemtableSplice *sp);
+extern FstCode fst_memtable_insert_at(FstMemtable *mt, FstSlice ikey,
+									  FstSlice value,
+									  const FstMemtableSplice *sp,
+									  uint32 *ref_out, FstError *err);
+
+/*
  * The entry named by ref: internal key, value (entry header + payload) and
  * current hint bits; each output may be NULL.  FST_INVALID_ARGUMENT if ref
  * is not the ref of an entry of this memtable (see "Refs" above).

@@ -102,15 +102,10 @@ fst_mt_hash_add(FstMemtable *mt, const char *up, size_t uplen, uint64 seq, uint3
 	}
 }
 
-/*
- * Finds the first node >= (up, seq): returns its offset (0 if none) and in
- * *cmp its comparison with the target (1 if none).  With prev not NULL,
- * prev[l] receives the last node < target at every level l below the
- * current height (the writer's splice points).
- */
+/* See memtable_internal.h. */
 uint32
 fst_mt_find_ge(const FstMemtable *mt, const char *up, size_t uplen, uint64 seq,
-		uint32 *prev, int *cmp)
+			   uint32 *prev, uint32 *succ, int *cmp)
 {
 	uint32		x = mt->head;
 	int			level = (int) mt_load_rlx(&mt->height) - 1;
@@ -136,7 +131,11 @@ fst_mt_find_ge(const FstMemtable *mt, const char *up, size_t uplen, uint64 seq,
 		known_ge = next;
 		known_cmp = c;
 		if (prev)
+		{
 			prev[level] = x;
+			if (succ)
+				succ[level] = next;
+		}
 		if (level == 0)
 		{
 			*cmp = c;

@@ -169,11 +169,14 @@ node_header(const MtNode *n, FstEntryHeader *h)
 /*
  * The first node >= (up, seq): its offset (0 if none), and in *cmp its
  * comparison with the target (1 if none).  With prev not NULL, prev[l]
- * receives the last node < target at every level l below the current
- * height (the writer's splice points).
+ * receives the last node < target at every level l below the height the
+ * search began at (the writer's splice points), and succ[l], if succ is not
+ * NULL, the node that followed prev[l] at level l when the search passed
+ * (0 if none).
  */
 extern uint32 fst_mt_find_ge(const FstMemtable *mt, const char *up,
-							 size_t uplen, uint64 seq, uint32 *prev, int *cmp);
+							 size_t uplen, uint64 seq, uint32 *prev,
+							 uint32 *succ, int *cmp);
 
 /*
  * The node of the newest version of user part up, from the point-lookup

@@ -39,7 +39,7 @@ mtiter_seek(FstIter *iter, FstSlice target)
 	}
 	it->status = FST_OK;
 	it->cur = fst_mt_find_ge(it->mt, target.data, target.len - FST_SEQ_BYTES,
-					  fst_ikey_seq(target), NULL, &c);
+					  fst_ikey_seq(target), NULL, NULL, &c);
 }
 
 static void

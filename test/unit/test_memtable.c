@@ -758,3 +758,112 @@ FST_TEST(memtable_point_lookup_hash)
 	CHECK(inserted > nkeys);
 	test_mt_free(mt);
 }
+
+/*
+ * Splices searched before other writers' inserts (fst_memtable_find_splice,
+ * then fst_memtable_insert_at): each entry's splice is searched, then up to
+ * three other entries go in first (often into the same gap: keys over a
+ * 2-letter alphabet), then the entry with its stale splice.  The memtable
+ * must hold exactly the reference, in order; a splice whose key another
+ * insert took meanwhile must still be refused as a duplicate; a splice from
+ * another memtable must be ignored.
+ */
+FST_TEST(memtable_splice_searched_before_other_inserts)
+{
+	int			n = 4000,
+				i,
+				j,
+				done = 0,
+				stale_dups = 0;
+	uint64		rng = fst_test_seed() + 7;
+	TestEntry  *ref = fst_calloc(n, sizeof(TestEntry));
+	bool	   *in = fst_calloc(n, sizeof(bool));
+	FstMemtableSplice *sp = fst_calloc(1, sizeof(FstMemtableSplice));
+	FstMemtable *mt = test_mt_create(2 * 1024 * 1024, fst_test_seed() + 3);
+	FstMemtable *other = test_mt_create(64 * 1024, fst_test_seed() + 4);
+	FstError	err;
+	FstIter    *it;
+
+	CHECK(ref && in && sp && mt && other);
+	for (i = 0; i < n; i++)
+	{
+		char		uk[6];
+		int			ul = (int) fst_rand_range(&rng, 6);
+
+		for (j = 0; j < ul; j++)
+			uk[j] = "ab"[fst_rand_range(&rng, 2)];
+		test_entry_make(&ref[i], 1, uk, (size_t) ul, (uint64) i + 1, 0, 7,
+						"v", 1);
+	}
+	/* a splice searched in another memtable is ignored */
+	CHECK_OK(mt_put(other, &ref[0], NULL, &err), &err);
+	fst_memtable_find_splice(other, fst_slice(ref[1].key, ref[1].klen), sp);
+	CHECK_OK(fst_memtable_insert_at(mt, fst_slice(ref[1].key, ref[1].klen),
+									fst_slice(ref[1].val, ref[1].vlen), sp,
+									NULL, &err), &err);
+	in[1] = true;
+	done = 1;
+
+	while (done < n)
+	{
+		int			k = (int) fst_rand_range(&rng, n);
+		int			others = (int) fst_rand_range(&rng, 4);
+		FstCode		rc;
+
+		if (in[k])
+			continue;
+		fst_memtable_find_splice(mt, fst_slice(ref[k].key, ref[k].klen), sp);
+		for (j = 0; j < others && done < n; j++)
+		{
+			/* now and then the entry itself, as if another writer had it */
+			int			m = fst_rand_range(&rng, 8) == 0 ? k :
+				(int) fst_rand_range(&rng, n);
+
+			if (in[m])
+				continue;
+			CHECK_OK(mt_put(mt, &ref[m], NULL, &err), &err);
+			in[m] = true;
+			done++;
+		}
+		rc = fst_memtable_insert_at(mt, fst_slice(ref[k].key, ref[k].klen),
+									fst_slice(ref[k].val, ref[k].vlen), sp,
+									NULL, &err);
+		if (in[k])
+		{
+			/* one of the others was this entry: a duplicate now */
+			CHECK(rc == FST_INVALID_ARGUMENT);
+			stale_dups++;
+		}
+		else
+		{
+			CHECK_OK(rc, &err);
+			in[k] = true;
+			done++;
+		}
+	}
+	CHECK(stale_dups > 0);
+
+	/* the memtable holds the reference, in order */
+	qsort(ref, n, sizeof(TestEntry), cmp_test_entry);
+	it = fst_memtable_iter_create(mt);
+	i = 0;
+	for (fst_iter_seek_first(it); fst_iter_valid(it); fst_iter_next(it), i++)
+	{
+		CHECK(i < n);
+		CHECK(fst_slice_cmp(fst_iter_key(it), fst_slice(ref[i].key, ref[i].klen)) == 0);
+	}
+	CHECK_EQ_INT(i, n);
+	/* every key is found through the skiplist as well */
+	for (i = 0; i < n; i += 13)
+	{
+		fst_iter_seek(it, fst_slice(ref[i].key, ref[i].klen));
+		CHECK(fst_iter_valid(it) &&
+			  fst_slice_cmp(fst_iter_key(it), fst_slice(ref[i].key, ref[i].klen)) == 0);
+	}
+	fst_iter_destroy(it);
+	test_mt_free(other);
+	test_mt_free(mt);
+	fst_free(sp);
+	fst_free(in);
+	fst_free(ref);
+}
