@@ -63,6 +63,18 @@ ALTER SYSTEM SET forst.compression = 'zstd';
 ALTER SYSTEM SET forst.compression = 'none, LZ4, zstd';
 ALTER SYSTEM RESET forst.compression;
 
+-- forst.block_size likewise: a size per level, 4kB .. 64kB (kB without a unit)
+SHOW forst.block_size;
+ALTER SYSTEM SET forst.block_size = '8kB, 2kB';
+ALTER SYSTEM SET forst.block_size = '128kB';
+ALTER SYSTEM SET forst.block_size = '8kB, eight';
+ALTER SYSTEM SET forst.block_size = '';
+ALTER SYSTEM SET forst.block_size = '8kB,8kB,8kB,8kB,8kB,8kB,8kB,4kB';
+ALTER SYSTEM SET forst.block_size = '16';
+ALTER SYSTEM SET forst.block_size = '16kB, 1MB';
+ALTER SYSTEM SET forst.block_size = '8kB, 8kB, 4kB';
+ALTER SYSTEM RESET forst.block_size;
+
 -- the forst. prefix is reserved for the extension's own parameters
 SET forst.no_such_setting = 1;
 

@@ -1,12 +1,15 @@
-# forst.compression, a codec per level (src/am/forst_compression.c).
+# forst.compression, a codec per level, and forst.block_size, a data
+# block size per level (src/am/forst_compression.c).
 #
-# Flushes write level 0 with the first codec listed, compactions write
-# level 1 with the second.  Checked on the files themselves, read from the
-# file:// store: a file with zstd blocks carries SST format version 2 in
-# its footer, every other file version 1, and an uncompressed file is
-# about as large as its entries.  After a reload that swaps the codecs,
-# new flushes and compactions follow the new list while the rows read the
-# same as a heap twin's from files of both codecs, also after a restart.
+# Flushes write level 0 with the first codec and block size listed,
+# compactions write level 1 with the second.  Checked on the files
+# themselves, read from the file:// store: a file with zstd blocks carries
+# SST format version 2 in its footer, every other file version 1, and an
+# uncompressed file is about as large as its entries; a file's data blocks
+# (one index entry each) hold about block size / bytes per entry entries.
+# After a reload that swaps the lists, new flushes and compactions follow
+# them while the rows read the same as a heap twin's from files of both,
+# also after a restart.
 use strict;
 use warnings;
 
@@ -22,6 +25,7 @@ forst.memtable_size = '1MB'
 forst.memtable_memory = '8MB'
 forst.target_file_size = '256kB'
 forst.compression = 'none, zstd'
+forst.block_size = '16kB, 4kB'
 });
 $node->start;
 $node->safe_psql('postgres', q{
@@ -44,7 +48,25 @@ sub footer_version
 	return unpack('V', $footer);
 }
 
-# level, version, size and entries of every file of c
+# The data blocks of a file: its index block has an entry per data block,
+# each a restart point (restart interval 1), so the restart count that ends
+# the index block's contents is their number.  The footer's index handle
+# (offset 28) is a 64-bit offset and a 32-bit size.
+sub data_blocks
+{
+	my ($object) = @_;
+	my $path = "$remote/$object";
+	open(my $fh, '<:raw', $path) or die "open $path: $!";
+	seek($fh, -64, 2) or die "seek $path: $!";
+	read($fh, my $footer, 64) == 64 or die "read $path: $!";
+	my ($lo, $hi, $isize) = unpack('x28 V V V', $footer);
+	seek($fh, $lo + $hi * 4294967296 + $isize - 4, 0) or die "seek $path: $!";
+	read($fh, my $n, 4) == 4 or die "read $path: $!";
+	close $fh;
+	return unpack('V', $n);
+}
+
+# level, version, size, entries and data blocks of every file of c
 sub files
 {
 	my @f;
@@ -53,7 +75,7 @@ sub files
 	{
 		my ($level, $object, $size, $entries) = split /\|/;
 		push @f, { level => $level, version => footer_version($object),
-			size => $size, entries => $entries };
+			size => $size, entries => $entries, blocks => data_blocks($object) };
 	}
 	return @f;
 }
@@ -107,16 +129,30 @@ sub by_level
 	my %l;
 	for my $f (@f)
 	{
-		my $s = $l{ $f->{level} } //= { n => 0, versions => {}, size => 0, entries => 0 };
+		my $s = $l{ $f->{level} } //= { n => 0, versions => {}, size => 0, entries => 0, blocks => 0 };
 		$s->{n}++;
 		$s->{versions}{ $f->{version} }++;
 		$s->{size} += $f->{size};
 		$s->{entries} += $f->{entries};
+		$s->{blocks} += $f->{blocks};
 	}
 	return \%l;
 }
 
 sub versions { return join(',', sort keys %{ $_[0]{versions} }); }
+
+# The uncompressed bytes of a level's average data block, estimated as its
+# entries per block times $bytes_per_entry (an uncompressed file's bytes
+# per entry), within 30% of the block size the level was written with.
+# Each file's last block is cut short by the file's end: counted as half.
+sub block_size_is
+{
+	my ($s, $bytes_per_entry, $kb, $what) = @_;
+	my $est = $s->{entries} / ($s->{blocks} - $s->{n} / 2) * $bytes_per_entry;
+	ok($est > 0.7 * $kb * 1024 && $est < 1.3 * $kb * 1024,
+		sprintf('%s: %d blocks of about %.0f bytes (%d kB set)', $what,
+			$s->{blocks}, $est, $kb));
+}
 
 # Phase 1: level 0 uncompressed, level 1 zstd.
 write_batches(sub {
@@ -137,13 +173,17 @@ my $none_per_entry = $l->{0}{size} / $l->{0}{entries};
 cmp_ok($none_per_entry, '>', 90, sprintf('uncompressed level 0: %.1f bytes per entry', $none_per_entry));
 cmp_ok($zstd_per_entry, '<', 0.7 * $none_per_entry,
 	sprintf('zstd level 1: %.1f bytes per entry', $zstd_per_entry));
+block_size_is($l->{0}, $none_per_entry, 16, "'16kB, 4kB': level 0");
+block_size_is($l->{1}, $none_per_entry, 4, "'16kB, 4kB': level 1");
 same_as_heap('phase 1');
 
 # Phase 2: swapped by a reload.  Updates of every key rewrite every level 1
 # file, so the zstd files of phase 1 are all replaced.
-$node->safe_psql('postgres', q{ALTER SYSTEM SET forst.compression = 'zstd, none'});
+$node->safe_psql('postgres', q{ALTER SYSTEM SET forst.compression = 'zstd, none';
+ALTER SYSTEM SET forst.block_size = '4kB, 32kB'});
 $node->reload;
-$node->poll_query_until('postgres', q{SELECT current_setting('forst.compression') = 'zstd, none'})
+$node->poll_query_until('postgres', q{SELECT current_setting('forst.compression') = 'zstd, none'
+AND current_setting('forst.block_size') = '4kB, 32kB'})
 	or die 'reload not seen';
 write_batches(sub {
 	my ($b) = @_;
@@ -157,6 +197,8 @@ is(versions($l->{0}), '2', "'zstd, none': flushed level 0 files are zstd (format
 is(versions($l->{1}), '1', "'zstd, none': level 1 files are format 1");
 my $l1_per_entry = $l->{1}{size} / $l->{1}{entries};
 cmp_ok($l1_per_entry, '>', 90, sprintf('uncompressed level 1: %.1f bytes per entry', $l1_per_entry));
+block_size_is($l->{0}, $none_per_entry, 4, "'4kB, 32kB': level 0");
+block_size_is($l->{1}, $none_per_entry, 32, "'4kB, 32kB': level 1");
 same_as_heap('phase 2');
 
 $node->restart;
@@ -171,6 +213,14 @@ sleep 1;
 is($node->safe_psql('postgres', 'SHOW forst.compression'), 'zstd, none',
 	'a bad list at reload leaves the setting as it was');
 ok($node->log_contains(qr/"brotli" is not a compression codec/),
+	'and the log says why');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET forst.block_size');
+$node->append_conf('postgresql.conf', "forst.block_size = '8kB, 2kB'");
+$node->reload;
+sleep 1;
+is($node->safe_psql('postgres', 'SHOW forst.block_size'), '4kB, 32kB',
+	'a block size out of range at reload leaves the setting as it was');
+ok($node->log_contains(qr/A block size of 2 kB is outside 4 kB \.\. 64 kB/),
 	'and the log says why');
 
 $node->stop;

@@ -17,10 +17,16 @@
 /* forst.c */
 extern bool forst_preloaded;
 
-/* forst_compression.c: forst.compression, a codec (FST_COMPRESS_*) per level */
+/*
+ * forst_compression.c: forst.compression, a codec (FST_COMPRESS_*) per
+ * level, and forst.block_size, a data block size per level
+ */
 extern char *forst_compression;
+extern char *forst_block_size;
 extern void forst_define_compression_guc(void);
 extern int	forst_compression_for_level(int level);
+extern size_t forst_block_size_for_level(int level);
+extern size_t forst_flush_block_size(void);
 
 /* forst_guc.c */
 extern char *forst_remote_dir;
@@ -34,7 +40,6 @@ extern int	forst_block_cache_size_kb;
 extern int	forst_sst_reader_memory_kb;
 extern int	forst_target_file_size_kb;
 extern int	forst_shared_block_cache_size_kb;
-extern int	forst_block_size_kb;
 extern bool forst_scan_prefetch;
 extern char *forst_cache_dir;
 extern int	forst_cache_size_kb;

@@ -457,7 +457,7 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 			params.policy.ttl_arg = &dctx.expiry;
 		}
 		fst_sst_options_default(&params.sst);
-		params.sst.block_size = (size_t) forst_block_size_kb * 1024;
+		params.sst.block_size = forst_block_size_for_level(pick.output_level);
 		params.sst.compression = forst_compression_for_level(pick.output_level);
 		params.target_file_size = (uint64) forst_target_file_size_kb * 1024;
 		/* compressible rows: every block of an output must have TIDs */

@@ -68,7 +68,7 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 	StringInfoData value;
 
 	fst_sst_options_default(&opt);
-	opt.block_size = (size_t) forst_block_size_kb * 1024;
+	opt.block_size = forst_flush_block_size();
 	opt.compression = forst_compression_for_level(0);
 	fst_buf_sink_init(&sink, file);
 	rc = fst_sst_writer_create(&opt, &sink.base, &w, err);

@@ -38,7 +38,6 @@ int			forst_max_row_size_kb = 1024;
 int			forst_block_cache_size_kb = 16 * 1024;
 int			forst_sst_reader_memory_kb = 64 * 1024;
 int			forst_target_file_size_kb = 64 * 1024;
-int			forst_block_size_kb = 8;
 bool		forst_scan_prefetch = true;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = -1;
@@ -230,17 +229,6 @@ forst_define_gucs(void)
 							&forst_shared_block_cache_size_kb,
 							64 * 1024, 0, PG_INT32_MAX / 2,
 							PGC_POSTMASTER,
-							GUC_UNIT_KB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("forst.block_size",
-							"Uncompressed size of the data blocks of new SST files.",
-							"A point read reads and decompresses one block: smaller "
-							"blocks make lookups cheaper and each file's block index "
-							"larger.  At least 8kB: a TID addresses 2^14 blocks of a file.",
-							&forst_block_size_kb,
-							8, 8, 64,
-							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
