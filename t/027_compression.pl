@@ -36,17 +36,20 @@ CREATE TABLE ch (k int PRIMARY KEY, v text);
 my $remote = $node->safe_psql('postgres', 'SELECT forst.remote_dir()');
 $remote =~ s{^file://}{} or die "not a file:// store: $remote";
 
-# the format version in a file's footer (its first 4 bytes, little-endian)
-sub footer_version
+# len bytes of a file at offset (from its end if negative)
+sub read_at
 {
-	my ($object) = @_;
+	my ($object, $offset, $len) = @_;
 	my $path = "$remote/$object";
 	open(my $fh, '<:raw', $path) or die "open $path: $!";
-	seek($fh, -64, 2) or die "seek $path: $!";
-	read($fh, my $footer, 4) == 4 or die "read $path: $!";
+	seek($fh, $offset, $offset < 0 ? 2 : 0) or die "seek $path: $!";
+	read($fh, my $bytes, $len) == $len or die "read $path: $!";
 	close $fh;
-	return unpack('V', $footer);
+	return $bytes;
 }
+
+# the format version in a file's footer (its first 4 bytes, little-endian)
+sub footer_version { return unpack('V', read_at($_[0], -64, 4)); }
 
 # The data blocks of a file: its index block has an entry per data block,
 # each a restart point (restart interval 1), so the restart count that ends
@@ -55,15 +58,8 @@ sub footer_version
 sub data_blocks
 {
 	my ($object) = @_;
-	my $path = "$remote/$object";
-	open(my $fh, '<:raw', $path) or die "open $path: $!";
-	seek($fh, -64, 2) or die "seek $path: $!";
-	read($fh, my $footer, 64) == 64 or die "read $path: $!";
-	my ($lo, $hi, $isize) = unpack('x28 V V V', $footer);
-	seek($fh, $lo + $hi * 4294967296 + $isize - 4, 0) or die "seek $path: $!";
-	read($fh, my $n, 4) == 4 or die "read $path: $!";
-	close $fh;
-	return unpack('V', $n);
+	my ($lo, $hi, $isize) = unpack('x28 V V V', read_at($object, -64, 64));
+	return unpack('V', read_at($object, $lo + $hi * 4294967296 + $isize - 4, 4));
 }
 
 # level, version, size, entries and data blocks of every file of c
