@@ -51,6 +51,7 @@
 
 #include "forst.h"
 #include "forst_checkpoint.h"
+#include "forst_privileges.h"
 #include "forst_shmem.h"
 #include "forst_store.h"
 #include "forst_vis.h"
@@ -247,6 +248,7 @@ forst_attach_files(PG_FUNCTION_ARGS)
 	FstError	err;
 	uint64		attached = 0;
 
+	forst_require_superuser("forst._attach_files", "attach files of a checkpoint to a table");
 	rel = relation_open(relid, ExclusiveLock);
 	if (!forst_is_forst_relation(rel))
 		ereport(ERROR,

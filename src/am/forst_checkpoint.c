@@ -17,6 +17,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_authid.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -38,6 +39,7 @@
 
 #include "forst.h"
 #include "forst_checkpoint.h"
+#include "forst_privileges.h"
 #include "forst_progress.h"
 #include "forst_shmem.h"
 #include "forst_stats.h"
@@ -689,6 +691,8 @@ PG_FUNCTION_INFO_V1(forst_cluster_id_fn);
 Datum
 forst_checkpoint_fn(PG_FUNCTION_ARGS)
 {
+	forst_require_role(ROLE_PG_CHECKPOINT, "pg_checkpoint",
+					   "forst.checkpoint", "take a forst checkpoint");
 	PG_RETURN_INT64((int64) forst_checkpoint_run());
 }
 
@@ -699,6 +703,8 @@ forst_checkpoint_read_fn(PG_FUNCTION_ARGS)
 	char	   *cluster = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	char	   *json;
 
+	forst_require_role(ROLE_PG_READ_ALL_STATS, "pg_read_all_stats",
+					   "forst.checkpoint_read", "read checkpoint objects");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	json = forst_checkpoint_fetch(cluster, (uint64) PG_GETARG_INT64(0));
@@ -715,6 +721,8 @@ forst_checkpoint_ids_fn(PG_FUNCTION_ARGS)
 	int			n,
 				i;
 
+	forst_require_role(ROLE_PG_READ_ALL_STATS, "pg_read_all_stats",
+					   "forst.checkpoint_ids", "list checkpoint objects");
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	n = forst_checkpoint_list(cluster, &ids);
 	for (i = 0; i < n; i++)
@@ -735,6 +743,8 @@ forst_checkpoint_status_fn(PG_FUNCTION_ARGS)
 	ForstCkptStatus ring[FORST_CKPT_RING];
 	int			i;
 
+	forst_require_role(ROLE_PG_READ_ALL_STATS, "pg_read_all_stats",
+					   "forst._checkpoint_status", "read the status of checkpoints");
 	InitMaterializedSRF(fcinfo, 0);
 	LWLockAcquire(forst_ckpt->lock, LW_SHARED);
 	memcpy(ring, forst_ckpt->ring, sizeof(ring));
@@ -777,5 +787,7 @@ forst_checkpoint_status_fn(PG_FUNCTION_ARGS)
 Datum
 forst_cluster_id_fn(PG_FUNCTION_ARGS)
 {
+	forst_require_role(ROLE_PG_READ_ALL_STATS, "pg_read_all_stats",
+					   "forst.cluster_id", "read the id naming this server's objects");
 	PG_RETURN_TEXT_P(cstring_to_text(forst_cluster_id()));
 }

@@ -50,6 +50,7 @@
 
 #include "forst_am.h"
 #include "forst_expiry.h"
+#include "forst_privileges.h"
 
 PG_FUNCTION_INFO_V1(forst_expiry_column);
 PG_FUNCTION_INFO_V1(forst_ttl_cutoff);
@@ -521,11 +522,24 @@ forst_expiry_value(const ForstExpiry *x, FstSlice payload, int64 *value)
 
 /* ---------------------------------------------------------------------- */
 
-/* Opens tbl as a forst table the current user owns. */
+/*
+ * Opens tbl as a forst table whose owner called forst.set_ttl or
+ * forst.advance_watermark.  Those entry points check ownership as their
+ * caller and then run their body with the extension owner's rights, which
+ * would pass any ownership check here; so these internal functions act only
+ * on the table an entry point checked (forst_privileges.h), whoever calls
+ * them and however EXECUTE on them was granted.
+ */
 static Relation
 open_owned_forst(Oid relid)
 {
-	Relation	rel = relation_open(relid, AccessShareLock);
+	Relation	rel;
+
+	if (relid != forst_expiry_checked_relid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("forst's internal expiry functions may only be called through forst.set_ttl and forst.advance_watermark")));
+	rel = relation_open(relid, AccessShareLock);
 
 	if (!forst_is_forst_relation(rel))
 		ereport(ERROR,
@@ -644,7 +658,7 @@ Datum
 forst_table_expiry(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
-	Relation	rel = relation_open(relid, AccessShareLock);
+	Relation	rel;
 	TupleDesc	tupdesc;
 	Datum		values[7];
 	bool		nulls[7] = {0};
@@ -652,6 +666,8 @@ forst_table_expiry(PG_FUNCTION_ARGS)
 	ForstExpiry rule;
 	ForstTableShared *ts;
 
+	forst_require_table_read(relid, "forst.table_expiry");
+	rel = relation_open(relid, AccessShareLock);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	if (!forst_is_forst_relation(rel))

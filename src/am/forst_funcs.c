@@ -8,11 +8,13 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 
 #include "forst.h"
+#include "forst_privileges.h"
 #include "forst_store.h"
 
 PG_FUNCTION_INFO_V1(forst_check_preloaded);
@@ -52,6 +54,8 @@ forst_version(PG_FUNCTION_ARGS)
 Datum
 forst_remote_dir_fn(PG_FUNCTION_ARGS)
 {
+	forst_require_role(ROLE_PG_READ_ALL_SETTINGS, "pg_read_all_settings",
+					   "forst.remote_dir", "read the object-store location");
 	PG_RETURN_TEXT_P(cstring_to_text(forst_remote_dir_url()));
 }
 

@@ -55,6 +55,7 @@
 #include "forst.h"
 #include "forst_checkpoint.h"
 #include "forst_gc.h"
+#include "forst_privileges.h"
 #include "forst_progress.h"
 #include "forst_shmem.h"
 #include "forst_store.h"
@@ -549,6 +550,7 @@ forst_gc_fn(PG_FUNCTION_ARGS)
 	Datum		v[7];
 	bool		nulls[7] = {0};
 
+	forst_require_superuser("forst.gc", "delete objects from the store");
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	forst_gc_run(&res);

@@ -149,7 +149,7 @@ forst_define_gucs(void)
 							   &forst_remote_dir,
 							   "",
 							   PGC_POSTMASTER,
-							   0,
+							   GUC_SUPERUSER_ONLY,
 							   check_remote_dir, NULL, NULL);
 
 	forst_define_compression_guc();

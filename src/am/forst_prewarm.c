@@ -37,6 +37,7 @@
 #include "forst_am.h"
 #include "forst_cache.h"
 #include "forst_prefetch.h"
+#include "forst_privileges.h"
 #include "forst_progress.h"
 #include "forst_store.h"
 #include "objstore_source.h"
@@ -169,6 +170,7 @@ forst_prewarm_fn(PG_FUNCTION_ARGS)
 	Datum		values[5];
 	bool		nulls[5] = {0};
 
+	forst_require_table_owner(relid, "forst.prewarm");
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	if (cache == NULL)

@@ -17,11 +17,14 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/backendid.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "forst_privileges.h"
 #include "forst_progress.h"
 
 typedef struct ProgressSlot
@@ -164,7 +167,23 @@ forst_progress_end(void)
 
 PG_FUNCTION_INFO_V1(forst_progress_fn);
 
-/* forst._progress(): one row per operation running now */
+/*
+ * May the current user see the operation of backend pid?  As
+ * pg_stat_progress_*: its own role's (or a role whose privileges it has),
+ * or everything with pg_read_all_stats.  Background workers run as the
+ * bootstrap superuser, so only the latter see their checkpoints and GC.
+ */
+static bool
+may_see(int pid)
+{
+	PGPROC	   *proc = BackendPidGetProc(pid);
+
+	if (proc == NULL)
+		proc = AuxiliaryPidGetProc(pid);
+	return forst_may_see_role(proc ? proc->roleId : InvalidOid);
+}
+
+/* forst.progress_info(): one row per operation running now that may be seen */
 Datum
 forst_progress_fn(PG_FUNCTION_ARGS)
 {
@@ -181,7 +200,7 @@ forst_progress_fn(PG_FUNCTION_ARGS)
 		SpinLockAcquire(&slots[i].mutex);
 		c = slots[i];
 		SpinLockRelease(&slots[i].mutex);
-		if (c.pid == 0)
+		if (c.pid == 0 || !may_see(c.pid))
 			continue;
 		v[0] = Int32GetDatum(c.pid);
 		v[1] = ObjectIdGetDatum(c.dbid);

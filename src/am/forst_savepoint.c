@@ -25,12 +25,14 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
 #include "forst.h"
 #include "forst_checkpoint.h"
+#include "forst_privileges.h"
 #include "forst_progress.h"
 #include "forst_store.h"
 
@@ -120,6 +122,7 @@ forst_savepoint_fn(PG_FUNCTION_ARGS)
 				done = 0;
 	int			pass;
 
+	forst_require_superuser("forst.savepoint", "take savepoints");
 	check_name(name);
 	sp = savepoint_prefix(NULL, name);
 	if (forst_checkpoint_get(psprintf("%s/checkpoint", sp), true) != NULL)
@@ -231,6 +234,8 @@ forst_savepoint_read_fn(PG_FUNCTION_ARGS)
 	char	   *cluster = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	char	   *json;
 
+	forst_require_role(ROLE_PG_READ_ALL_STATS, "pg_read_all_stats",
+					   "forst.savepoint_read", "read savepoint objects");
 	check_name(name);
 	json = forst_checkpoint_get(psprintf("%s/checkpoint", savepoint_prefix(cluster, name)), true);
 	if (json == NULL)
@@ -254,6 +259,7 @@ forst_drop_savepoint_fn(PG_FUNCTION_ARGS)
 	ForstObjKeys keys;
 	int			i;
 
+	forst_require_superuser("forst.drop_savepoint", "drop savepoints");
 	check_name(name);
 	sp = psprintf("%s/", savepoint_prefix(NULL, name));
 	forst_list_objects(psprintf("%spins/", sp), &keys);

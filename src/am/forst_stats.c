@@ -23,6 +23,7 @@
 #include "forst.h"
 #include "forst_blockshare.h"
 #include "forst_cache.h"
+#include "forst_privileges.h"
 #include "forst_stats.h"
 #include "forst_store.h"
 
@@ -232,6 +233,7 @@ forst_stats_reset_fn(PG_FUNCTION_ARGS)
 	FstDiskCache *dc;
 	int			i;
 
+	forst_require_superuser("forst.stats_reset", "reset forst's counters");
 	if (stats_shared == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -18,6 +18,7 @@
 
 #include "forst.h"
 #include "forst_am.h"
+#include "forst_privileges.h"
 #include "forst_store.h"
 
 PG_FUNCTION_INFO_V1(forst_table_info);
@@ -45,7 +46,7 @@ forst_table_info(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	ForstTableView view;
-	Relation	rel = open_forst(relid, &view);
+	Relation	rel;
 	TupleDesc	tupdesc;
 	Datum		values[8];
 	bool		nulls[8] = {0};
@@ -57,6 +58,8 @@ forst_table_info(PG_FUNCTION_ARGS)
 	int			nfiles = 0;
 	int			i;
 
+	forst_require_table_read(relid, "forst.table_info");
+	rel = open_forst(relid, &view);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	for (i = 0; i < view.nslabs; i++)
@@ -100,6 +103,7 @@ forst_table_files(PG_FUNCTION_ARGS)
 	int			level,
 				i;
 
+	forst_require_table_read(relid, "forst.table_files");
 	InitMaterializedSRF(fcinfo, 0);
 	rel = open_forst(relid, &view);
 	for (level = 0; view.manifest && level < FST_NUM_LEVELS; level++)
