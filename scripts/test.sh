@@ -157,7 +157,50 @@ step_regress()
 		[ ! -f "$work/tmp_check/log/postmaster.log" ] ||
 			tail -n 50 "$work/tmp_check/log/postmaster.log"
 	fi
+	owner_regress
 	record regress "$p" "$f"
+}
+
+# The DML suites again, as an ordinary role that owns its tables and has no
+# grant beyond CREATE on schema public (what heap needs): each file's
+# CREATE EXTENSION becomes the superuser's CREATE EXTENSION followed by
+# SET ROLE, its DROP EXTENSION a RESET ROLE first; the expected output
+# changes the same way, so any difference is one of privileges.  Adds to p
+# and f of step_regress.
+OWNER_REGRESS="forst_table forst_onconflict forst_triggers forst_differential forst_window"
+
+owner_regress()
+{
+	local dir="$work/owner" t tf
+
+	mkdir -p "$dir/sql" "$dir/expected" "$dir/output"
+	for t in $OWNER_REGRESS; do
+		for kind in sql:sql expected:out; do
+			sed -E \
+				-e 's/^CREATE EXTENSION (IF NOT EXISTS )?forst;$/CREATE EXTENSION forst;\nCREATE ROLE regress_forst_user;\nGRANT CREATE ON SCHEMA public TO regress_forst_user;\nSET ROLE regress_forst_user;/' \
+				-e 's/^DROP EXTENSION forst;$/RESET ROLE;\nDROP OWNED BY regress_forst_user;\nDROP ROLE regress_forst_user;\nDROP EXTENSION forst;/' \
+				"$FORST_ROOT/${kind%%:*}/$t.${kind##*:}" >"$dir/${kind%%:*}/${t}_owner.${kind##*:}"
+		done
+		grep -q '^SET ROLE regress_forst_user;$' "$dir/sql/${t}_owner.sql" ||
+			die "owner_regress: sql/$t.sql has no line 'CREATE EXTENSION forst;'"
+	done
+	cp "$FORST_ROOT/test/forst.conf" "$dir/"
+	! is_root || chown -R "$FORST_TEST_USER:" "$dir"
+	log "regress: pg_regress as an ordinary role: $OWNER_REGRESS"
+	# shellcheck disable=SC2046  # word lists
+	run_logged "$logs/regress-owner.log" in_work env HOME="$work" PATH="$user_path" \
+		"$pg_regress" --temp-instance="$work/tmp_check_owner" --bindir="$bindir" \
+		--inputdir="$dir" --outputdir="$dir/output" --temp-config="$dir/forst.conf" \
+		$(for t in $OWNER_REGRESS; do echo "${t}_owner"; done)
+	p=$((p + $(count '\.\.\. +ok' "$logs/regress-owner.log")))
+	tf=$(count '\.\.\. +FAILED' "$logs/regress-owner.log")
+	if [ "$rc" -ne 0 ]; then
+		[ "$tf" -gt 0 ] || tf=1
+		[ ! -f "$dir/output/regression.diffs" ] || cat "$dir/output/regression.diffs"
+		[ ! -f "$work/tmp_check_owner/log/postmaster.log" ] ||
+			tail -n 50 "$work/tmp_check_owner/log/postmaster.log"
+	fi
+	f=$((f + tf))
 }
 
 # Isolation tests: concurrent sessions scripted by specs/*.spec, on a
