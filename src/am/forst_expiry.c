@@ -526,16 +526,19 @@ forst_expiry_value(const ForstExpiry *x, FstSlice payload, int64 *value)
  * Opens tbl as a forst table whose owner called forst.set_ttl or
  * forst.advance_watermark.  Those entry points check ownership as their
  * caller and then run their body with the extension owner's rights, which
- * would pass any ownership check here; so these internal functions act only
- * on the table an entry point checked (forst_privileges.h), whoever calls
- * them and however EXECUTE on them was granted.
+ * would pass any ownership check here; so inside a SECURITY DEFINER
+ * function these internal functions act only on the table an entry point
+ * checked (forst_privileges.h), however EXECUTE on them was granted.
+ * Outside one (the SQL functions of version 1.0 of the extension, before
+ * ALTER EXTENSION forst UPDATE, call them as the caller), the caller must
+ * own the table.
  */
 static Relation
 open_owned_forst(Oid relid)
 {
 	Relation	rel;
 
-	if (relid != forst_expiry_checked_relid)
+	if (relid != forst_expiry_checked_relid && InLocalUserIdChange())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("forst's internal expiry functions may only be called through forst.set_ttl and forst.advance_watermark")));
