@@ -160,5 +160,43 @@ GRANT SELECT ON forst.checkpoints TO pg_read_all_stats;
 GRANT EXECUTE ON FUNCTION forst.checkpoint() TO pg_checkpoint;
 
 -- ---------------------------------------------------------------------
+-- forst.restore(…, into_existing): every table of a checkpoint into the
+-- tables of the same names that exist already (after pg_upgrade, whose
+-- new cluster has the tables but not their state: docs/operations.md)
+-- ---------------------------------------------------------------------
+DROP FUNCTION forst.restore(bigint, text, text, text);
+CREATE FUNCTION forst.restore(checkpoint bigint DEFAULT NULL, cluster text DEFAULT NULL,
+    mode text DEFAULT 'no_claim', savepoint text DEFAULT NULL,
+    into_existing bool DEFAULT false)
+RETURNS SETOF regclass LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    ck jsonb;
+    t jsonb;
+BEGIN
+    IF savepoint IS NOT NULL THEN
+        ck := forst.savepoint_read(savepoint, cluster);
+        checkpoint := NULL;
+    ELSE
+        IF checkpoint IS NULL THEN
+            SELECT max(i) INTO checkpoint FROM forst.checkpoint_ids(cluster) i;
+            IF checkpoint IS NULL THEN
+                RAISE EXCEPTION 'forst: cluster % has no checkpoints', coalesce(cluster, forst.cluster_id())
+                    USING ERRCODE = 'undefined_object';
+            END IF;
+        END IF;
+        ck := forst.checkpoint_read(checkpoint, cluster);
+    END IF;
+    FOR t IN SELECT x FROM jsonb_array_elements(ck->'tables') x ORDER BY x->>'name' LOOP
+        RETURN NEXT forst.attach(t->>'name', checkpoint, NULL, NULL, mode, cluster,
+                                 into_existing, savepoint);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION forst.restore(bigint, text, text, text, bool) IS
+    'attaches every table of a checkpoint or savepoint under its own name (into the existing tables of those names with into_existing)';
+REVOKE ALL ON FUNCTION forst.restore(bigint, text, text, text, bool) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
 -- Dump and restore
 -- ---------------------------------------------------------------------

@@ -429,6 +429,13 @@ forst_wal_log_rel(uint8 info, const RelFileNode *rnode)
 {
 	xl_forst_rel xlrec;
 
+	/*
+	 * pg_upgrade restores the schema into the new cluster in binary-upgrade
+	 * mode and then resets its WAL: a record or a slot made now would only
+	 * leave a slot whose WAL is gone.  The tables it creates are empty.
+	 */
+	if (IsBinaryUpgrade)
+		return;
 	if (info == XLOG_FORST_CREATE)
 	{
 		forst_wal_check_writable();
