@@ -88,11 +88,11 @@ fkey_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	ts = forst_table_shared(&heap->rd_node, false);
 
 	/*
-	 * The rows must be stored under this key.  A table migrating to forst
-	 * and a rewritten table have them so; a key that ALTER TABLE adds to a
-	 * table with rows makes forst_rekey.c rewrite the table under it when
-	 * the statement ends.  Anything else would leave rows where the key
-	 * cannot find them.
+	 * The rows must be stored under this key.  A table migrating to forst,
+	 * a rewritten table and a reindexed one have them so; a key that ALTER
+	 * TABLE adds to a table with rows makes forst_rekey.c rewrite the
+	 * table under it when the statement ends.  Anything else would leave
+	 * rows where the key cannot find them.
 	 */
 	if (ts && !forst_migrate_building(heap) && forst_relation_has_rows(heap) &&
 		!forst_rekey_build_ok(heap, index))

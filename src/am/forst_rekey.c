@@ -211,6 +211,13 @@ forst_rekey_build_ok(Relation heap, Relation index)
 	Pending    *p;
 	MemoryContext old;
 
+	/*
+	 * A key older than this transaction (REINDEX): every row since it was
+	 * built went in under it, as every rewrite since borrowed it.
+	 */
+	if (index->rd_createSubid == InvalidSubTransactionId)
+		return true;
+
 	/* the rows were written under this very key by a rewrite */
 	foreach(lc, keyed)
 	{
