@@ -58,7 +58,6 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "catalog/pg_am.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_constraint.h"
@@ -68,7 +67,6 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/pg_list.h"
-#include "storage/lmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -76,7 +74,6 @@
 #include "utils/syscache.h"
 
 #include "forst_am.h"
-#include "forst_migrate.h"
 #include "forst_rekey.h"
 
 /* Storage that a rewrite wrote under a borrowed key. */
@@ -229,7 +226,7 @@ forst_rekey_build_ok(Relation heap, Relation index)
 	}
 
 	/* a key that this ALTER TABLE adds: rewrite the table when it ends */
-	if (alter_depth == 0 || index->rd_createSubid == InvalidSubTransactionId)
+	if (alter_depth == 0)
 		return false;
 	foreach(lc, pending)
 	{
@@ -351,6 +348,8 @@ restore_comments(List *restore)
 {
 	ListCell   *lc;
 
+	if (restore == NIL)
+		return;
 	CommandCounterIncrement();
 	foreach(lc, restore)
 	{
