@@ -209,6 +209,34 @@ check_restored($node, 'r4', 'plain dump');
 # the source is as it was
 is($node->safe_psql('src', $facts_sql), $facts, 'source unchanged');
 
+# --- a dump by the owner of the tables, who is not a superuser -------------
+$node->safe_psql('postgres', q{
+CREATE ROLE regress_owner LOGIN;
+CREATE DATABASE odb OWNER regress_owner;
+});
+$node->safe_psql('odb', q{
+CREATE EXTENSION forst;
+GRANT USAGE ON SCHEMA forst TO regress_owner;
+CREATE TABLE ot (junk int, k int PRIMARY KEY, at timestamptz) USING forst;
+ALTER TABLE ot DROP COLUMN junk;
+ALTER TABLE ot OWNER TO regress_owner;
+SET ROLE regress_owner;
+INSERT INTO ot SELECT g, now() FROM generate_series(1, 100) g;
+SELECT forst.set_ttl('ot', 'at', '1 day');
+});
+my $odump = "$tmp/odb.dump";
+$node->command_ok(
+	[ 'pg_dump', '-Fc', '--enable-row-security', '-U', 'regress_owner', '-d', 'odb', '-f', $odump ],
+	'pg_dump --enable-row-security by the owner');
+$node->safe_psql('postgres', 'CREATE DATABASE r5');
+$node->command_ok([ 'pg_restore', '-d', 'r5', $odump ], 'its restore');
+is($node->safe_psql('r5', q{
+SELECT e.relid::text || '|' || a.attname || '|' || e.ttl || '|' ||
+       (SELECT count(*) FROM ot WHERE k = 42) || '|' ||
+       (SELECT amname FROM pg_class c JOIN pg_am m ON m.oid = c.relam WHERE relname = 'ot_pkey')
+  FROM forst.expiry e JOIN pg_attribute a ON a.attrelid = e.relid AND a.attnum = e.attnum}),
+	'ot|at|1 day|1|forst_key', 'the owner\'s dump: key and TTL column');
+
 # --- the rewrite under a new key on a standby and through a crash ----------
 # (one object store for both servers: the standby reads the primary's SST
 # files, t/008)
