@@ -79,6 +79,13 @@ ALTER TABLE rk_tx ADD PRIMARY KEY (k, w);
 UPDATE rk_tx SET v = 'y' WHERE k = 10 AND w = 0;
 COMMIT;
 SELECT count(*), count(*) FILTER (WHERE v = 'y') FROM rk_tx;
+-- a key created in this transaction, rebuilt
+BEGIN;
+CREATE TABLE rk_tx2 (k int PRIMARY KEY) USING forst;
+INSERT INTO rk_tx2 SELECT generate_series(1, 10);
+REINDEX TABLE rk_tx2;
+SELECT count(*) FROM rk_tx2 WHERE k = 3;
+ROLLBACK;
 
 -- ALTER COLUMN ... TYPE of a key column: the key is dropped and added
 -- again as forst_key, under its name and with its comment, and the table

@@ -76,13 +76,6 @@
 #include "forst_am.h"
 #include "forst_rekey.h"
 
-/* Storage that a rewrite wrote under a borrowed key. */
-typedef struct KeyedStorage
-{
-	RelFileNode rnode;
-	Oid			pkindex;
-} KeyedStorage;
-
 /* A table to rewrite under its new key when ALTER TABLE level "depth" ends. */
 typedef struct Pending
 {
@@ -100,7 +93,6 @@ typedef struct KeyComments
 } KeyComments;
 
 static int	alter_depth = 0;	/* nesting of ALTER TABLE statements */
-static List *keyed = NIL;		/* KeyedStorage *, in TopMemoryContext */
 static List *pending = NIL;		/* Pending *, in TopMemoryContext */
 
 void
@@ -108,9 +100,8 @@ forst_rekey_alter_begin(void)
 {
 	if (alter_depth == 0)
 	{
-		list_free_deep(keyed);
 		list_free_deep(pending);
-		keyed = pending = NIL;
+		pending = NIL;
 	}
 	alter_depth++;
 }
@@ -188,16 +179,6 @@ forst_rekey_borrowed_key(Relation rel)
 		pk = primary_key_of(orig);
 	relation_close(orig, AccessShareLock);
 
-	if (OidIsValid(pk))
-	{
-		KeyedStorage *k = MemoryContextAlloc(TopMemoryContext, sizeof(KeyedStorage));
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		k->rnode = rel->rd_node;
-		k->pkindex = pk;
-		keyed = lappend(keyed, k);
-		MemoryContextSwitchTo(old);
-	}
 	return pk;
 }
 
@@ -209,21 +190,13 @@ forst_rekey_build_ok(Relation heap, Relation index)
 	MemoryContext old;
 
 	/*
-	 * A key older than this transaction (REINDEX): every row since it was
-	 * built went in under it, as every rewrite since borrowed it.
+	 * A rebuild of a key that existed before (REINDEX, or after a rewrite,
+	 * which gets a new relfilenode for it): every row since it was built
+	 * went in under it, as every rewrite since borrowed it.
 	 */
-	if (index->rd_createSubid == InvalidSubTransactionId)
+	if (index->rd_createSubid == InvalidSubTransactionId ||
+		index->rd_newRelfilenodeSubid != InvalidSubTransactionId)
 		return true;
-
-	/* the rows were written under this very key by a rewrite */
-	foreach(lc, keyed)
-	{
-		KeyedStorage *k = lfirst(lc);
-
-		if (RelFileNodeEquals(k->rnode, heap->rd_node) &&
-			k->pkindex == RelationGetRelid(index))
-			return true;
-	}
 
 	/* a key that this ALTER TABLE adds: rewrite the table when it ends */
 	if (alter_depth == 0)
@@ -336,9 +309,8 @@ leave_level(void)
 	alter_depth--;
 	if (alter_depth == 0)
 	{
-		list_free_deep(keyed);
 		list_free_deep(pending);
-		keyed = pending = NIL;
+		pending = NIL;
 	}
 }
 

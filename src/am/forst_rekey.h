@@ -20,9 +20,10 @@
  *	  module) the primary key of the table it replaces, so that its rows
  *	  are written in the order of that key;
  *	- forst_rekey_build_ok() tells the forst_key build whether a table
- *	  that has rows may get that key: if its storage was written under it
- *	  by such a rewrite, or if the key is new in this ALTER TABLE, in which
- *	  case the table is rewritten under it when the statement ends.
+ *	  that has rows may get that key: if the key existed before (REINDEX,
+ *	  or the rebuild after a rewrite, which borrowed it), or if it is new
+ *	  in this ALTER TABLE, in which case the table is rewritten under it
+ *	  when the statement ends.
  *
  *-------------------------------------------------------------------------
  */
