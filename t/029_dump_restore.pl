@@ -279,4 +279,14 @@ my ($ret, $out, $err) = $primary->psql('postgres', q{INSERT INTO rs VALUES (1234
 like($err, qr/duplicate key value violates unique constraint "rs_pkey"/,
 	'the key is enforced after a crash');
 
+# a table attached from a part of a table (some key groups) is not
+# rewritten: its new storage would own every key group
+my $ck = $primary->safe_psql('postgres', 'SELECT forst.checkpoint()');
+$primary->safe_psql('postgres',
+	"SELECT forst.attach('rs', $ck, as_table => 'rs_lo', key_groups => '[0,64)')");
+($ret, $out, $err) = $primary->psql('postgres',
+	'ALTER TABLE rs_lo ADD COLUMN r float8 DEFAULT random()');
+like($err, qr/cannot rewrite forst table "rs_lo": it owns only key groups 0\.\.63/,
+	'a part of a table is not rewritten');
+
 done_testing();

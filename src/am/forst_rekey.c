@@ -75,6 +75,8 @@
 
 #include "forst_am.h"
 #include "forst_rekey.h"
+#include "forst_shmem.h"
+#include "forst_store.h"
 
 /* A table to rewrite under its new key when ALTER TABLE level "depth" ends. */
 typedef struct Pending
@@ -159,6 +161,34 @@ transient_of(Relation rel)
 	return (Oid) oid;
 }
 
+/*
+ * A rewrite gives the table new storage, whose manifest owns every key
+ * group and is not fenced: refused for a table that owns only some key
+ * groups (attached from a part of a table) or that another server claimed,
+ * which would lose what makes it a part or keeps it read-only here.
+ */
+static void
+check_whole(Relation rel)
+{
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+
+	if (!ts->loaded)
+		forst_table_load(ts);
+	if (ts->fenced)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot rewrite forst table \"%s\": it was claimed by another server",
+						RelationGetRelationName(rel)),
+				 errhint("Change the table on the server that attached it with mode => 'claim'.")));
+	if (ts->kg_lo > 0 || ts->kg_hi < FORST_MAX_KEY_GROUPS_DEFAULT - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot rewrite forst table \"%s\": it owns only key groups %u..%u",
+						RelationGetRelationName(rel), ts->kg_lo, ts->kg_hi),
+				 errdetail("A rewrite gives the table new storage, which would own every key group."),
+				 errhint("Copy the rows into a new table with the new definition.")));
+}
+
 Oid
 forst_rekey_borrowed_key(Relation rel)
 {
@@ -176,7 +206,17 @@ forst_rekey_borrowed_key(Relation rel)
 	if (orig == NULL)
 		return InvalidOid;
 	if (orig->rd_rel->relkind == RELKIND_RELATION && forst_is_forst_relation(orig))
+	{
 		pk = primary_key_of(orig);
+		if (OidIsValid(pk))
+		{
+			/* relinfo_build() calls this in CacheMemoryContext */
+			MemoryContext old = MemoryContextSwitchTo(CurTransactionContext);
+
+			check_whole(orig);
+			MemoryContextSwitchTo(old);
+		}
+	}
 	relation_close(orig, AccessShareLock);
 
 	return pk;
