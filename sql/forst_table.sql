@@ -104,7 +104,10 @@ CREATE UNLOGGED TABLE t_unl (k int PRIMARY KEY) USING forst;
 CLUSTER clicks USING clicks_pkey;
 VACUUM FULL clicks;
 SELECT * FROM clicks TABLESAMPLE SYSTEM (10);
+-- a key added to a table with rows: the table is written again under it
+-- (sql/forst_rekey.sql)
 ALTER TABLE events ADD PRIMARY KEY (id);
+SELECT * FROM events WHERE id = 1;
 CREATE TABLE later (k int NOT NULL, v int) USING forst;
 ALTER TABLE later ADD PRIMARY KEY (k);
 INSERT INTO later VALUES (1, 1);

@@ -307,12 +307,15 @@ load_settings(Relation rel, ExpirySettings *s)
 				ObjectIdGetDatum(RelationGetRelid(rel)));
 	scan = systable_beginscan(crel, InvalidOid, false, NULL, 1, &key);
 	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup) && RelationGetDescr(crel)->natts == Natts_expiry)
+	/* columns after the first Natts_expiry are for dumps only (attname) */
+	if (HeapTupleIsValid(tup) && RelationGetDescr(crel)->natts >= Natts_expiry)
 	{
 		Datum		values[Natts_expiry];
 		bool		nulls[Natts_expiry];
+		int			i;
 
-		heap_deform_tuple(tup, RelationGetDescr(crel), values, nulls);
+		for (i = 0; i < Natts_expiry; i++)
+			values[i] = heap_getattr(tup, i + 1, RelationGetDescr(crel), &nulls[i]);
 		if (!nulls[Anum_expiry_attnum - 1] && !nulls[Anum_expiry_version - 1])
 		{
 			s->attnum = DatumGetInt16(values[Anum_expiry_attnum - 1]);

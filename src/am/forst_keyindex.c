@@ -37,6 +37,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_migrate.h"
+#include "forst_rekey.h"
 #include "forst_cursor.h"
 #include "forst_prefetch.h"
 #include "forst_onconflict.h"
@@ -85,14 +86,22 @@ fkey_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	forst_check_key_columns(RelationGetDescr(heap), index->rd_index->indnkeyatts,
 							index->rd_index->indkey.values);
 	ts = forst_table_shared(&heap->rd_node, false);
-	/* a table migrating to forst has rows written under this very key */
-	if (ts && !forst_migrate_building(heap) && forst_relation_has_rows(heap))
+
+	/*
+	 * The rows must be stored under this key.  A table migrating to forst,
+	 * a rewritten table and a reindexed one have them so; a key that ALTER
+	 * TABLE adds to a table with rows makes forst_rekey.c rewrite the
+	 * table under it when the statement ends.  Anything else would leave
+	 * rows where the key cannot find them.
+	 */
+	if (ts && !forst_migrate_building(heap) && forst_relation_has_rows(heap) &&
+		!forst_rekey_build_ok(heap, index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot add a primary key to forst table \"%s\" because it has rows",
-						RelationGetRelationName(heap)),
-				 errdetail("A forst table is stored in the order of its key, fixed when its first row is written."),
-				 errhint("Create a new table with the primary key and copy the rows into it.")));
+				 errmsg("cannot build primary key \"%s\" of forst table \"%s\" because it has rows",
+						RelationGetRelationName(index), RelationGetRelationName(heap)),
+				 errdetail("A forst table is stored in the order of its key: rows are written again under a new key by ALTER TABLE only."),
+				 errhint("Add the primary key with ALTER TABLE ... ADD PRIMARY KEY.")));
 	return result;
 }
 

@@ -23,6 +23,7 @@
 
 #include "forst_am.h"
 #include "forst_migrate.h"
+#include "forst_rekey.h"
 #include "forst_store.h"
 
 static HTAB *relinfo_cache = NULL;
@@ -67,6 +68,9 @@ relinfo_build(ForstRelInfo *info, Relation rel)
 	/* the transient table of a migration to forst: the migrated table's key */
 	if (!OidIsValid(pk))
 		pk = forst_migrate_borrowed_key(rel);
+	/* the transient table of a rewrite of a forst table: that table's key */
+	if (!OidIsValid(pk))
+		pk = forst_rekey_borrowed_key(rel);
 	if (OidIsValid(pk))
 	{
 		Relation	idx = index_open(pk, AccessShareLock);

@@ -38,6 +38,7 @@
 #include "forst.h"
 #include "forst_am.h"
 #include "forst_migrate.h"
+#include "forst_rekey.h"
 
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
@@ -336,13 +337,19 @@ call_next(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 								params, queryEnv, dest, qc);
 }
 
-/* An ALTER TABLE that forst_migrate_begin() prepared: it must end it. */
+/*
+ * An ALTER TABLE: forst_rekey.c rewrites a table that got a key under it
+ * when the statement ends; a statement that forst_migrate_begin()
+ * prepared must end the migration.
+ */
 static void
-call_next_migrating(PlannedStmt *pstmt, const char *queryString,
-					bool readOnlyTree, ProcessUtilityContext context,
-					ParamListInfo params, QueryEnvironment *queryEnv,
-					DestReceiver *dest, QueryCompletion *qc)
+call_next_altering(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc, bool migrating,
+				   List *restore)
 {
+	forst_rekey_alter_begin();
 	PG_TRY();
 	{
 		call_next(pstmt, queryString, readOnlyTree, context, params,
@@ -350,11 +357,26 @@ call_next_migrating(PlannedStmt *pstmt, const char *queryString,
 	}
 	PG_CATCH();
 	{
-		forst_migrate_end(false);
+		if (migrating)
+			forst_migrate_end(false);
+		forst_rekey_alter_end(false, NIL);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	forst_migrate_end(true);
+	if (migrating)
+	{
+		PG_TRY();
+		{
+			forst_migrate_end(true);
+		}
+		PG_CATCH();
+		{
+			forst_rekey_alter_end(false, NIL);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+	}
+	forst_rekey_alter_end(true, restore);
 }
 
 static void
@@ -367,6 +389,7 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	bool		rewrite = false;
 	Oid			dropped_db = InvalidOid;
 	Oid			migrating = InvalidOid;
+	List	   *restore = NIL;
 
 	if (IsA(parsetree, CreateStmt))
 	{
@@ -396,6 +419,7 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 			rewrite_create((CreateStmt *) parsetree);
 		else if (IsA(parsetree, AlterTableStmt))
 		{
+			restore = forst_rekey_plan_alter((AlterTableStmt *) parsetree);
 			rewrite_alter((AlterTableStmt *) parsetree);
 			migrating = forst_migrate_begin((AlterTableStmt *) parsetree);
 		}
@@ -413,9 +437,9 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	if (IsA(parsetree, AlterTableStmt) && forst_preloaded)
 		forst_check_attach_partition((AlterTableStmt *) parsetree);
 
-	if (OidIsValid(migrating))
-		call_next_migrating(pstmt, queryString, readOnlyTree, context, params,
-							queryEnv, dest, qc);
+	if (IsA(parsetree, AlterTableStmt) && forst_preloaded)
+		call_next_altering(pstmt, queryString, readOnlyTree, context, params,
+						   queryEnv, dest, qc, OidIsValid(migrating), restore);
 	else
 		call_next(pstmt, queryString, readOnlyTree, context, params,
 				  queryEnv, dest, qc);
