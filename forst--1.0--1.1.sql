@@ -254,3 +254,39 @@ CREATE EVENT TRIGGER forst_expiry_attname ON ddl_command_end
 -- trigger functions: internal, never executable by PUBLIC
 REVOKE ALL ON FUNCTION forst._expiry_attname() FROM PUBLIC;
 REVOKE ALL ON FUNCTION forst._expiry_attname_renamed() FROM PUBLIC;
+
+-- forst.expiry without row-level security: pg_dump, run by a role that is
+-- not a superuser, refuses tables whose rows row security would filter, so
+-- every such dump of a database with forst failed.  The settings are no
+-- secret (as a table's reloptions in pg_class, every role may read them);
+-- writing a row stays with the owner of its table (or a member of the
+-- owning role), checked by a trigger, which also runs for the COPY of a
+-- restore.  forst.set_ttl and forst.advance_watermark write as the
+-- extension's owner after their own check; the sql_drop trigger deletes.
+DROP POLICY owner_only ON forst.expiry;
+ALTER TABLE forst.expiry DISABLE ROW LEVEL SECURITY;
+
+CREATE FUNCTION forst._expiry_check_owner()
+RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel oid;
+BEGIN
+    FOREACH rel IN ARRAY ARRAY[CASE WHEN TG_OP <> 'INSERT' THEN OLD.relid END,
+                               CASE WHEN TG_OP <> 'DELETE' THEN NEW.relid END] LOOP
+        CONTINUE WHEN rel IS NULL;
+        IF NOT coalesce((SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class c WHERE c.oid = rel),
+                        pg_has_role('pg_database_owner', 'USAGE')) THEN
+            RAISE EXCEPTION 'must be owner of table %', rel::regclass
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'Only the owner of a table may change its row of forst.expiry.',
+                      HINT = 'Use forst.set_ttl and forst.advance_watermark.';
+        END IF;
+    END LOOP;
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END
+$$;
+REVOKE ALL ON FUNCTION forst._expiry_check_owner() FROM PUBLIC;
+CREATE TRIGGER expiry_check_owner BEFORE INSERT OR UPDATE OR DELETE ON forst.expiry
+    FOR EACH ROW EXECUTE FUNCTION forst._expiry_check_owner();

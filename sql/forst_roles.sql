@@ -161,7 +161,7 @@ RESET ROLE;
 
 -- Defense in depth: with EXECUTE on every function and SELECT/INSERT/UPDATE
 -- /DELETE on forst's tables granted to PUBLIC, the C checks still refuse
--- (the SQL-level expiry table keeps its row security).
+-- (and forst.expiry's trigger lets only a table's owner write its row).
 BEGIN;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA forst TO PUBLIC;
 GRANT ALL ON ALL TABLES IN SCHEMA forst TO PUBLIC;

@@ -226,8 +226,8 @@ SELECT forst.set_ttl('ot', 'at', '1 day');
 });
 my $odump = "$tmp/odb.dump";
 $node->command_ok(
-	[ 'pg_dump', '-Fc', '--enable-row-security', '-U', 'regress_owner', '-d', 'odb', '-f', $odump ],
-	'pg_dump --enable-row-security by the owner');
+	[ 'pg_dump', '-Fc', '-U', 'regress_owner', '-d', 'odb', '-f', $odump ],
+	'pg_dump by the owner, who is not a superuser');
 $node->safe_psql('postgres', 'CREATE DATABASE r5');
 $node->command_ok([ 'pg_restore', '-d', 'r5', $odump ], 'its restore');
 is($node->safe_psql('r5', q{
