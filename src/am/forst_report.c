@@ -22,7 +22,8 @@
  *	the forst.remote_dir directory is missing	58P01 undefined_file
  *	an object a manifest names is missing,		XX001 data_corrupted
  *	or its bytes are corrupt
- *	an object in a newer format					0A000 feature_not_supported
+ *	an object in a newer format (SST, manifest,	0A000 feature_not_supported
+ *	checkpoint) or a WAL record of a newer forst
  *
  *-------------------------------------------------------------------------
  */
@@ -91,6 +92,11 @@ cause_sqlstate(FstCause cause, int *sqlstate, const char **hint)
 		case FST_CAUSE_REGION:
 			*sqlstate = ERRCODE_IO_ERROR;
 			*hint = "Check forst.s3_region and forst.s3_endpoint for the bucket.";
+			return true;
+		case FST_CAUSE_NEWER_FORMAT:
+			*sqlstate = ERRCODE_FEATURE_NOT_SUPPORTED;
+			*hint = "A newer version of forst wrote the object: install that version "
+				"or a later one on this server (standbys before their primary).";
 			return true;
 		case FST_CAUSE_NONE:
 			break;
