@@ -159,6 +159,22 @@ wait_for()
 	done
 }
 
+# retry SECONDS CMD...: CMD until it succeeds, at most SECONDS; its output
+# on stdout, its errors in the step's file.  For idempotent commands only.
+retry()
+{
+	local limit=$1 t0=$SECONDS
+
+	shift
+	until "$@" 2>>"$STEP_OUT"; do
+		if [ $((SECONDS - t0)) -ge "$limit" ]; then
+			note "$*: still failing after $limit s"
+			return 1
+		fi
+		sleep 1
+	done
+}
+
 # ceph_cli ARGS...: the ceph CLI on DIR's cluster, bounded in time (its own
 # default is to wait 5 minutes for a monitor).
 ceph_cli()
@@ -179,7 +195,7 @@ http_up() { curl -s -m 5 -o /dev/null "http://127.0.0.1:$1/"; }
 # reporting the step that failed.
 cmd_attempt()
 {
-	local dir=$1 port=$2 mon fsid conf id b
+	local dir=$1 port=$2 mon fsid conf id b osd_uuid
 
 	mon=$((port + 1))
 	START_DIR=$dir
@@ -240,11 +256,16 @@ EOF
 	ceph-mon -i a -c "$conf" </dev/null >>"$dir/log/daemons.out" 2>&1
 	PIDFILE="$dir/run/mon.a.pid" wait_for "$WAIT" "the monitor on 127.0.0.1:$mon" ceph_cli mon stat
 	step "creating the OSD" "$dir/log/mon.a.log"
-	id=$(ceph_cli osd create 2>>"$STEP_OUT")
-	ceph-osd -i "$id" --mkfs -c "$conf" </dev/null >>"$STEP_OUT" 2>&1
-	ceph_cli osd crush add-bucket localhost host >>"$STEP_OUT" 2>&1
-	ceph_cli osd crush move localhost root=default >>"$STEP_OUT" 2>&1
-	ceph_cli osd crush add "osd.$id" 1.0 host=localhost >>"$STEP_OUT" 2>&1
+	# A monitor that answers "mon stat" may still refuse the next command
+	# ("EPERM: problem getting command descriptions", seen on the first
+	# start on a fresh machine): retried.  With its uuid, "osd create" is
+	# idempotent, as the crush commands are.
+	osd_uuid=$(cat /proc/sys/kernel/random/uuid)
+	id=$(retry "$WAIT" ceph_cli osd create "$osd_uuid")
+	ceph-osd -i "$id" --mkfs --osd-uuid "$osd_uuid" -c "$conf" </dev/null >>"$STEP_OUT" 2>&1
+	retry "$WAIT" ceph_cli osd crush add-bucket localhost host >>"$STEP_OUT"
+	retry "$WAIT" ceph_cli osd crush move localhost root=default >>"$STEP_OUT"
+	retry "$WAIT" ceph_cli osd crush add "osd.$id" 1.0 host=localhost >>"$STEP_OUT"
 	step "starting the OSD" "$dir/log/osd.$id.log"
 	ceph-osd -i "$id" -c "$conf" </dev/null >>"$dir/log/daemons.out" 2>&1
 	PIDFILE="$dir/run/osd.$id.pid" wait_for "$WAIT" "osd.$id up" osd_up
