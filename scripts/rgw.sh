@@ -18,7 +18,10 @@
 # hours later, so benchmarks that upload much ask for more).  Ports: PORT (S3),
 # PORT+1 (monitor), PORT+2 .. PORT+40 (OSD).  Runs as root or as any user.
 # Settings (environment): S3_BUCKET (forst-test), RGW_ACCESS_KEY and
-# RGW_SECRET_KEY (fixed test credentials, not secrets).
+# RGW_SECRET_KEY (fixed test credentials, not secrets), RGW_WAIT_SECONDS
+# (180: each wait for a daemon; radosgw gets twice as long).
+# A start that fails names its step and shows the logs' last lines, then
+# is tried once more.
 set -euo pipefail
 
 PROG=rgw.sh
@@ -26,10 +29,14 @@ BUCKET=${S3_BUCKET:-forst-test}
 AK=${RGW_ACCESS_KEY:-FORSTTESTACCESSKEY}
 SK=${RGW_SECRET_KEY:-forst-test-secret-key}
 EMPTY_SHA256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+# seconds each wait may take (a monitor, an OSD, the CLI); radosgw gets
+# twice as long.  Sized for a loaded 2-core machine, where a first start
+# (Python compiling the ceph CLI, radosgw creating its pools) takes minutes.
+WAIT=${RGW_WAIT_SECONDS:-180}
 
 die() { echo "$PROG: $*" >&2; exit 1; }
 note() { echo "$PROG: $*" >&2; }
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -88,27 +95,118 @@ print_env()
 	cat "$dir/rgw.env"
 }
 
-cmd_start()
-{
-	local dir=$1 port=${2:-} mon fsid conf id t0 b
+# What a start attempt is doing, for the report when it fails: the step's
+# name, the file its command's output went to and the daemon log that says
+# more.  Globals, because the EXIT and ERR traps that read them run when the
+# function that set them may be gone.
+START_DIR=""
+STEP=""
+STEP_OUT=""
+STEP_LOG=""
 
-	for b in ceph-mon ceph-osd radosgw radosgw-admin monmaptool ceph curl; do
-		command -v "$b" >/dev/null ||
-			die "$b is missing (apt-get install --no-install-recommends ceph-mon ceph-osd radosgw curl)"
+# tail_of FILE: FILE's last lines, indented, if it has any.
+tail_of()
+{
+	[ -s "$1" ] || return 0
+	echo "$PROG: --- last lines of $1" >&2
+	tail -n "${RGW_LOG_LINES:-25}" "$1" | sed 's/^/    /' >&2
+}
+
+# step NAME [LOG]: the attempt's next step; its command's output goes to a
+# file of its own, LOG is the daemon log to show too if the step fails.
+step()
+{
+	STEP=$1
+	STEP_OUT="$START_DIR/log/step-$(echo "$1" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '-').out"
+	STEP_LOG=${2:-}
+	: >"$STEP_OUT"
+}
+
+# The report of a failed attempt: which step failed, its output and the
+# daemon logs, then whatever the attempt started is stopped.
+attempt_failed()
+{
+	local rc=$1
+
+	trap - EXIT ERR
+	[ "$rc" -ne 0 ] || return 0
+	note "start failed at step \"$STEP\" (exit status $rc); logs in $START_DIR/log"
+	tail_of "$STEP_OUT"
+	[ -z "$STEP_LOG" ] || tail_of "$STEP_LOG"
+	tail_of "$START_DIR/log/daemons.out"
+	cmd_stop "$START_DIR"
+	exit "$rc"
+}
+
+# wait_for SECONDS WHAT CMD...: runs CMD every second until it succeeds;
+# fails after SECONDS, or at once when the daemon whose pid file is
+# $PIDFILE (if set) has died.
+wait_for()
+{
+	local limit=$1 what=$2 t0=$SECONDS pid
+
+	shift 2
+	until "$@" >>"$STEP_OUT" 2>&1; do
+		if [ -n "${PIDFILE:-}" ] && [ -s "$PIDFILE" ]; then
+			pid=$(cat "$PIDFILE")
+			is_ours "$pid" "$START_DIR" || { note "$what: the daemon (pid $pid) exited"; return 1; }
+		fi
+		if [ $((SECONDS - t0)) -ge "$limit" ]; then
+			note "$what: not ready after $limit s (RGW_WAIT_SECONDS raises the limit)"
+			return 1
+		fi
+		sleep 1
 	done
-	[ -n "$port" ] || port=$(pick_port)
-	port_free "$port" || die "127.0.0.1:$port is in use"
+}
+
+# retry SECONDS CMD...: CMD until it succeeds, at most SECONDS; its output
+# on stdout, its errors in the step's file.  For idempotent commands only.
+retry()
+{
+	local limit=$1 t0=$SECONDS
+
+	shift
+	until "$@" 2>>"$STEP_OUT"; do
+		if [ $((SECONDS - t0)) -ge "$limit" ]; then
+			note "$*: still failing after $limit s"
+			return 1
+		fi
+		sleep 1
+	done
+}
+
+# ceph_cli ARGS...: the ceph CLI on DIR's cluster, bounded in time (its own
+# default is to wait 5 minutes for a monitor).
+ceph_cli()
+{
+	timeout "$WAIT" ceph -c "$START_DIR/ceph.conf" --connect-timeout "$WAIT" "$@"
+}
+
+# The OSD is up and in, and the cluster has placed its placement groups.
+osd_up()
+{
+	ceph_cli osd dump | grep -q '^osd\.[0-9]* up  *in '
+}
+
+http_up() { curl -s -m 5 -o /dev/null "http://127.0.0.1:$1/"; }
+
+# attempt DIR PORT: one start, in a process of its own (bash's set -e does
+# not stop a function whose status is tested); exits non-zero after
+# reporting the step that failed.
+cmd_attempt()
+{
+	local dir=$1 port=$2 mon fsid conf id b osd_uuid
+
 	mon=$((port + 1))
-	mkdir -p "$dir"
-	dir=$(cd "$dir" && pwd -P)
+	START_DIR=$dir
 	cmd_stop "$dir"
 	rm -rf "${dir:?}"/{mon,osd,run,log,rgw,ceph.conf,monmap,rgw.env}
 	mkdir -p "$dir"/{mon/a,osd/0,run,log,rgw}
-	# from here on, a failure (set -e) stops whatever was started
-	trap 'note "start failed; logs in $dir/log"; cmd_stop "$dir"' EXIT
+	# from here on, a failure (set -e) reports its step and stops whatever
+	# was started
+	trap 'attempt_failed $?' EXIT
 	fsid=$(cat /proc/sys/kernel/random/uuid)
 	conf="$dir/ceph.conf"
-	t0=$SECONDS
 	cat >"$conf" <<EOF
 [global]
 fsid = $fsid
@@ -147,29 +245,42 @@ osd crush update on start = false
 [client.rgw.a]
 rgw frontends = beast endpoint=127.0.0.1:$port tcp_nodelay=1
 rgw data = $dir/rgw
+# a loaded machine: give the first requests to the new pools time
+rgw init timeout = $((WAIT * 2))
 EOF
-	monmaptool --create --addv a "[v1:127.0.0.1:$mon]" --fsid "$fsid" "$dir/monmap" >/dev/null
-	ceph-mon --mkfs -i a --monmap "$dir/monmap" -c "$conf"
+	step "creating the monitor map and store" "$dir/log/mon.a.log"
+	monmaptool --create --addv a "[v1:127.0.0.1:$mon]" --fsid "$fsid" "$dir/monmap" >>"$STEP_OUT" 2>&1
+	ceph-mon --mkfs -i a --monmap "$dir/monmap" -c "$conf" >>"$STEP_OUT" 2>&1
+	step "starting the monitor" "$dir/log/mon.a.log"
 	# daemons fork; their stdio must not hold the caller's pipes open
 	ceph-mon -i a -c "$conf" </dev/null >>"$dir/log/daemons.out" 2>&1
-	id=$(timeout 60 ceph -c "$conf" osd create)
-	ceph-osd -i "$id" --mkfs -c "$conf" </dev/null >>"$dir/log/daemons.out" 2>&1
-	ceph -c "$conf" osd crush add-bucket localhost host >/dev/null 2>&1
-	ceph -c "$conf" osd crush move localhost root=default >/dev/null 2>&1
-	ceph -c "$conf" osd crush add "osd.$id" 1.0 host=localhost >/dev/null 2>&1
+	PIDFILE="$dir/run/mon.a.pid" wait_for "$WAIT" "the monitor on 127.0.0.1:$mon" ceph_cli mon stat
+	step "creating the OSD" "$dir/log/mon.a.log"
+	# A monitor that answers "mon stat" may still refuse the next command
+	# ("EPERM: problem getting command descriptions", seen on the first
+	# start on a fresh machine): retried.  With its uuid, "osd create" is
+	# idempotent, as the crush commands are.
+	osd_uuid=$(cat /proc/sys/kernel/random/uuid)
+	id=$(retry "$WAIT" ceph_cli osd create "$osd_uuid")
+	ceph-osd -i "$id" --mkfs --osd-uuid "$osd_uuid" -c "$conf" </dev/null >>"$STEP_OUT" 2>&1
+	retry "$WAIT" ceph_cli osd crush add-bucket localhost host >>"$STEP_OUT"
+	retry "$WAIT" ceph_cli osd crush move localhost root=default >>"$STEP_OUT"
+	retry "$WAIT" ceph_cli osd crush add "osd.$id" 1.0 host=localhost >>"$STEP_OUT"
+	step "starting the OSD" "$dir/log/osd.$id.log"
 	ceph-osd -i "$id" -c "$conf" </dev/null >>"$dir/log/daemons.out" 2>&1
+	PIDFILE="$dir/run/osd.$id.pid" wait_for "$WAIT" "osd.$id up" osd_up
+	step "starting radosgw on 127.0.0.1:$port" "$dir/log/client.rgw.a.log"
 	radosgw -n client.rgw.a -c "$conf" </dev/null >>"$dir/log/daemons.out" 2>&1
-	for _ in $(seq 1 480); do
-		curl -s -o /dev/null "http://127.0.0.1:$port/" && break
-		sleep 0.25
-	done
-	curl -s -o /dev/null "http://127.0.0.1:$port/" || false
-	timeout 60 radosgw-admin -c "$conf" user create --uid=forst --display-name=forst \
-		--access-key="$AK" --secret-key="$SK" >/dev/null
+	# radosgw creates its pools before it listens: the longest wait
+	PIDFILE="$dir/run/client.rgw.a.pid" wait_for $((WAIT * 2)) "radosgw on 127.0.0.1:$port" http_up "$port"
+	step "creating the test user" "$dir/log/client.rgw.a.log"
+	timeout "$WAIT" radosgw-admin -c "$conf" user create --uid=forst --display-name=forst \
+		--access-key="$AK" --secret-key="$SK" >>"$STEP_OUT" 2>&1
+	step "creating bucket $BUCKET" "$dir/log/client.rgw.a.log"
 	# curl signs (SigV4) but does not send the payload hash: add it
-	b=$(curl -s -o "$dir/log/create-bucket.out" -w '%{http_code}' -X PUT \
+	b=$(curl -s -m "$WAIT" -o "$STEP_OUT" -w '%{http_code}' -X PUT \
 		--aws-sigv4 aws:amz:us-east-1:s3 --user "$AK:$SK" \
-		-H "x-amz-content-sha256: $EMPTY_SHA256" "http://127.0.0.1:$port/$BUCKET")
+		-H "x-amz-content-sha256: $EMPTY_SHA256" "http://127.0.0.1:$port/$BUCKET" || true)
 	[ "$b" = 200 ] || { note "creating bucket $BUCKET: HTTP $b"; false; }
 	trap - EXIT
 	cat >"$dir/rgw.env" <<EOF
@@ -182,12 +293,43 @@ export AWS_REGION=us-east-1
 export AWS_DEFAULT_REGION=us-east-1
 export AWS_EC2_METADATA_DISABLED=true
 EOF
-	note "radosgw on 127.0.0.1:$port, bucket $BUCKET, up in $((SECONDS - t0)) s; logs in $dir/log"
-	print_env "$dir"
+}
+
+# start DIR [PORT]: an attempt, and when it fails a second one (on another
+# free port unless PORT was given): a first start on a fresh or loaded
+# machine can miss a wait that a second one makes.  The failed attempt's
+# logs are kept in DIR/log.failed.
+cmd_start()
+{
+	local dir=$1 port=${2:-} t0=$SECONDS n b
+
+	for b in ceph-mon ceph-osd radosgw radosgw-admin monmaptool ceph curl timeout; do
+		command -v "$b" >/dev/null ||
+			die "$b is missing (apt-get install --no-install-recommends ceph-mon ceph-osd radosgw curl)"
+	done
+	mkdir -p "$dir"
+	dir=$(cd "$dir" && pwd -P)
+	for n in 1 2; do
+		if [ -n "${2:-}" ]; then
+			port_free "$port" || die "127.0.0.1:$port is in use"
+		else
+			port=$(pick_port)
+		fi
+		if "$BASH" "$0" attempt "$dir" "$port"; then
+			note "radosgw on 127.0.0.1:$port, bucket $BUCKET, up in $((SECONDS - t0)) s; logs in $dir/log"
+			print_env "$dir"
+			return 0
+		fi
+		rm -rf "$dir/log.failed"
+		mv "$dir/log" "$dir/log.failed" 2>/dev/null || true
+		[ "$n" -eq 2 ] || note "attempt $n failed after $((SECONDS - t0)) s; trying once more (its logs: $dir/log.failed)"
+	done
+	die "could not start radosgw in two attempts ($((SECONDS - t0)) s); logs of the last one in $dir/log.failed"
 }
 
 case "${1:-}" in
 	start) [ $# -ge 2 ] || usage; cmd_start "$2" "${3:-}" ;;
+	attempt) [ $# -eq 3 ] || usage; cmd_attempt "$2" "$3" ;;
 	stop) [ $# -eq 2 ] || usage; cmd_stop "$2" ;;
 	env) [ $# -eq 2 ] || usage; print_env "$2" ;;
 	*) usage ;;

@@ -21,7 +21,7 @@
 #            FORST_S3_OUTAGE_SECONDS, default 300, --quick 60), and the
 #            objects forst wrote,
 #            downloaded with the aws CLI, checked by build/forst-sst-verify.
-#            Ceph RGW by default (scripts/rgw.sh, ~20 s to start), or
+#            Ceph RGW by default (scripts/rgw.sh, ~20 s to start, minutes on a loaded machine), or
 #            s3rver with FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
 #   pipeline the streaming job of the demo in its short mode
 #            (scripts/demo.sh --quick): 1 passed if its verification says PASS

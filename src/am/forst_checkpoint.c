@@ -543,7 +543,7 @@ checkpoint_body(int slot, StringInfo json)
 
 	id = next_checkpoint_id();
 	set_phase(slot, "writing checkpoint", ntables);
-	appendStringInfo(json, "{\"format\":1,\"id\":" UINT64_FORMAT ",", id);
+	appendStringInfo(json, "{\"format\":%d,\"id\":" UINT64_FORMAT ",", FORST_CKPT_FORMAT, id);
 	append_json_str(json, "cluster", forst_cluster_id());
 	appendStringInfoChar(json, ',');
 	append_json_str(json, "database", dbname ? dbname : "");

@@ -57,14 +57,22 @@ extern uint64 forst_checkpoint_run(void);
 extern char *forst_cluster_id(void);
 
 /*
- * The JSON of a checkpoint of cluster (NULL: this one), verified against
- * its header; ERROR if absent or corrupt.
+ * First line of a checkpoint object: FORST_CKPT_MAGIC, the format version,
+ * its JSON's length and CRC-32C.  Readers take the versions up to
+ * FORST_CKPT_FORMAT and refuse newer ones (docs/operations.md); the JSON's
+ * "format" member repeats the version.
  */
-/* First line of a checkpoint object: this, its JSON's length and CRC-32C. */
-#define FORST_CKPT_HEADER "forst-checkpoint 1"
+#define FORST_CKPT_MAGIC "forst-checkpoint"
+#define FORST_CKPT_FORMAT 1
+#define FORST_CKPT_HEADER FORST_CKPT_MAGIC " " CppAsString2(FORST_CKPT_FORMAT)
 
 /* The object key of checkpoint id of a cluster (palloc'ed). */
 extern char *forst_checkpoint_key(const char *cluster, uint64 id);
+
+/*
+ * The JSON of a checkpoint of cluster (NULL: this one), verified against
+ * its header; ERROR if absent, corrupt or of a newer format.
+ */
 extern char *forst_checkpoint_fetch(const char *cluster, uint64 id);
 
 /* A table of a checkpoint: its prefix and manifest version (0: empty). */

@@ -56,6 +56,7 @@ forst_checkpoint_get(const char *key, bool missing_ok)
 	FstError	err;
 	FstCode		rc;
 	char	   *nl;
+	unsigned int version = 0;
 	unsigned long len;
 	unsigned int crc;
 	char	   *body;
@@ -73,9 +74,21 @@ forst_checkpoint_get(const char *key, bool missing_ok)
 		forst_report(rc, &err, psprintf("reading \"%s\"", key));
 	}
 	nl = buf.len > 0 ? memchr(buf.data, '\n', Min(buf.len, 128)) : NULL;
-	if (nl == NULL ||
-		strncmp(buf.data, FORST_CKPT_HEADER " ", strlen(FORST_CKPT_HEADER) + 1) != 0 ||
-		sscanf(buf.data + strlen(FORST_CKPT_HEADER) + 1, "%lu %x", &len, &crc) != 2 ||
+	if (nl != NULL &&
+		strncmp(buf.data, FORST_CKPT_MAGIC " ", strlen(FORST_CKPT_MAGIC) + 1) == 0 &&
+		sscanf(buf.data + strlen(FORST_CKPT_MAGIC) + 1, "%u", &version) == 1 &&
+		version > FORST_CKPT_FORMAT)
+	{
+		fst_buf_free(&buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("forst: checkpoint \"%s\" has format version %u, newer than this build reads (versions 1 to %d)",
+						key, version, FORST_CKPT_FORMAT),
+				 errhint("A newer version of forst wrote the object: install that version "
+						 "or a later one on this server (standbys before their primary).")));
+	}
+	if (nl == NULL || version == 0 ||
+		sscanf(buf.data + strlen(FORST_CKPT_MAGIC) + 1, "%u %lu %x", &version, &len, &crc) != 3 ||
 		len != buf.len - (size_t) (nl + 1 - buf.data))
 	{
 		fst_buf_free(&buf);

@@ -296,7 +296,15 @@ forst_replay_record(XLogReaderState *record)
 				break;
 			}
 		default:
-			goto bad;
+			/* a type a newer forst added (as PUT_SHORT was): not corruption */
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("forst: WAL record at %X/%X has type 0x%02X, which this build does not know",
+							LSN_FORMAT_ARGS(record->ReadRecPtr), info),
+					 errdetail("This build reads forst WAL record types 0x00 to 0x%02X.",
+							   XLOG_FORST_PUT_ROW),
+					 errhint("A newer version of forst wrote the WAL: install that version "
+							 "or a later one on this server (standbys before their primary).")));
 	}
 	return;
 

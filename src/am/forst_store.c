@@ -32,125 +32,6 @@
 static FstObjStore *store = NULL;
 
 /*
- * SQLSTATE and hint for a failure whose cause the store could tell.
- * Returns false when the cause says nothing beyond the FstCode.
- */
-static bool
-cause_sqlstate(FstCause cause, int *sqlstate, const char **hint)
-{
-	switch (cause)
-	{
-		case FST_CAUSE_CREDENTIALS:
-			*sqlstate = ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
-			*hint = "Check forst.s3_access_key_id and forst.s3_secret_access_key "
-				"(or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the server's "
-				"environment) and reload the configuration.";
-			return true;
-		case FST_CAUSE_DENIED:
-			*sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
-			*hint = "The object store refused the request: grant the credentials "
-				"access to the bucket and prefix of forst.remote_dir.";
-			return true;
-		case FST_CAUSE_NO_BUCKET:
-			*sqlstate = ERRCODE_UNDEFINED_OBJECT;
-			*hint = "Create the bucket, or correct forst.remote_dir and forst.s3_endpoint.";
-			return true;
-		case FST_CAUSE_UNREACHABLE:
-			*sqlstate = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
-			*hint = "Check that the object store is running and that forst.s3_endpoint "
-				"names it.";
-			return true;
-		case FST_CAUSE_CLOCK_SKEW:
-			*sqlstate = ERRCODE_SYSTEM_ERROR;
-			*hint = "Synchronize this machine's clock (NTP): S3 rejects requests "
-				"signed more than 15 minutes off.";
-			return true;
-		case FST_CAUSE_THROTTLED:
-			*sqlstate = ERRCODE_CONNECTION_FAILURE;
-			*hint = "The object store kept asking to slow down; retry later, or raise "
-				"forst.s3_max_retries.";
-			return true;
-		case FST_CAUSE_TIMEOUT:
-			*sqlstate = ERRCODE_CONNECTION_FAILURE;
-			*hint = "The object store did not answer in time; check it and the network, "
-				"or raise forst.s3_request_timeout.";
-			return true;
-		case FST_CAUSE_TLS:
-			*sqlstate = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
-			*hint = "Set forst.s3_ca_file or forst.s3_ca_path to the CA that signed "
-				"the endpoint's certificate.";
-			return true;
-		case FST_CAUSE_REGION:
-			*sqlstate = ERRCODE_CONFIG_FILE_ERROR;
-			*hint = "Check forst.s3_region and forst.s3_endpoint for the bucket.";
-			return true;
-		case FST_CAUSE_NONE:
-			break;
-	}
-	return false;
-}
-
-void
-forst_report(FstCode code, FstError *err, const char *what)
-{
-	int			sqlstate;
-	const char *hint = NULL;
-
-	if (code == FST_INTERRUPTED)
-	{
-		/* the store gave up because an interrupt is pending: raise it */
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (err == NULL || !cause_sqlstate(err->cause, &sqlstate, &hint))
-	{
-		switch (code)
-		{
-			case FST_CORRUPT:
-			case FST_NOT_FOUND:
-				sqlstate = ERRCODE_DATA_CORRUPTED;
-				break;
-			case FST_IO_ERROR:
-				sqlstate = ERRCODE_IO_ERROR;
-				break;
-			case FST_ACCESS_DENIED:
-				sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
-				break;
-			case FST_TRANSIENT:
-				sqlstate = ERRCODE_CONNECTION_FAILURE;
-				hint = "The object store kept failing; the request was retried "
-					"(forst.s3_max_retries).";
-				break;
-			case FST_NO_MEMORY:
-				sqlstate = ERRCODE_OUT_OF_MEMORY;
-				break;
-			case FST_INTERRUPTED:
-				sqlstate = ERRCODE_QUERY_CANCELED;
-				break;
-			case FST_NOT_SUPPORTED:
-				sqlstate = ERRCODE_FEATURE_NOT_SUPPORTED;
-				break;
-			case FST_FULL:
-				sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
-				break;
-			case FST_ALREADY_EXISTS:
-				sqlstate = ERRCODE_DUPLICATE_OBJECT;
-				break;
-			case FST_INVALID_ARGUMENT:
-				sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
-				break;
-			default:
-				sqlstate = ERRCODE_INTERNAL_ERROR;
-				break;
-		}
-	}
-	ereport(ERROR,
-			(errcode(sqlstate),
-			 errmsg("forst: %s: %s", what, err && err->msg[0] ? err->msg : fst_code_name(code)),
-			 hint ? errhint("%s", hint) : 0));
-	pg_unreachable();
-}
-
-/*
  * The store's interrupt callback: stop waiting for the object store when
  * CHECK_FOR_INTERRUPTS would raise an error (cancel, statement_timeout,
  * termination); forst_report then raises it.  Runs inside libcurl, so it
@@ -217,15 +98,26 @@ forst_objstore(void)
 						 errmsg("could not create directory \"%s\": %m", dir)));
 			pfree(dir);
 		}
+		else
+			forst_prepare_remote_dir(url);
 
 		if (strncmp(url, "s3://", 5) == 0)
 			rc = open_s3(url, &store, &err);
 		else
 			rc = fst_objstore_open(url, &store, &err);
+		if (rc == FST_NOT_FOUND)
+		{
+			/* the directory went away since forst_prepare_remote_dir */
+			store = NULL;
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FILE),
+					 errmsg("forst: could not open object store \"%s\": %s", url, err.msg),
+					 errhint("Create the directory, or correct forst.remote_dir and restart the server.")));
+		}
 		if (rc != FST_OK)
 		{
 			store = NULL;
-			forst_report(rc, &err, psprintf("cannot open object store \"%s\"", url));
+			forst_report(rc, &err, psprintf("could not open object store \"%s\"", url));
 		}
 		fst_objstore_set_interrupt(store, store_interrupted, NULL);
 		store_generation = gen;

@@ -50,8 +50,15 @@ extern void forst_sst_object_key(const RelFileNode *rnode, uint64 file_id,
 extern void forst_manifest_object_key(const RelFileNode *rnode, uint64 version,
 									  char *buf, size_t len);
 
-/* ereport(ERROR) for a failed engine or store call, with a fitting SQLSTATE. */
+/*
+ * ereport(ERROR) for a failed engine or store call, with a fitting SQLSTATE
+ * (the table is in forst_report.c), the table the object belongs to and a
+ * hint.
+ */
 extern void forst_report(FstCode code, FstError *err, const char *what) pg_attribute_noreturn();
+
+/* Creates a missing file:// forst.remote_dir whose parent exists, or ERROR. */
+extern void forst_prepare_remote_dir(const char *url);
 
 /*
  * Makes sure the table's shared state knows its newest manifest version

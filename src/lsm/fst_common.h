@@ -64,7 +64,9 @@ typedef enum FstCause
 	FST_CAUSE_THROTTLED,		/* 429/SlowDown until retries ran out */
 	FST_CAUSE_TIMEOUT,			/* attempts timed out until retries ran out */
 	FST_CAUSE_TLS,				/* certificate not verified */
-	FST_CAUSE_REGION			/* wrong region or endpoint for the bucket */
+	FST_CAUSE_REGION,			/* wrong region or endpoint for the bucket */
+	FST_CAUSE_NEWER_FORMAT		/* an object in a format version this build
+								 * does not know: written by a newer forst */
 } FstCause;
 
 typedef struct FstError

@@ -50,9 +50,10 @@
 #include "fst_common.h"
 #include "filemeta.h"
 
-#define FST_MANIFEST_FORMAT_MAJOR	1	/* readers refuse another major */
+#define FST_MANIFEST_FORMAT_MAJOR	1	/* readers refuse a newer major */
 #define FST_MANIFEST_FORMAT_MINOR	1	/* newer minors only add sections
-										 * and file flags */
+										 * (skipped) and file flags (refused
+										 * where a file uses one) */
 #define FST_MANIFEST_UUID_LEN		16
 #define FST_DEFAULT_MAX_KEY_GROUPS	128
 #define FST_MANIFEST_MAX_OWNER		1024

@@ -7,7 +7,8 @@
  *
  *	 offset  size
  *		0	  8   magic "FSTMANI\0"
- *		8	  4   format major (readers refuse any other: FST_NOT_SUPPORTED)
+ *		8	  4   format major (readers refuse a newer one: FST_NOT_SUPPORTED
+ *				  with the cause FST_CAUSE_NEWER_FORMAT; 0 is FST_CORRUPT)
  *	   12	  4   format minor (a newer minor only adds sections)
  *	   16	  8   total length of the object, trailer included
  *	   24	  n   sections: [tag: varint][length: varint][payload]
@@ -283,9 +284,13 @@ decode_schema(FstReader *r, FstManifest *m, FstError *err)
 	return fst_manifest_set_schema(m, schema.data, schema.len, err);
 }
 
-/* Decodes one file record into *f (zeroed by the caller). */
+/*
+ * Decodes one file record into *f (zeroed by the caller); minor is the
+ * manifest's format minor version.
+ */
 static FstCode
-decode_file(FstReader *r, FstManifestFile *f, int level, FstError *err)
+decode_file(FstReader *r, FstManifestFile *f, int level, uint16 minor,
+			FstError *err)
 {
 	FstFileMeta *m = &f->meta;
 	FstSlice	smallest,
@@ -307,6 +312,20 @@ decode_file(FstReader *r, FstManifestFile *f, int level, FstError *err)
 	fst_get_u32(r, &m->xid_max);
 	fst_get_varint(r, &m->raw_bytes);
 	fst_get_varint(r, &flags);
+	if (!r->bad && (flags & ~(uint64) FILE_KNOWN_FLAGS) != 0 &&
+		minor > FST_MANIFEST_FORMAT_MINOR)
+	{
+		/* a newer minor's flag announces fields this build cannot skip */
+		FstCode		rc = fst_error(err, FST_NOT_SUPPORTED,
+								   "manifest format version %d.%u has file flags 0x%llx, "
+								   "which this build (format %d.%d) does not know",
+								   FST_MANIFEST_FORMAT_MAJOR, minor,
+								   (unsigned long long) (flags & ~(uint64) FILE_KNOWN_FLAGS),
+								   FST_MANIFEST_FORMAT_MAJOR, FST_MANIFEST_FORMAT_MINOR);
+
+		fst_error_cause(err, FST_CAUSE_NEWER_FORMAT);
+		return rc;
+	}
 	if (r->bad || (flags & ~(uint64) FILE_KNOWN_FLAGS) != 0)
 		return fst_error(err, FST_CORRUPT, "malformed file record");
 	if (flags & FILE_FLAG_TTL)
@@ -375,7 +394,7 @@ decode_files(FstReader *r, FstManifest *m, FstError *err)
 
 			/* count the slot first so that free releases a partial record */
 			lv->nfiles++;
-			if ((rc = decode_file(r, f, l, err)) != FST_OK)
+			if ((rc = decode_file(r, f, l, m->format_minor, err)) != FST_OK)
 				return rc;
 		}
 	}
@@ -453,10 +472,19 @@ fst_manifest_decode(const char *data, size_t len, FstManifest *out,
 	if (memcmp(data, MANIFEST_MAGIC, MANIFEST_MAGIC_LEN) != 0)
 		return fst_error(err, FST_CORRUPT, "not a manifest (bad magic)");
 	major = fst_get_fixed32(data + 8);
-	if (major != FST_MANIFEST_FORMAT_MAJOR)
-		return fst_error(err, FST_NOT_SUPPORTED,
-						 "manifest format %u not supported (this build reads %d)",
-						 major, FST_MANIFEST_FORMAT_MAJOR);
+	if (major == 0)
+		return fst_error(err, FST_CORRUPT,
+						 "manifest has format version 0.%u, which no forst writes",
+						 fst_get_fixed32(data + 12));
+	if (major > FST_MANIFEST_FORMAT_MAJOR)
+	{
+		/* its layout may differ: not even the length or checksum is known */
+		rc = fst_error(err, FST_NOT_SUPPORTED,
+					   "manifest format version %u.%u is newer than this build reads (%d.x)",
+					   major, fst_get_fixed32(data + 12), FST_MANIFEST_FORMAT_MAJOR);
+		fst_error_cause(err, FST_CAUSE_NEWER_FORMAT);
+		return rc;
+	}
 	total = fst_get_fixed64(data + 16);
 	if (total != (uint64) len)
 		return fst_error(err, FST_CORRUPT,

@@ -21,7 +21,8 @@
  * a file is covered by a checksum: the footer by its own, every block by its
  * trailer.  A reader validates the footer and all metadata blocks when it
  * opens a file and each data block when it reads it; anything malformed is
- * FST_CORRUPT, a newer format version FST_NOT_SUPPORTED.
+ * FST_CORRUPT, a newer format version FST_NOT_SUPPORTED with the cause
+ * FST_CAUSE_NEWER_FORMAT.
  *
  * Entries are (internal key, value) with values starting with an entry
  * header (ikey.h).  Keys must be added in strictly increasing fst_ikey_cmp
@@ -46,6 +47,9 @@
  */
 #define FST_SST_FORMAT_VERSION	1
 #define FST_SST_FORMAT_ZSTD		2
+/* the versions a reader accepts: older ones, never newer (docs/operations.md) */
+#define FST_SST_FORMAT_OLDEST	FST_SST_FORMAT_VERSION
+#define FST_SST_FORMAT_NEWEST	FST_SST_FORMAT_ZSTD
 #define FST_SST_FOOTER_SIZE		64
 
 typedef struct FstBlockCache FstBlockCache;

@@ -218,6 +218,7 @@ fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 	char	   *contents;
 	size_t		clen;
 	FstCode		rc;
+	uint32		version;
 	int			i;
 
 	*out = NULL;
@@ -257,11 +258,20 @@ fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 		rc = fst_error(err, FST_CORRUPT, "SST footer checksum mismatch");
 		goto fail;
 	}
-	if (fst_get_fixed32(footer + FOOTER_VERSION_OFF) != FST_SST_FORMAT_VERSION &&
-		fst_get_fixed32(footer + FOOTER_VERSION_OFF) != FST_SST_FORMAT_ZSTD)
+	/* checked after the checksum: a damaged version is corruption */
+	version = fst_get_fixed32(footer + FOOTER_VERSION_OFF);
+	if (version < FST_SST_FORMAT_OLDEST)
 	{
-		rc = fst_error(err, FST_NOT_SUPPORTED, "SST format version %u is not supported",
-					   fst_get_fixed32(footer + FOOTER_VERSION_OFF));
+		rc = fst_error(err, FST_CORRUPT, "SST footer has format version %u, which no forst writes",
+					   version);
+		goto fail;
+	}
+	if (version > FST_SST_FORMAT_NEWEST)
+	{
+		rc = fst_error(err, FST_NOT_SUPPORTED,
+					   "SST format version %u is newer than this build reads (versions %d to %d)",
+					   version, FST_SST_FORMAT_OLDEST, FST_SST_FORMAT_NEWEST);
+		fst_error_cause(err, FST_CAUSE_NEWER_FORMAT);
 		goto fail;
 	}
 	for (i = FOOTER_RESERVED_OFF; i < FOOTER_CRC_OFF; i++)

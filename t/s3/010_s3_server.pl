@@ -7,10 +7,12 @@
 #  - the secret settings are never visible: SHOW and pg_settings print
 #    "********" to superusers and nothing to others, the server log never
 #    holds them;
-#  - a wrong secret (set with a reload) fails queries with SQLSTATE 28000
+#  - a wrong secret (set with a reload) fails queries with SQLSTATE 58030
+#    (io_error, not 28000: the client's login did not fail)
 #    and a hint; the flush worker logs, backs off and stays up, and flushes
 #    by itself once the right secret is reloaded;
-#  - a closed endpoint port (08001) and a missing bucket (42704) give clear
+#  - a closed endpoint port (58000, not class 08: the client's connection
+#    is fine) and a missing bucket (42704) give clear
 #    errors and the server stays up;
 #  - statement_timeout and pg_cancel_backend stop a query whose S3 request
 #    hangs (a stalling proxy) within about a second, with the usual errors.
@@ -120,14 +122,15 @@ is($node->safe_psql('postgres',
 is($node->safe_psql('postgres', $twin . 'f'), $expected,
 	'credentials from the settings work');
 
-# --- 3. a wrong secret: SQLSTATE 28000; the flush worker survives it
+# --- 3. a wrong secret: SQLSTATE 58030; the flush worker survives it
 my $worker = flush_worker_pid();
 $node->append_conf('postgresql.conf', "forst.s3_secret_access_key = 'wrong-$sk'\n");
 $node->reload;
 sleep 0.5;
 ($rc, $out, $err) = try_sql('SELECT count(*) FROM f');
 isnt($rc, 0, 'a query fails with a wrong secret');
-like($err, qr/ERROR:  28000: forst: .*SignatureDoesNotMatch/, 'with SQLSTATE 28000 naming the cause');
+like($err, qr/ERROR:  58030: forst: .*SignatureDoesNotMatch/, 'with SQLSTATE 58030 naming the cause');
+like($err, qr/DETAIL:  The object belongs to table "public\.f" \(relfilenode \d+\)\./, 'and the table by name');
 like($err, qr/HINT:  Check forst.s3_access_key_id and forst.s3_secret_access_key/, 'and a hint');
 # writes into memtables go on; their flush fails until the secret is fixed
 $node->safe_psql('postgres',
@@ -151,8 +154,8 @@ $node->append_conf('postgresql.conf', "forst.s3_endpoint = 'http://127.0.0.1:$cl
 $node->restart;
 my $t0 = time;
 ($rc, $out, $err) = try_sql('SELECT count(*) FROM f');
-like($err, qr/ERROR:  08001: forst: .*could not connect to endpoint/,
-	'a closed endpoint port: SQLSTATE 08001');
+like($err, qr/ERROR:  58000: forst: .*could not connect to endpoint/,
+	'a closed endpoint port: SQLSTATE 58000');
 like($err, qr/HINT:  Check that the object store is running/, 'with a hint');
 cmp_ok(time - $t0, '<', 20, 'after a bounded number of retries');
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server stays up');

@@ -8,7 +8,7 @@
 #    resolved; nothing is lost, before and after a restart;
 #  - a 15 s outage under a write load: writers wait, the flush worker backs
 #    off and stays up, and everything is flushed once the store is back;
-#  - faults that persist give clear errors (08006 after the retries, 58000
+#  - faults that persist give clear errors (58030 after the retries, 58000
 #    for RequestTimeTooSkewed) and the server stays up.
 use strict;
 use warnings;
@@ -198,12 +198,12 @@ $node->reload;
 sleep 0.3;
 set_rules(q{[{"method": "GET", "action": "error", "status": 503, "code": "SlowDown"}]});
 my ($rc, $out, $err) = try_sql($twin . 'f');
-like($err, qr/ERROR:  08006: forst: .*throttling/, 'persistent SlowDown: SQLSTATE 08006');
+like($err, qr/ERROR:  58030: forst: .*throttling/, 'persistent SlowDown: SQLSTATE 58030');
 like($err, qr/HINT:  The object store kept asking to slow down/, 'with a hint');
 
 set_rules(q{[{"method": "GET", "action": "error", "status": 503, "code": "ServiceUnavailable"}]});
 ($rc, $out, $err) = try_sql($twin . 'f');
-like($err, qr/ERROR:  08006: forst: .*after 3 attempts/, 'persistent 503: SQLSTATE 08006 after all retries');
+like($err, qr/ERROR:  58030: forst: .*after 3 attempts/, 'persistent 503: SQLSTATE 58030 after all retries');
 
 set_rules(q{[{"method": "GET", "action": "error", "status": 403, "code": "RequestTimeTooSkewed"}]});
 ($rc, $out, $err) = try_sql($twin . 'f');
