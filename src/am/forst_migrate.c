@@ -202,8 +202,8 @@ check_not_referenced(Relation rel)
 	table_close(conrel, AccessShareLock);
 }
 
-static bool
-index_is_primary(Oid indexoid)
+bool
+forst_index_is_primary(Oid indexoid)
 {
 	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
 	bool		result;
@@ -216,8 +216,8 @@ index_is_primary(Oid indexoid)
 }
 
 /* The index of rel's primary key, deferrable or not, or InvalidOid. */
-static Oid
-primary_key_index(Relation rel)
+Oid
+forst_primary_key_index(Relation rel)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
@@ -225,7 +225,7 @@ primary_key_index(Relation rel)
 
 	foreach(lc, indexes)
 	{
-		if (index_is_primary(lfirst_oid(lc)))
+		if (forst_index_is_primary(lfirst_oid(lc)))
 			result = lfirst_oid(lc);
 	}
 	list_free(indexes);
@@ -396,7 +396,7 @@ check_to_forst(Relation rel)
 	{
 		Oid			indexoid = lfirst_oid(lc);
 
-		if (index_is_primary(indexoid))
+		if (forst_index_is_primary(indexoid))
 			check_primary_key(rel, indexoid);
 		else
 			refuse_other_index(rel, indexoid);
@@ -623,7 +623,7 @@ forst_migrate_begin(AlterTableStmt *stmt)
 	m.relid = relid;
 	m.nspid = RelationGetNamespace(rel);
 	m.to_forst = to_forst;
-	m.pkindex = primary_key_index(rel);
+	m.pkindex = forst_primary_key_index(rel);
 	if (OidIsValid(m.pkindex))
 		plan_key_switch(rel, m.pkindex,
 						to_forst ? get_index_am_oid("forst_key", false) : BTREE_AM_OID,

@@ -31,21 +31,27 @@ PG_FUNCTION_INFO_V1(forst_advance_watermark_fn);
 
 Oid			forst_expiry_checked_relid = InvalidOid;
 
-void
-forst_require_table_owner(Oid relid, const char *funcname)
+/* relid's name, for a message; an error if there is no such relation */
+static char *
+rel_name(Oid relid)
 {
-	char	   *relname;
+	char	   *relname = get_rel_name(relid);
 
-	if (pg_class_ownercheck(relid, GetUserId()))
-		return;
-	relname = get_rel_name(relid);
 	if (relname == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
+	return relname;
+}
+
+void
+forst_require_table_owner(Oid relid, const char *funcname)
+{
+	if (pg_class_ownercheck(relid, GetUserId()))
+		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("must be owner of table %s", relname),
+			 errmsg("must be owner of table %s", rel_name(relid)),
 			 errdetail("Only the owner of a table (or a superuser) may call %s on it.",
 					   funcname)));
 }
@@ -67,19 +73,12 @@ forst_may_see_role(Oid roleid)
 void
 forst_require_table_read(Oid relid, const char *funcname)
 {
-	char	   *relname;
-
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK ||
 		forst_reads_all_stats())
 		return;
-	relname = get_rel_name(relid);
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied for table %s", relname),
+			 errmsg("permission denied for table %s", rel_name(relid)),
 			 errdetail("%s needs the SELECT privilege on the table or the privileges of the \"pg_read_all_stats\" role.",
 					   funcname)));
 }

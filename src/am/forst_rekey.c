@@ -74,6 +74,7 @@
 #include "utils/syscache.h"
 
 #include "forst_am.h"
+#include "forst_migrate.h"
 #include "forst_rekey.h"
 #include "forst_shmem.h"
 #include "forst_store.h"
@@ -106,38 +107,6 @@ forst_rekey_alter_begin(void)
 		pending = NIL;
 	}
 	alter_depth++;
-}
-
-static bool
-index_is_primary(Oid indexoid)
-{
-	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-	bool		result;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for index %u", indexoid);
-	result = ((Form_pg_index) GETSTRUCT(tup))->indisprimary;
-	ReleaseSysCache(tup);
-	return result;
-}
-
-/* The primary key's index of rel (deferrable or not), or InvalidOid. */
-static Oid
-primary_key_of(Relation rel)
-{
-	List	   *indexes = RelationGetIndexList(rel);
-	ListCell   *lc;
-	Oid			result = InvalidOid;
-
-	foreach(lc, indexes)
-	{
-		Oid			indexoid = lfirst_oid(lc);
-
-		if (index_is_primary(indexoid))
-			result = indexoid;
-	}
-	list_free(indexes);
-	return result;
 }
 
 /*
@@ -207,7 +176,7 @@ forst_rekey_borrowed_key(Relation rel)
 		return InvalidOid;
 	if (orig->rd_rel->relkind == RELKIND_RELATION && forst_is_forst_relation(orig))
 	{
-		pk = primary_key_of(orig);
+		pk = forst_primary_key_index(orig);
 		if (OidIsValid(pk))
 		{
 			/* relinfo_build() calls this in CacheMemoryContext */
@@ -292,7 +261,7 @@ rekey_table(Oid relid)
 	Oid			am = rel->rd_rel->relam;
 	char		persistence = rel->rd_rel->relpersistence;
 	bool		keyed_table = forst_is_forst_relation(rel) &&
-		OidIsValid(primary_key_of(rel));
+		OidIsValid(forst_primary_key_index(rel));
 	Oid			newrelid;
 	Relation	newrel;
 
@@ -442,7 +411,7 @@ forst_rekey_plan_alter(AlterTableStmt *stmt)
 	if (!forst_relid_is_forst_table(relid))
 		return NIL;
 	rel = relation_open(relid, AccessShareLock);
-	pk = primary_key_of(rel);
+	pk = forst_primary_key_index(rel);
 	conoid = OidIsValid(pk) ? get_index_constraint(pk) : InvalidOid;
 	if (!OidIsValid(conoid))
 	{
