@@ -70,6 +70,7 @@
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
@@ -104,6 +105,7 @@ typedef struct ForstBackupProc
 typedef struct ForstBackupShared
 {
 	pg_atomic_uint32 gate_closed;	/* writers wait (fast-path flag) */
+	LWLock	   *file_lock;		/* writing and removing forst/backup_start */
 	slock_t		mutex;			/* protects the rest */
 	int			npreparing;		/* backups between steps 3 and 4 */
 	XLogRecPtr	gate_lsn;		/* writers pass once the redo pointer is here */
@@ -130,6 +132,7 @@ backup_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(ForstBackupShared)));
+	RequestNamedLWLockTranche("forst_backup", 1);
 }
 
 static void
@@ -146,6 +149,7 @@ backup_shmem_startup(void)
 		memset(bsh, 0, sizeof(*bsh));
 		pg_atomic_init_u32(&bsh->gate_closed, 0);
 		SpinLockInit(&bsh->mutex);
+		bsh->file_lock = &(GetNamedLWLockTranche("forst_backup"))->lock;
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -273,28 +277,48 @@ unregister_backup(void)
 int
 forst_backup_in_progress(void)
 {
-	int			i;
+	ForstBackupProc procs[MAX_BACKUPS];
 	int			n;
+	int			i;
 	int			pid = 0;
 
 	if (bsh == NULL)
 		return 0;
 	SpinLockAcquire(&bsh->mutex);
-	for (i = 0; i < bsh->nbackups;)
-	{
-		PGPROC	   *proc = &ProcGlobal->allProcs[bsh->backups[i].pgprocno];
-
-		if (proc->pid != bsh->backups[i].pid)
-			bsh->backups[i] = bsh->backups[--bsh->nbackups];
-		else
-			i++;
-	}
 	n = bsh->nbackups;
-	if (n > 0)
-		pid = bsh->backups[0].pid;
+	memcpy(procs, bsh->backups, sizeof(ForstBackupProc) * n);
 	SpinLockRelease(&bsh->mutex);
-	if (n == 0 && access(FORST_BACKUP_FILE, F_OK) == 0)
-		(void) unlink(FORST_BACKUP_FILE);
+
+	/* an exited process's PGPROC keeps its pid: ask the proc array */
+	for (i = 0; i < n; i++)
+	{
+		int			j;
+
+		if (BackendPidGetProc(procs[i].pid) != NULL)
+		{
+			pid = procs[i].pid;
+			continue;
+		}
+		SpinLockAcquire(&bsh->mutex);
+		for (j = 0; j < bsh->nbackups; j++)
+			if (bsh->backups[j].pid == procs[i].pid &&
+				bsh->backups[j].pgprocno == procs[i].pgprocno)
+				bsh->backups[j--] = bsh->backups[--bsh->nbackups];
+		SpinLockRelease(&bsh->mutex);
+	}
+	if (pid == 0 && access(FORST_BACKUP_FILE, F_OK) == 0)
+	{
+		/* under file_lock: a backup registers before it writes the file */
+		LWLockAcquire(bsh->file_lock, LW_EXCLUSIVE);
+		SpinLockAcquire(&bsh->mutex);
+		n = bsh->nbackups;
+		if (n > 0)
+			pid = bsh->backups[0].pid;
+		SpinLockRelease(&bsh->mutex);
+		if (n == 0)
+			(void) unlink(FORST_BACKUP_FILE);
+		LWLockRelease(bsh->file_lock);
+	}
 	return pid;
 }
 
@@ -489,7 +513,9 @@ backup_prepare(const char *what)
 		}
 		lsn = GetXLogInsertRecPtr();
 		flush_before(lsn, deadline);
+		LWLockAcquire(bsh->file_lock, LW_EXCLUSIVE);
 		write_backup_file(lsn);
+		LWLockRelease(bsh->file_lock);
 	}
 	PG_CATCH();
 	{

@@ -32,7 +32,9 @@
  *
  * On a standby there is no slot (pg_basebackup does not copy pg_replslot):
  * the catch-up finds nothing, and the standby's own redo of forst records
- * feeds its memtables from its base backup's start on.
+ * feeds its memtables from its base backup's start on.  The rows logged
+ * before that are in SST files: forst_backup.c flushes every memtable when
+ * a backup starts, and leaves forst/backup_start for the copy to find.
  *
  * The slot.  It is created (persistent, WAL reserved from the current redo
  * pointer) by the first forst write or CREATE TABLE ... USING forst after
