@@ -93,6 +93,7 @@ typedef void (*forst_client_auth_hook_type) (struct Port *port, int status);
 extern PGDLLIMPORT forst_client_auth_hook_type ClientAuthentication_hook;
 
 #define FORST_BACKUP_FILE		"forst/backup_start"
+#define FORST_RESTORED_FILE		"forst/restored_from_backup"
 #define MAX_BACKUPS				16
 #define GATE_TIMEOUT_MS			30000
 
@@ -323,12 +324,14 @@ forst_backup_in_progress(void)
 }
 
 /*
- * The position F of the last backup start whose forst/backup_start this
- * data directory holds (a copy of it in a server started from the backup),
- * or Invalid.  With remove, the file is removed.
+ * At the catch-up after a start (forst_wal.c): the position F from
+ * forst/backup_start, or Invalid if there is none.  In a server started
+ * from the backup (slot_missing: pg_basebackup copies no slots) the file
+ * becomes forst/restored_from_backup, which stays; elsewhere (a primary
+ * restarted during a backup, which the restart ended) it is removed.
  */
 XLogRecPtr
-forst_backup_file_lsn(bool remove)
+forst_backup_take_file(bool slot_missing)
 {
 	FILE	   *f = AllocateFile(FORST_BACKUP_FILE, "r");
 	uint32		hi,
@@ -340,9 +343,17 @@ forst_backup_file_lsn(bool remove)
 	if (fscanf(f, "forst rows before %X/%X", &hi, &lo) == 2)
 		lsn = ((uint64) hi << 32) | lo;
 	FreeFile(f);
-	if (remove)
+	if (slot_missing && !XLogRecPtrIsInvalid(lsn))
+		durable_rename(FORST_BACKUP_FILE, FORST_RESTORED_FILE, WARNING);
+	else
 		(void) unlink(FORST_BACKUP_FILE);
 	return lsn;
+}
+
+bool
+forst_backup_restored(void)
+{
+	return access(FORST_RESTORED_FILE, F_OK) == 0;
 }
 
 static void

@@ -356,10 +356,12 @@ cmp_key(const void *a, const void *b)
 }
 
 /*
- * The newest version, at most "newest", whose own SST files are all in the
- * store.  A base backup copies a store inside the data directory file by
- * file while the server flushes: the copy may hold a manifest written
- * after the copy of its SST directory.  The older version is complete
+ * In a server started from a base backup: the newest version, at most
+ * "newest", whose own SST files are all in the store.  A base backup copies
+ * a store inside the data directory file by file while the server flushes:
+ * the copy may hold a manifest written after the copy of its SST directory.
+ * (Elsewhere a missing file is an error when it is read: falling back
+ * would hide rows whose WAL forst's slot no longer keeps.)  The older version is complete
  * (forst.gc() deletes nothing during a backup, and a backup starts with
  * every row before its redo pointer in SST files), and the replay from the
  * backup's redo pointer rebuilds the rest into memtables.  Borrowed files
@@ -421,7 +423,7 @@ forst_table_load(ForstTableShared *ts)
 		return;
 	forst_table_prefix(&ts->rnode, prefix, sizeof(prefix));
 	newest = forst_newest_manifest_version(prefix);
-	if (newest > 0)
+	if (newest > 0 && forst_backup_restored())
 		newest = newest_complete_version(&ts->rnode, prefix, newest);
 
 	elog(DEBUG1, "forst: table %u/%u has manifest version " UINT64_FORMAT,

@@ -492,7 +492,7 @@ do_catchup(XLogRecPtr upto)
 
 	s = find_slot(&restart);
 	/* a backup start's promise, which only a copy of it needs (see below) */
-	backup_lsn = forst_backup_file_lsn(true);
+	backup_lsn = forst_backup_take_file(s == NULL || XLogRecPtrIsInvalid(restart));
 	if (s == NULL || XLogRecPtrIsInvalid(restart))
 	{
 		/*
