@@ -8,7 +8,11 @@
 #  - each backup started as a server of its own (recovery to the end of
 #    the backup) and as a streaming standby that is then promoted;
 #  - with the default object store, inside the data directory, which the
-#    backup copies while the primary flushes into it.
+#    backup copies while the primary flushes into it;
+#  - the low-level API (pg_backup_start, a file copy, pg_backup_stop), with
+#    a copy of the store holding manifests whose SST files it lacks;
+#  - a backup of a standby whose memtables hold rows is refused, and
+#    forst.gc() deletes nothing while a backup runs.
 #
 # Every transaction writes a forst table and its heap twin alike, so the
 # heap twin is what PostgreSQL itself restored: forst must equal it.
@@ -19,10 +23,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use File::Copy;
+use File::Find;
+use PostgreSQL::Test::RecursiveCopy;
 
 my $conf = q{
 shared_preload_libraries = 'forst'
-forst.memtable_size = '256kB'
+forst.memtable_size = '1MB'
 forst.memtable_memory = '64MB'
 checkpoint_timeout = '1h'
 log_replication_commands = off
@@ -193,6 +200,75 @@ for my $mode (sort keys %backups)
 	$standby->promote;
 	check_restored($standby, "$mode, standby promoted", $before);
 	$standby->stop;
+}
+
+# The low-level API, pg_backup_start() and a file copy, with a copy of the
+# store that has a manifest written after the copy of its SST files (a
+# flush during the copy): the restored server takes the newest complete
+# version, and the WAL replay restores the rest.
+{
+	write_tail($tail);
+	my $copy = $primary->backup_dir . '/b_lowlevel';
+	my $pgdata = $primary->data_dir;
+	my $session = $primary->background_psql('postgres');
+	$offset = -s $primary->logfile;
+	$session->query_safe("SELECT pg_backup_start('low-level', true)");
+	ok($primary->log_contains(qr/forst: pg_backup_start: forst rows logged before/, $offset),
+		'low-level: pg_backup_start() flushed the memtables first');
+	PostgreSQL::Test::RecursiveCopy::copypath(
+		$pgdata, $copy,
+		filterfn => sub {
+			my $src = shift;
+			return $src ne 'postmaster.pid' && $src !~ m{^pg_(wal|replslot)/.};
+		});
+
+	# writes after the copy of the store: flushed into new SST files and a
+	# new manifest, of which the copy gets only the manifest
+	my $v0 = $primary->safe_psql('postgres',
+		q{SELECT manifest_version FROM forst.tables WHERE "table" = 'f'::regclass});
+	$primary->safe_psql('postgres', q{
+BEGIN;
+INSERT INTO f SELECT g, 3, repeat('y', 60) || g FROM generate_series(200001, 230000) g;
+INSERT INTO h SELECT g, 3, repeat('y', 60) || g FROM generate_series(200001, 230000) g;
+DELETE FROM f WHERE id BETWEEN 1000 AND 1100;
+DELETE FROM h WHERE id BETWEEN 1000 AND 1100;
+COMMIT;
+});
+	$primary->poll_query_until('postgres',
+		qq{SELECT manifest_version > $v0 FROM forst.tables WHERE "table" = 'f'::regclass})
+	  or die "no flush after the copy";
+	my @manifests;
+	File::Find::find(sub { push @manifests, $File::Find::name if -f $_ && $File::Find::dir =~ m{/manifest$} },
+		"$pgdata/forst/remote");
+	for my $m (@manifests)
+	{
+		(my $rel = $m) =~ s{^\Q$pgdata\E/}{};
+		File::Copy::copy($m, "$copy/$rel") unless -e "$copy/$rel";
+	}
+
+	my $label = $session->query_safe("SELECT labelfile FROM pg_backup_stop(false)");
+	$session->quit;
+	append_to_file("$copy/backup_label", "$label\n");
+	# the WAL up to the backup's end (pg_backup_stop switched segments)
+	opendir(my $wal, "$pgdata/pg_wal") or die "opendir: $!";
+	for my $seg (readdir $wal)
+	{
+		File::Copy::copy("$pgdata/pg_wal/$seg", "$copy/pg_wal/$seg") if -f "$pgdata/pg_wal/$seg";
+	}
+	closedir $wal;
+
+	my $low = PostgreSQL::Test::Cluster->new('server_lowlevel');
+	$low->init_from_backup($primary, 'b_lowlevel');
+	$low->start;
+	is($low->safe_psql('postgres', $twins), '0 0',
+		'low-level: forst tables equal their heap twins')
+	  or diag($low->safe_psql('postgres',
+		q{SELECT 'forst', * FROM (TABLE f EXCEPT ALL TABLE h) a UNION ALL SELECT 'heap', * FROM (TABLE h EXCEPT ALL TABLE f) b LIMIT 20}));
+	is($low->safe_psql('postgres', 'SELECT count(*) FROM f WHERE id > 200000'), '30000',
+		'low-level: the rows written during the backup are there');
+	ok($low->log_contains(qr/forst: manifest version \d+ of table \S+ lists SST file .*, which the store lacks/),
+		'low-level: the copy\'s incomplete manifest was passed over');
+	$low->stop;
 }
 
 # a backup from a standby whose memtables hold rows is refused, clearly
