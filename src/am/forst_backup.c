@@ -44,12 +44,22 @@
  * backup from a standby with rows in memtables) are raised there, so the
  * backup fails rather than misses rows.
  *
+ * Limit: writers pass the gate at the first checkpoint that begins after
+ * step 3, which is the backup's own unless another one begins in the
+ * instant between (a CHECKPOINT command; step 1 makes timed and WAL-volume
+ * checkpoints unlikely there).  Rows logged between that checkpoint and the
+ * backup's would then be missing from the backup.  Telling the backup's
+ * checkpoint apart would need the checkpointer's private counters.
+ *
  * While a backup runs (a process that started one is alive, or until its
  * pg_backup_stop()), forst.gc() deletes nothing: a default, in-data-
  * directory store is copied file by file, and the copy must keep every SST
  * file of the manifests it holds.  The file forst/backup_start, written at
  * step 3, tells a server started from the backup that rows before F are in
- * its SST files, so that a missing slot is expected there.
+ * its SST files, so that a missing slot is expected there; it keeps it as
+ * forst/restored_from_backup, which lets forst_table_load pass over
+ * manifests whose SST files the copy lacks (forst_store.c).  The primary
+ * removes forst/backup_start once no backup runs.
  *
  *-------------------------------------------------------------------------
  */
