@@ -236,10 +236,8 @@ forst_backup_gate_wait(void)
 				return;			/* still preparing past its deadline */
 			continue;
 		}
-		pgstat_report_wait_start(PG_WAIT_EXTENSION);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 5, PG_WAIT_EXTENSION);
-		pgstat_report_wait_end();
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
