@@ -63,5 +63,6 @@ _PG_init(void)
 	forst_ckpt_worker_register();
 	forst_compactor_register();
 	forst_wal_init();
+	forst_backup_init();
 	forst_preloaded = true;
 }

@@ -59,6 +59,7 @@
 #include "forst_progress.h"
 #include "forst_shmem.h"
 #include "forst_store.h"
+#include "forst_wal.h"
 
 int			forst_gc_grace_s = 600;
 
@@ -377,6 +378,7 @@ forst_gc_run(ForstGcResult *res)
 	ListCell   *lc;
 	int			i;
 	List	   *doomed = NIL;
+	int			backup_pid;
 
 	memset(res, 0, sizeof(*res));
 	if (RecoveryInProgress())
@@ -505,6 +507,20 @@ forst_gc_run(ForstGcResult *res)
 			}
 			doomed = lappend_int(doomed, idx);
 		}
+	}
+
+	/*
+	 * A base backup copies a store inside the data directory file by file:
+	 * its manifests must keep their SST files until it ends (forst_backup.c).
+	 */
+	if ((backup_pid = forst_backup_in_progress()) != 0)
+	{
+		ereport(NOTICE,
+				(errmsg("forst: garbage collection deletes nothing while a base backup runs"),
+				 errdetail("The backup runs in process %d; %d objects are kept until the next collection.",
+						   backup_pid, list_length(doomed))));
+		res->objects_kept += list_length(doomed);
+		doomed = NIL;
 	}
 
 	/* delete in batches */

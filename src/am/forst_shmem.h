@@ -248,6 +248,12 @@ extern void forst_memtable_put(ForstTableShared *ts, FstSlice ikey,
  * yet in an SST file: the flush advances forst's replication slot to it.
  */
 extern XLogRecPtr forst_oldest_unflushed_lsn(void);
+
+/*
+ * The insert position, or an earlier one where a writer has set its
+ * in-flight mark (it is logging a row and has not put it into a memtable).
+ */
+extern XLogRecPtr forst_oldest_inflight_lsn(void);
 extern XLogRecPtr forst_table_unflushed_lsn(ForstTableShared *ts);
 extern int	forst_retire_covered(ForstTableShared *ts, XLogRecPtr covered_lsn);
 

@@ -49,6 +49,12 @@ oldest_inflight(void)
 }
 
 XLogRecPtr
+forst_oldest_inflight_lsn(void)
+{
+	return oldest_inflight();
+}
+
+XLogRecPtr
 forst_oldest_unflushed_lsn(void)
 {
 	XLogRecPtr	oldest = oldest_inflight();

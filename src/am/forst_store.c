@@ -241,6 +241,70 @@ forst_manifest_read(const char *table_prefix, uint64 version, FstManifest *m,
 	return true;
 }
 
+static int
+cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * In a server started from a base backup: the newest version, at most
+ * "newest", whose own SST files are all in the store.  A base backup copies
+ * a store inside the data directory file by file while the server flushes:
+ * the copy may hold a manifest written after the copy of its SST directory.
+ * (Elsewhere a missing file is an error when it is read: falling back
+ * would hide rows whose WAL forst's slot no longer keeps.)  The older version is complete
+ * (forst.gc() deletes nothing during a backup, and a backup starts with
+ * every row before its redo pointer in SST files), and the replay from the
+ * backup's redo pointer rebuilds the rest into memtables.  Borrowed files
+ * (other tables' prefixes) are not checked.
+ */
+static uint64
+newest_complete_version(const RelFileNode *rnode, const char *prefix,
+						uint64 newest)
+{
+	ForstObjKeys ssts;
+	uint64		v;
+
+	forst_list_objects(psprintf("%s/sst/", prefix), &ssts);
+	qsort(ssts.keys, ssts.n, sizeof(char *), cmp_key);
+	for (v = newest; v > 0; v--)
+	{
+		FstManifest m;
+		int			level;
+		const char *missing = NULL;
+
+		if (!forst_manifest_read(prefix, v, &m, true))
+			continue;
+		for (level = 0; level < FST_NUM_LEVELS && missing == NULL; level++)
+		{
+			int			i;
+
+			for (i = 0; i < m.levels[level].nfiles && missing == NULL; i++)
+			{
+				const FstManifestFile *f = &m.levels[level].files[i];
+				char		key[FORST_KEY_LEN];
+				char	   *kp = key;
+
+				if (f->owner != NULL)
+					continue;
+				forst_sst_object_key(rnode, f->meta.file_id, key, sizeof(key));
+				if (bsearch(&kp, ssts.keys, ssts.n, sizeof(char *), cmp_key) == NULL)
+					missing = pstrdup(key);
+			}
+		}
+		fst_manifest_free(&m);
+		if (missing == NULL)
+			return v;
+		ereport(WARNING,
+				(errmsg("forst: manifest version " UINT64_FORMAT " of table %u/%u/%u lists SST file \"%s\", which the store lacks; trying version " UINT64_FORMAT,
+						v, rnode->spcNode, rnode->dbNode, rnode->relNode,
+						missing, v - 1),
+				 errdetail("A base backup copies the store while the server writes to it; WAL replay restores the rows of later versions.")));
+	}
+	return newest;
+}
+
 void
 forst_table_load(ForstTableShared *ts)
 {
@@ -251,6 +315,8 @@ forst_table_load(ForstTableShared *ts)
 		return;
 	forst_table_prefix(&ts->rnode, prefix, sizeof(prefix));
 	newest = forst_newest_manifest_version(prefix);
+	if (newest > 0 && forst_backup_restored())
+		newest = newest_complete_version(&ts->rnode, prefix, newest);
 
 	elog(DEBUG1, "forst: table %u/%u has manifest version " UINT64_FORMAT,
 		 ts->rnode.dbNode, ts->rnode.relNode, newest);

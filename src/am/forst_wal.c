@@ -32,7 +32,9 @@
  *
  * On a standby there is no slot (pg_basebackup does not copy pg_replslot):
  * the catch-up finds nothing, and the standby's own redo of forst records
- * feeds its memtables from its base backup's start on.
+ * feeds its memtables from its base backup's start on.  The rows logged
+ * before that are in SST files: forst_backup.c flushes every memtable when
+ * a backup starts, and leaves forst/backup_start for the copy to find.
  *
  * The slot.  It is created (persistent, WAL reserved from the current redo
  * pointer) by the first forst write or CREATE TABLE ... USING forst after
@@ -412,6 +414,17 @@ forst_wal_advance_slot(XLogRecPtr flushed_upto)
 XLogRecPtr
 forst_wal_log_put(ForstTableShared *ts, FstSlice ikey, FstSlice value)
 {
+	/*
+	 * A base backup is starting (forst_backup.c): wait until its checkpoint
+	 * has begun.  The caller's in-flight mark would keep the backup's flush
+	 * from getting past us, so it is set again afterwards.
+	 */
+	if (unlikely(forst_backup_gate_closed()))
+	{
+		forst_inflight_clear();
+		forst_backup_gate_wait();
+		forst_inflight_set(GetXLogInsertRecPtr());
+	}
 	forst_wal_check_writable();
 	forst_wal_ensure_ready();
 	ensure_slot();
@@ -482,11 +495,25 @@ do_catchup(XLogRecPtr upto)
 	ReplicationSlot *s;
 	uint64		n;
 	bool		standby = AmStartupProcess() ? StandbyMode : RecoveryInProgress();
+	XLogRecPtr	backup_lsn;
 
 	s = find_slot(&restart);
+	/* a backup start's promise, which only a copy of it needs (see below) */
+	backup_lsn = forst_backup_take_file(s == NULL || XLogRecPtrIsInvalid(restart));
 	if (s == NULL || XLogRecPtrIsInvalid(restart))
 	{
-		if (!standby && marker_exists())
+		/*
+		 * pg_basebackup copies no slots.  A server started from a backup
+		 * that forst prepared (forst_backup.c) replays from the backup's
+		 * redo pointer, at or after the position before which every forst
+		 * row was in SST files: nothing is missing.
+		 */
+		if (!XLogRecPtrIsInvalid(backup_lsn) && GetRedoRecPtr() >= backup_lsn)
+			ereport(LOG,
+					(errmsg("forst: started from a base backup: forst rows logged before %X/%X are in SST files, later ones in the WAL from %X/%X",
+							LSN_FORMAT_ARGS(backup_lsn),
+							LSN_FORMAT_ARGS(GetRedoRecPtr()))));
+		else if (!standby && marker_exists())
 			ereport(WARNING,
 					(errmsg("forst: replication slot \"%s\" is %s", FORST_SLOT_NAME,
 							s ? "invalidated" : "missing"),

@@ -111,6 +111,27 @@ extern void forst_wal_advance_slot(XLogRecPtr flushed_upto);
 extern void forst_wal_catchup_before(XLogRecPtr upto);
 extern void forst_wal_redo_ensure_slot(void);
 
+/*
+ * forst_backup.c: base backups.  When a backup starts (BASE_BACKUP or
+ * pg_backup_start), every forst row logged so far is flushed to SST files
+ * and writers wait ("the gate") until the backup's checkpoint has begun,
+ * so that the backup's WAL, from its redo pointer, holds every row the
+ * SST files it copies lack.  A writer calls forst_backup_gate_wait()
+ * before logging a row when forst_backup_gate_closed(), holding no LWLock.
+ * forst_backup_in_progress(): the pid of a backup that may still be copying
+ * files (no object may be deleted), or 0.  forst_backup_take_file(): at the
+ * catch-up, the position before which a backup start flushed every row,
+ * from forst/backup_start (a server started from that backup has a copy),
+ * or Invalid.  forst_backup_restored(): this server was started from such
+ * a backup (its copy of the store may hold manifests whose files it lacks).
+ */
+extern void forst_backup_init(void);
+extern bool forst_backup_gate_closed(void);
+extern void forst_backup_gate_wait(void);
+extern int	forst_backup_in_progress(void);
+extern XLogRecPtr forst_backup_take_file(bool slot_missing);
+extern bool forst_backup_restored(void);
+
 /* forst_replay.c: applying records (redo and catch-up) */
 extern void forst_redo(XLogReaderState *record);
 extern void forst_desc(StringInfo buf, XLogReaderState *record);

@@ -319,6 +319,8 @@ forst_worker_main(Datum arg)
 														 Min(1000L << Min(failures - 1, 5), 30000L));
 			}
 		}
+		/* removes forst/backup_start once no backup runs (forst_backup.c) */
+		(void) forst_backup_in_progress();
 		waiting = free_retired();
 		timeout = waiting ? 50 : 1000;
 		if (failures > 0)
