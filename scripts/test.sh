@@ -138,6 +138,21 @@ step_fuzz()
 	record fuzz "$p" "$f"
 }
 
+# regress_counts LOG OUTDIR INSTANCE: sets rp and rf to the tests that
+# passed and failed in pg_regress's output LOG (rf at least 1 when rc, the
+# run's status, is not 0), and on failure prints OUTDIR's regression.diffs
+# and the end of the temporary INSTANCE's server log.
+regress_counts()
+{
+	rp=$(count '\.\.\. +ok' "$1")
+	rf=$(count '\.\.\. +FAILED' "$1")
+	if [ "$rc" -ne 0 ]; then
+		[ "$rf" -gt 0 ] || rf=1
+		[ ! -f "$2/regression.diffs" ] || cat "$2/regression.diffs"
+		[ ! -f "$3/log/postmaster.log" ] || tail -n 50 "$3/log/postmaster.log"
+	fi
+}
+
 step_regress()
 {
 	local tests opts p f
@@ -149,14 +164,9 @@ step_regress()
 	run_logged "$logs/regress.log" in_work env HOME="$work" PATH="$user_path" \
 		"$pg_regress" --temp-instance="$work/tmp_check" --bindir="$bindir" \
 		--inputdir=. --outputdir=. $opts $tests
-	p=$(count '\.\.\. +ok' "$logs/regress.log")
-	f=$(count '\.\.\. +FAILED' "$logs/regress.log")
-	if [ "$rc" -ne 0 ]; then
-		[ "$f" -gt 0 ] || f=1
-		[ ! -f "$work/regression.diffs" ] || cat "$work/regression.diffs"
-		[ ! -f "$work/tmp_check/log/postmaster.log" ] ||
-			tail -n 50 "$work/tmp_check/log/postmaster.log"
-	fi
+	regress_counts "$logs/regress.log" "$work" "$work/tmp_check"
+	p=$rp
+	f=$rf
 	owner_regress
 	record regress "$p" "$f"
 }
@@ -171,7 +181,7 @@ OWNER_REGRESS="forst_table forst_onconflict forst_triggers forst_differential fo
 
 owner_regress()
 {
-	local dir="$work/owner" t tf
+	local dir="$work/owner" t kind
 
 	mkdir -p "$dir/sql" "$dir/expected" "$dir/output"
 	for t in $OWNER_REGRESS; do
@@ -192,15 +202,9 @@ owner_regress()
 		"$pg_regress" --temp-instance="$work/tmp_check_owner" --bindir="$bindir" \
 		--inputdir="$dir" --outputdir="$dir/output" --temp-config="$dir/forst.conf" \
 		$(for t in $OWNER_REGRESS; do echo "${t}_owner"; done)
-	p=$((p + $(count '\.\.\. +ok' "$logs/regress-owner.log")))
-	tf=$(count '\.\.\. +FAILED' "$logs/regress-owner.log")
-	if [ "$rc" -ne 0 ]; then
-		[ "$tf" -gt 0 ] || tf=1
-		[ ! -f "$dir/output/regression.diffs" ] || cat "$dir/output/regression.diffs"
-		[ ! -f "$work/tmp_check_owner/log/postmaster.log" ] ||
-			tail -n 50 "$work/tmp_check_owner/log/postmaster.log"
-	fi
-	f=$((f + tf))
+	regress_counts "$logs/regress-owner.log" "$dir/output" "$work/tmp_check_owner"
+	p=$((p + rp))
+	f=$((f + rf))
 }
 
 # Isolation tests: concurrent sessions scripted by specs/*.spec, on a
@@ -226,14 +230,9 @@ step_isolation()
 	run_logged "$logs/isolation.log" in_work env HOME="$work" PATH="$user_path" \
 		"$pg_isolation_regress" --temp-instance="$work/tmp_check_iso" \
 		--bindir="$bindir" --inputdir=. --outputdir=output_iso $opts $tests
-	p=$(count '\.\.\. +ok' "$logs/isolation.log")
-	f=$(count '\.\.\. +FAILED' "$logs/isolation.log")
-	if [ "$rc" -ne 0 ]; then
-		[ "$f" -gt 0 ] || f=1
-		[ ! -f "$work/output_iso/regression.diffs" ] || cat "$work/output_iso/regression.diffs"
-		[ ! -f "$work/tmp_check_iso/log/postmaster.log" ] ||
-			tail -n 50 "$work/tmp_check_iso/log/postmaster.log"
-	fi
+	regress_counts "$logs/isolation.log" "$work/output_iso" "$work/tmp_check_iso"
+	p=$rp
+	f=$rf
 	record isolation "$p" "$f"
 }
 
@@ -395,7 +394,7 @@ EOF
 # the settings CONF; adds to p and f of step_s3.
 s3_regress()
 {
-	local name=$1 conf=$2 tf
+	local name=$1 conf=$2
 
 	shift 2
 	log "s3: pg_regress $* ($name)"
@@ -404,15 +403,9 @@ s3_regress()
 	run_logged "$logs/$name.log" in_work env HOME="$work" PATH="$user_path" \
 		"$pg_regress" --temp-instance="$work/tmp_check_$name" --bindir="$bindir" \
 		--inputdir=. --outputdir="output_$name" --temp-config="$conf" "$@"
-	p=$((p + $(count '\.\.\. +ok' "$logs/$name.log")))
-	tf=$(count '\.\.\. +FAILED' "$logs/$name.log")
-	if [ "$rc" -ne 0 ]; then
-		[ "$tf" -gt 0 ] || tf=1
-		[ ! -f "$work/output_$name/regression.diffs" ] || cat "$work/output_$name/regression.diffs"
-		[ ! -f "$work/tmp_check_$name/log/postmaster.log" ] ||
-			tail -n 50 "$work/tmp_check_$name/log/postmaster.log"
-	fi
-	f=$((f + tf))
+	regress_counts "$logs/$name.log" "$work/output_$name" "$work/tmp_check_$name"
+	p=$((p + rp))
+	f=$((f + rf))
 }
 
 # s3_server_tests: PostgreSQL servers with forst.remote_dir on the running
