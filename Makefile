@@ -17,11 +17,11 @@ DATA = forst--1.0.sql forst--1.0--1.1.sql
 PGFILEDESC = "forst - disaggregated keyed state for PostgreSQL"
 
 ENGINE_SRCS = $(sort $(wildcard src/lsm/*.c src/store/*.c))
-SERVER_SRCS = $(sort $(wildcard src/am/*.c src/bgw/*.c))
+SERVER_SRCS = $(sort $(wildcard src/am/*.c src/am/*/*.c))
 OBJS = $(ENGINE_SRCS:.c=.o) $(SERVER_SRCS:.c=.o)
 
 WARN_FLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-PG_CPPFLAGS = -Isrc/lsm -Isrc/store -Isrc/am $(shell xml2-config --cflags)
+PG_CPPFLAGS = -Isrc -Isrc/lsm -Isrc/store $(shell xml2-config --cflags)
 PG_CFLAGS = $(WARN_FLAGS)
 SHLIB_LINK = -llz4 -lzstd -lcurl -lssl -lcrypto -lxml2
 
@@ -45,7 +45,7 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild every object when any header
 # changes (a struct layout seen differently by two objects corrupts memory).
-$(OBJS): $(wildcard src/*/*.h)
+$(OBJS): $(wildcard src/*/*.h src/am/*/*.h)
 
 # ---------------------------------------------------------------------------
 # Stand-alone programs (no server): unit tests, fuzzers, benchmarks.

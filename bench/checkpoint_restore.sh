@@ -198,7 +198,7 @@ SQL
 
 # upsert TABLE REP ROWS: UPSERTS distinct keys (the same for both tables
 # in a rep), in transactions of UPSERT_BATCH rows: forst holds a
-# heavyweight lock per written key until commit (forst_lock.c), so one
+# heavyweight lock per written key until commit (write/key_locks.c), so one
 # transaction of 10,000 upserts exhausts the default lock table ("out of
 # shared memory").
 upsert()

@@ -1,6 +1,6 @@
 --
 -- forst_keycodec: the memcomparable encoding of forst keys
--- (src/am/keycodec.c) and key groups.  For every supported type, memcmp
+-- (src/am/keys/keycodec.c) and key groups.  For every supported type, memcmp
 -- order of the encodings is the btree order of the values ("C" collation
 -- for strings), equal values encode identically, and the encodings and
 -- key groups of fixed values are pinned (they are on-disk format).

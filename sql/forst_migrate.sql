@@ -1,5 +1,5 @@
 -- ALTER TABLE ... SET ACCESS METHOD between heap and forst
--- (src/am/forst_migrate.c, docs/migration.md)
+-- (src/am/ddl/migrate.c, docs/migration.md)
 \set VERBOSITY terse
 CREATE EXTENSION forst;
 

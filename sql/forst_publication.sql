@@ -1,4 +1,4 @@
--- Publications and forst tables (src/am/forst_publication.c): logical
+-- Publications and forst tables (src/am/ddl/publication.c): logical
 -- decoding cannot see forst tables' changes, so naming one in a
 -- publication is refused and publications that would cover one warn.
 \set VERBOSITY default

@@ -2,7 +2,7 @@
 -- the table under the key, as pg_dump's output needs (CREATE TABLE, COPY,
 -- then ADD PRIMARY KEY); PostgreSQL's own rewrites of keyed forst tables
 -- (ALTER COLUMN ... TYPE, ADD COLUMN with a volatile default) keep the key.
--- src/am/forst_rekey.c.
+-- src/am/ddl/rekey.c.
 \set SHOW_CONTEXT never
 CREATE EXTENSION forst;
 

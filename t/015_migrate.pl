@@ -1,5 +1,5 @@
 # ALTER TABLE ... SET ACCESS METHOD between heap and forst
-# (src/am/forst_migrate.c) and durability: a table migrated to forst, with
+# (src/am/ddl/migrate.c) and durability: a table migrated to forst, with
 # memtables small enough that its rows go to SST files, keeps every row
 # through a clean restart, a crash (immediate stop) and on a streaming
 # standby; migrated back to heap, it keeps them too and forst forgets it;

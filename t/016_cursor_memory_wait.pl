@@ -2,7 +2,7 @@
 # holds: the scan's cursor must see every row although the backend waits
 # for memtable memory on the way, and the flush worker reuses the memtables
 # of the cursor's view meanwhile (a waiting backend does not hold them,
-# forst_pin.c).  Before cursors moved to a new view then, the UPDATE below
+# shmem/slab_pins.c).  Before cursors moved to a new view then, the UPDATE below
 # updated 269,221 of 300,000 rows: the rest of the scan read reused memory.
 use strict;
 use warnings;

@@ -1,4 +1,4 @@
-# The shared block cache (src/am/forst_blockshare.c): a block one backend
+# The shared block cache (src/am/read/shared_blocks.c): a block one backend
 # decoded is found by another; a ring much smaller than the table is
 # overwritten all the time under concurrent point reads, range scans and
 # writes, and no read ever returns a wrong row; the cache can be turned off.

@@ -1,4 +1,4 @@
-# Point lookups (forst_point.c): the newest version of a key the snapshot
+# Point lookups (read/point.c): the newest version of a key the snapshot
 # sees, found without a merging cursor, while the key's versions are spread
 # over memtables and many SST files that the flush and compaction workers
 # rewrite underneath.  Every answer is checked against a sequential scan

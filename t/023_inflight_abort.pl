@@ -1,6 +1,6 @@
 # A writer that fails between its PUT record and its memtable insert --
 # here cancelled by statement_timeout while it waits for memtable memory --
-# must not leave its in-flight mark behind (forst_pin.c).  The mark tells
+# must not leave its in-flight mark behind (shmem/slab_pins.c).  The mark tells
 # the flush worker that a record before it is not in a memtable yet, so a
 # stale one held forst's replication slot at its LSN for as long as the
 # backend lived without writing again.

@@ -1,5 +1,5 @@
 # ANALYZE samples a forst table at a cost set by its statistics target,
-# not by the table's size (src/am/forst_analyze.c): the pseudo-blocks
+# not by the table's size (src/am/tableam/analyze.c): the pseudo-blocks
 # ANALYZE picks stand for data blocks of the largest level, and each yields
 # the rows of its block's key range, merged from every level.  Before, the
 # first pseudo-block yielded every row of the table: ANALYZE read all of

@@ -1,4 +1,4 @@
-# VACUUM keeps a forst table's relfrozenxid honest (src/am/forst_vacuum.c),
+# VACUUM keeps a forst table's relfrozenxid honest (src/am/tableam/vacuum.c),
 # and flushes and compactions freeze the versions every snapshot sees.
 # Before, VACUUM did nothing: relfrozenxid stayed where CREATE TABLE put
 # it, held datfrozenxid back, and 2^31 transactions later the server would

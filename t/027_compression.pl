@@ -1,5 +1,5 @@
 # forst.compression, a codec per level, and forst.block_size, a data
-# block size per level (src/am/forst_compression.c).
+# block size per level (src/am/base/compression.c).
 #
 # Flushes write level 0 with the first codec and block size listed,
 # compactions write level 1 with the second.  Checked on the files

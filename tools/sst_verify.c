@@ -9,7 +9,7 @@
  *
  * DIR is a copy of forst.remote_dir: it holds
  * <system id>/tables/<table>/manifest/<20 digits> and
- * <system id>/tables/<table>/sst/<2 hex>/<20 digits>.sst (forst_store.h).
+ * <system id>/tables/<table>/sst/<2 hex>/<20 digits>.sst (objects/store.h).
  * For every table directory found below DIR:
  *	- every manifest decodes (format, checksum, invariants);
  *	- every file the newest manifest names exists with the listed size, and
@@ -111,7 +111,7 @@ verify_sst(const char *path, FstSstProps *props_out, FstError *err)
 	return rc == FST_OK ? n : -1;
 }
 
-/* sst/<2 hex>/<20 digits>.sst of a file id, as forst_store.c names it */
+/* sst/<2 hex>/<20 digits>.sst of a file id, as objects/store.c names it */
 static void
 sst_path(const char *table_dir, uint64 file_id, char *buf, size_t len)
 {

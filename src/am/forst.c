@@ -8,7 +8,7 @@
  * shared_preload_libraries.  When the module is loaded any other way (by
  * CREATE EXTENSION, LOAD or session_preload_libraries) _PG_init registers
  * nothing; the extension script then calls forst._check_preloaded(), which
- * refuses with a clear message (see forst_funcs.c).
+ * refuses with a clear message (see functions/funcs.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -17,18 +17,18 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 
-#include "forst.h"
-#include "forst_blockshare.h"
-#include "forst_checkpoint.h"
-#include "forst_progress.h"
-#include "forst_am.h"
-#include "forst_cache.h"
-#include "forst_expiry.h"
-#include "forst_flush.h"
-#include "forst_onconflict.h"
-#include "forst_shmem.h"
-#include "forst_stats.h"
-#include "forst_wal.h"
+#include "am/forst.h"
+#include "am/read/shared_blocks.h"
+#include "am/checkpoint/checkpoint.h"
+#include "am/base/progress.h"
+#include "am/forst_am.h"
+#include "am/objects/disk_cache.h"
+#include "am/expiry/expiry.h"
+#include "am/flush/flush.h"
+#include "am/write/onconflict.h"
+#include "am/shmem/shmem.h"
+#include "am/base/stats.h"
+#include "am/wal/wal.h"
 
 PG_MODULE_MAGIC;
 

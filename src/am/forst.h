@@ -18,7 +18,7 @@
 extern bool forst_preloaded;
 
 /*
- * forst_compression.c: forst.compression, a codec (FST_COMPRESS_*) per
+ * base/compression.c: forst.compression, a codec (FST_COMPRESS_*) per
  * level, and forst.block_size, a data block size per level
  */
 extern char *forst_compression;
@@ -28,7 +28,7 @@ extern int	forst_compression_for_level(int level);
 extern size_t forst_block_size_for_level(int level);
 extern size_t forst_flush_block_size(void);
 
-/* forst_guc.c */
+/* base/guc.c */
 extern char *forst_remote_dir;
 extern int	forst_compaction_workers;
 extern int	forst_compaction_rate_limit_kb;
@@ -47,7 +47,7 @@ extern int	forst_cache_chunk_size_kb;
 
 extern void forst_define_gucs(void);
 
-/* forst_s3_guc.c: the forst.s3_* settings */
+/* base/s3_guc.c: the forst.s3_* settings */
 struct FstS3Config;
 extern uint32 forst_s3_settings_generation;
 extern void forst_define_s3_gucs(void);

@@ -34,9 +34,9 @@
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
-#include "forst_shmem.h"
-#include "ikey.h"
-#include "keycodec.h"
+#include "am/shmem/shmem.h"
+#include "lsm/ikey.h"
+#include "am/keys/keycodec.h"
 
 #define FORST_MAX_KEY_GROUPS_DEFAULT 128
 
@@ -54,7 +54,7 @@ typedef struct ForstRelInfo
 	uint16		max_key_groups;
 } ForstRelInfo;
 
-/* forst_rel.c */
+/* keys/rel.c */
 extern ForstRelInfo *forst_relinfo(Relation rel);
 extern void forst_relinfo_init(void);
 /* user part of a row (slot must have all attributes deformed) */
@@ -74,7 +74,7 @@ typedef struct ForstLoc
 } ForstLoc;
 
 /*
- * forst_tid.c.  A TID addresses the first FORST_TID_SST_BLOCKS data blocks
+ * keys/tid.c.  A TID addresses the first FORST_TID_SST_BLOCKS data blocks
  * of an SST file and the first FORST_TID_SST_ENTRIES entries of a block:
  * compaction cuts its outputs before the former (FORST_SST_MAX_BLOCKS
  * leaves room for the rest of the row at the cut), forst.block_size is
@@ -87,7 +87,7 @@ typedef struct ForstLoc
 extern void forst_tid_set(ItemPointer tid, const ForstLoc *loc);
 extern bool forst_tid_get(ItemPointer tid, ForstLoc *loc);
 
-/* forst_mvcc.c */
+/* read/mvcc.c */
 extern bool forst_version_visible(Snapshot snapshot, Relation rel,
 								  const FstEntryHeader *hdr,
 								  FstMemtable *mt, uint32 ref, uint8 hint);
@@ -173,7 +173,7 @@ forst_xid_committed(TransactionId xid)
 	return TransactionIdDidCommit(xid);
 }
 
-/* forst_slot.c: minimal-tuple slots that also answer xmin, cmin, cmax */
+/* keys/slot.c: minimal-tuple slots that also answer xmin, cmin, cmax */
 extern TupleTableSlotOps forst_slot_ops;
 extern void forst_slot_init(void);
 extern void forst_slot_store(TupleTableSlot *slot, MinimalTuple mtup,
@@ -182,7 +182,7 @@ extern void forst_slot_store(TupleTableSlot *slot, MinimalTuple mtup,
 extern void forst_slot_set_system(TupleTableSlot *slot, TransactionId xmin,
 								  CommandId cid);
 
-/* forst_lock.c */
+/* write/key_locks.c */
 extern void forst_lock_key(Relation rel, FstSlice user_part, LOCKMODE mode);
 extern void forst_unlock_key(Relation rel, FstSlice user_part, LOCKMODE mode);
 extern bool forst_lock_key_try(Relation rel, FstSlice user_part, LOCKMODE mode);
@@ -191,17 +191,17 @@ extern LOCKMODE forst_tuple_lock_mode(LockTupleMode mode);
 /*
  * Row locks held to the end of the transaction: noted when taken, and
  * released once the same subtransaction wrote a version of the key, which
- * then stands for the lock (forst_lock.c).
+ * then stands for the lock (write/key_locks.c).
  */
 extern void forst_lock_key_keep(Relation rel, FstSlice user_part, LOCKMODE mode);
 extern void forst_release_kept(Relation rel, FstSlice user_part);
 
-/* forst_pending.c */
+/* ddl/pending.c */
 extern void forst_pending_init(void);
 extern void forst_drop_storage_at(const RelFileNode *rnode, bool at_commit);
 extern void forst_drop_database_at_commit(Oid dbid);
 
-/* forst_dml.c */
+/* write/dml.c */
 extern void forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);
 extern bool forst_insert_row_speculative(Relation rel, TupleTableSlot *slot,
 										 CommandId cid);
@@ -212,24 +212,24 @@ extern TM_Result forst_update_row(Relation rel, ItemPointer otid,
 								  TupleTableSlot *slot, CommandId cid,
 								  Snapshot crosscheck, bool wait,
 								  TM_FailureData *tmfd, LockTupleMode *lockmode);
-/* forst_rowlock.c */
+/* write/row_locks.c */
 extern TM_Result forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 								TupleTableSlot *slot, CommandId cid,
 								LockTupleMode mode, LockWaitPolicy wait_policy,
 								uint8 flags, TM_FailureData *tmfd);
 
-/* forst_tableam.c */
+/* tableam/tableam.c */
 extern const TableAmRoutine *forst_table_am_routine(void);
 extern bool forst_is_forst_relation(Relation rel);
 extern bool forst_relation_has_rows(Relation rel);
 
-/* forst_utility.c */
+/* ddl/utility.c */
 extern void forst_utility_init(void);
 /* Whether relid is a plain forst table (false if it does not exist). */
 extern bool forst_relid_is_forst_table(Oid relid);
 
 /*
- * forst_publication.c: publications cannot carry forst tables' changes.
+ * ddl/publication.c: publications cannot carry forst tables' changes.
  * Refuses CREATE/ALTER PUBLICATION naming a forst table and warns about
  * ones that cover forst tables (FOR ALL TABLES, TABLES IN SCHEMA); warns
  * when a new forst table (relid) falls under such a publication.

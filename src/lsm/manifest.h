@@ -5,7 +5,7 @@
  *	  table's file set, and the edits that lead from one version to the next.
  *
  * A manifest says everything needed to reopen a table from object storage
- * (DESIGN section 6): the table's identity, the writer epoch used for
+ * (docs/architecture.md): the table's identity, the writer epoch used for
  * fencing, the WAL position it covers, the sequence and file-id counters,
  * the key-group range the table owns, the SQL layer's schema description
  * (opaque bytes here), the TTL setting, and per level the SST files.

@@ -1,0 +1,491 @@
+/*-------------------------------------------------------------------------
+ *
+ * attach.c
+ *	  Attaching the files of a checkpointed table to a table of this
+ *	  server: restore, clone, time travel and rescale by key groups
+ *	  (docs/checkpoints.md), without copying a byte of state.
+ *
+ * forst._attach_files(target, cluster, checkpoint, prefix, version, kg_lo,
+ * kg_hi, lo, xmax, ranges, claim) builds the target's next manifest from
+ * the source table's manifest "<prefix>/manifest/<version>" as named by
+ * the checkpoint:
+ *
+ *	- every file of the source is borrowed: it keeps its object key, gets a
+ *	  file id of the target (so ids stay unique when files of two sources
+ *	  meet, in a merge) and an owner string "<rule>:<object key>" naming
+ *	  the visibility rule it is read with (objects/borrowed.h): the checkpoint's
+ *	  snapshot for the source's own files, limited to [kg_lo, kg_hi]; the
+ *	  source's own rules (narrowed the same way) for files it borrowed;
+ *	- an empty target takes the source's levels as they are; a target that
+ *	  has files already (a merge of another key-group range) gets the new
+ *	  files in level 0, newest level first, which readers merge by sequence
+ *	  and compaction sorts into levels later;
+ *	- the target owns [kg_lo, kg_hi] (joined to its range in a merge, which
+ *	  must stay one interval); writes of other key groups are refused;
+ *	- sequence numbers continue above the source's.
+ *
+ * Then the source is protected: no_claim writes a pin object
+ * "<source cluster>/pins/<this cluster>.<target prefix>" naming the
+ * checkpoint, which the source's retention keeps (and so its garbage
+ * collection the files), or, for a savepoint, "<savepoint>/pins/..." which
+ * forst.drop_savepoint honours; and a record of the pin under
+ * "<this cluster>/pinned/", by which this cluster's garbage collection
+ * removes the pin once the table is gone; claim fences the source's writer instead by a
+ * manifest version with a higher writer epoch, so that a server still
+ * writing the source fails at its next publish (objects/store.c).
+ *
+ * The SQL function forst.attach (forst--1.0.sql) reads the checkpoint,
+ * creates the table from its stored definition and calls this.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/xact.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "am/forst.h"
+#include "am/checkpoint/checkpoint.h"
+#include "am/base/privileges.h"
+#include "am/shmem/shmem.h"
+#include "am/objects/store.h"
+#include "am/objects/borrowed.h"
+
+PG_FUNCTION_INFO_V1(forst_attach_files);
+
+/* Reads a manifest of a table prefix, with its rules. */
+static void
+read_manifest(const char *prefix, uint64 version, FstManifest *m, ForstVisList *vis)
+{
+	(void) forst_manifest_read(prefix, version, m, false);
+	if (!forst_vis_parse(m->schema, m->schema_len, vis, CurrentMemoryContext))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: manifest version " UINT64_FORMAT " under \"%s\" has a malformed table description",
+						version, prefix)));
+}
+
+/* Appends a deep copy of a file (new id, owner) to level l of m. */
+static void
+add_file(FstManifest *m, int l, const FstFileMeta *meta, uint64 id,
+		 const char *owner)
+{
+	FstFileMeta copy = *meta;
+	FstError	err;
+	FstCode		rc;
+
+	copy.file_id = id;
+	rc = fst_manifest_append_file(m, l, &copy, owner, &err);
+	if (rc != FST_OK)
+		forst_report(rc, &err, "building a manifest");
+}
+
+/* The object key of a borrowed file's owner string (after the rules). */
+static const char *
+owner_key(const char *owner)
+{
+	const char *colon = owner ? strchr(owner, ':') : NULL;
+
+	return colon ? colon + 1 : NULL;
+}
+
+/*
+ * Copies every file of base into m, level by level; files listed in
+ * extend[] (by level * stride + index) get the extra rules given there and
+ * a new id, so that no backend keeps reading them with the old rules.
+ */
+static void
+copy_files(FstManifest *m, const FstManifest *base, char **extend, int stride,
+		   ForstTableShared *ts)
+{
+	int			l,
+				i;
+
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+		for (i = 0; i < base->levels[l].nfiles; i++)
+		{
+			const FstManifestFile *f = &base->levels[l].files[i];
+			char	   *more = extend ? extend[l * stride + i] : NULL;
+
+			if (more == NULL)
+				add_file(m, l, &f->meta, f->meta.file_id, f->owner);
+			else
+			{
+				const char *key = owner_key(f->owner);
+
+				add_file(m, l, &f->meta, forst_table_new_file_id(ts),
+						 psprintf("%.*s%s:%s", (int) (key - 1 - f->owner), f->owner,
+								  more, key));
+			}
+		}
+}
+
+/* Where base borrows the object key, or false. */
+static bool
+find_borrowed(const FstManifest *base, const char *key, int *level, int *index)
+{
+	int			l,
+				i;
+
+	for (l = 0; base && l < FST_NUM_LEVELS; l++)
+		for (i = 0; i < base->levels[l].nfiles; i++)
+		{
+			const char *k = owner_key(base->levels[l].files[i].owner);
+
+			if (k && strcmp(k, key) == 0)
+			{
+				*level = l;
+				*index = i;
+				return true;
+			}
+		}
+	return false;
+}
+
+static void
+write_object(const char *key, const char *data, bool if_absent)
+{
+	FstError	err;
+	FstCode		rc;
+
+	if (if_absent)
+		rc = fst_objstore_put_if_absent(forst_objstore(), key, data, strlen(data), &err);
+	else
+		rc = fst_objstore_put(forst_objstore(), key, data, strlen(data), &err);
+	if (rc != FST_OK)
+		forst_report(rc, &err, psprintf("writing \"%s\"", key));
+}
+
+/*
+ * Fences the source: its newest manifest again, as the next version, with
+ * a higher writer epoch and a note of who claimed it.
+ */
+static void
+fence_source(const char *prefix, const char *claimer)
+{
+	uint64		newest = forst_newest_manifest_version(prefix);
+	FstManifest m;
+	ForstVisList vis;
+	StringInfoData schema;
+	int			attempt;
+
+	if (newest == 0)
+		return;
+	read_manifest(prefix, newest, &m, &vis);
+	initStringInfo(&schema);
+	appendBinaryStringInfo(&schema, m.schema ? m.schema : "", m.schema_len);
+	if (schema.len == 0)
+		appendStringInfoString(&schema, "forst-table 1\n");
+	appendStringInfo(&schema, "claimed-by %s\n", claimer);
+	{
+		FstError	err;
+
+		if (fst_manifest_set_schema(&m, schema.data, schema.len, &err) != FST_OK)
+			forst_report(FST_NO_MEMORY, &err, "building a manifest");
+	}
+	m.writer_epoch++;
+	for (attempt = 0; attempt < 100; attempt++)
+	{
+		FstBuf		enc;
+		FstError	err;
+		FstCode		rc;
+		char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
+
+		m.version = newest + 1 + attempt;
+		fst_manifest_object_name(m.version, name, sizeof(name));
+		fst_buf_init(&enc);
+		rc = fst_manifest_encode(&m, &enc, &err);
+		if (rc == FST_OK)
+			rc = fst_objstore_put_if_absent(forst_objstore(), psprintf("%s/%s", prefix, name),
+											enc.data, enc.len, &err);
+		fst_buf_free(&enc);
+		if (rc == FST_OK)
+			break;
+		if (rc != FST_ALREADY_EXISTS)
+			forst_report(rc, &err, "fencing the source table");
+	}
+	fst_manifest_free(&m);
+}
+
+Datum
+forst_attach_files(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	char	   *cluster = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	int64		checkpoint = PG_GETARG_INT64(2);
+	char	   *prefix = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	int64		version = PG_GETARG_INT64(4);
+	int32		kg_lo = PG_GETARG_INT32(5);
+	int32		kg_hi = PG_GETARG_INT32(6);
+	int64		lo = PG_GETARG_INT64(7);
+	int64		xmax = PG_GETARG_INT64(8);
+	char	   *ranges = text_to_cstring(PG_GETARG_TEXT_PP(9));
+	bool		claim = PG_GETARG_BOOL(10);
+	Relation	rel;
+	ForstTableShared *ts;
+	FstManifest src,
+				next;
+	ForstVisList src_vis;
+	const ForstVisList *base_vis = NULL;
+	const FstManifest *base = NULL;
+	uint64		base_version;
+	StringInfoData schema;
+	ForstVis	rule;
+	int		   *rule_map;
+	int			nrules;
+	int			own_rule;
+	int			l,
+				i;
+	bool		merge;
+	char	  **extend;
+	int			stride;
+	char		tprefix[FORST_KEY_LEN];
+	FstError	err;
+	uint64		attached = 0;
+
+	forst_require_superuser("forst._attach_files", "attach files of a checkpoint to a table");
+	rel = relation_open(relid, ExclusiveLock);
+	if (!forst_is_forst_relation(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a forst table", RelationGetRelationName(rel))));
+	if (version <= 0)
+	{
+		/* the table was empty at the checkpoint: nothing to attach */
+		relation_close(rel, NoLock);
+		PG_RETURN_INT64(0);
+	}
+	read_manifest(prefix, (uint64) version, &src, &src_vis);
+	if (kg_lo < 0 || kg_hi >= src.max_key_groups || kg_lo > kg_hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("forst: key groups %d..%d are not within the table's 0..%d",
+						kg_lo, kg_hi, src.max_key_groups - 1)));
+	if (kg_lo < src.kg_lo || kg_hi > src.kg_hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("forst: the source owns key groups %d..%d only, not %d..%d",
+						src.kg_lo, src.kg_hi, kg_lo, kg_hi)));
+
+	ts = forst_table_shared(&rel->rd_node, true);
+	forst_table_load(ts);
+	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		LWLockAcquire(&ts->lock, LW_SHARED);
+		base_version = ts->manifest_version;
+		merge = ts->active >= 0 || ts->nimmutable > 0 || base_version > 0;
+		LWLockRelease(&ts->lock);
+		if (base_version > 0)
+		{
+			base = forst_manifest_at(&rel->rd_node, base_version);
+			base_vis = forst_manifest_vis(base);
+		}
+		if (merge)
+		{
+			uint16		cur_lo = base ? base->kg_lo : 0;
+			uint16		cur_hi = base ? base->kg_hi : src.max_key_groups - 1;
+
+			if (base && base->max_key_groups != src.max_key_groups)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("forst: the tables have %d and %d key groups",
+								base->max_key_groups, src.max_key_groups)));
+			if (!(kg_hi < cur_lo || kg_lo > cur_hi))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("forst: \"%s\" owns key groups %d..%d already, which %d..%d overlaps",
+								RelationGetRelationName(rel), cur_lo, cur_hi, kg_lo, kg_hi),
+						 errhint("Attach into an empty table, or a key-group range the table does not own.")));
+			if (kg_hi + 1 != cur_lo && cur_hi + 1 != kg_lo)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("forst: key groups %d..%d do not adjoin the %d..%d that \"%s\" owns",
+								kg_lo, kg_hi, cur_lo, cur_hi, RelationGetRelationName(rel)),
+						 errhint("A table owns one interval of key groups; merge adjoining ranges.")));
+		}
+
+		/* the rules: the target's, then the checkpoint's, then the source's */
+		initStringInfo(&schema);
+		appendStringInfoString(&schema, "forst-table 1\n");
+		nrules = 0;
+		if (base_vis)
+			for (i = 0; i < base_vis->n; i++, nrules++)
+				forst_vis_format(&schema, &base_vis->items[i]);
+		forst_vis_build(&rule, (uint16) kg_lo, (uint16) kg_hi, (TransactionId) lo,
+						(TransactionId) xmax, ranges);
+		forst_vis_format(&schema, &rule);
+		own_rule = nrules++;
+		rule_map = palloc(sizeof(int) * Max(src_vis.n, 1));
+		for (i = 0; i < src_vis.n; i++)
+		{
+			ForstVis	r = src_vis.items[i];
+
+			r.kg_lo = Max(r.kg_lo, kg_lo);
+			r.kg_hi = Min(r.kg_hi, kg_hi);
+			if (r.kg_lo > r.kg_hi)
+			{
+				rule_map[i] = -1;	/* none of its rows is wanted */
+				continue;
+			}
+			forst_vis_format(&schema, &r);
+			rule_map[i] = nrules++;
+		}
+
+		fst_manifest_init(&next);
+		if (base)
+		{
+			memcpy(next.table_uuid, base->table_uuid, FST_MANIFEST_UUID_LEN);
+			next.writer_epoch = base->writer_epoch;
+			next.lsn_covered = base->lsn_covered;
+			next.next_file_id = base->next_file_id;
+			next.last_seq = base->last_seq;
+			next.ttl_attnum = base->ttl_attnum;
+			next.ttl_interval_us = base->ttl_interval_us;
+		}
+		else
+		{
+			memcpy(next.table_uuid, &rel->rd_node.dbNode, sizeof(Oid));
+			memcpy(next.table_uuid + 4, &rel->rd_node.relNode, sizeof(Oid));
+			next.next_file_id = 1;
+		}
+		next.created_at = (int64) GetCurrentTimestamp() +
+			(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+		next.max_key_groups = src.max_key_groups;
+		next.kg_lo = merge ? Min(kg_lo, base ? base->kg_lo : kg_lo) : kg_lo;
+		next.kg_hi = merge ? Max(kg_hi, base ? base->kg_hi : kg_hi) : kg_hi;
+		if (merge && base == NULL)
+		{
+			/* rows in memtables only: the table owned everything */
+			next.kg_lo = 0;
+			next.kg_hi = src.max_key_groups - 1;
+		}
+		next.last_seq = Max(next.last_seq, src.last_seq);
+		if (fst_manifest_set_schema(&next, schema.data, schema.len, &err) != FST_OK)
+			forst_report(FST_NO_MEMORY, &err, "building a manifest");
+
+		/*
+		 * The new files: in their levels, or (merge) all in level 0.  A file
+		 * the target borrows already (the two tables were split from one)
+		 * is not added twice: the target's entry gets the new rule as well,
+		 * for the new key groups.
+		 */
+		stride = 1;
+		if (base)
+			for (l = 0; l < FST_NUM_LEVELS; l++)
+				stride = Max(stride, base->levels[l].nfiles);
+		extend = base ? palloc0(sizeof(char *) * FST_NUM_LEVELS * stride) : NULL;
+		for (l = 0; l < FST_NUM_LEVELS; l++)
+			for (i = 0; i < src.levels[l].nfiles; i++)
+			{
+				const FstManifestFile *f = &src.levels[l].files[i];
+				const char *key;
+				char	   *rules;
+				int			bl,
+							bi;
+				char		okey[FORST_KEY_LEN];
+
+				if (f->meta.kg_max < kg_lo || f->meta.kg_min > kg_hi)
+					continue;	/* holds no wanted key group */
+				if (f->owner == NULL)
+				{
+					snprintf(okey, sizeof(okey), "%s/sst/%02x/%020" INT64_MODIFIER "u.sst",
+							 prefix,
+							 (unsigned) ((f->meta.file_id * 0x9E3779B1U) >> 24) & 0xff,
+							 f->meta.file_id);
+					key = okey;
+					rules = psprintf("%d", own_rule);
+				}
+				else
+				{
+					/* "<k>[+<k>...]:key": the source's rules, renumbered */
+					const char *p = f->owner;
+					StringInfoData rs;
+
+					initStringInfo(&rs);
+					for (;;)
+					{
+						char	   *end;
+						long		k = strtol(p, &end, 10);
+
+						if (end == p || k < 0 || k >= src_vis.n || (*end != ':' && *end != '+'))
+							ereport(ERROR,
+									(errcode(ERRCODE_DATA_CORRUPTED),
+									 errmsg("forst: malformed borrowed file \"%s\" in the source", f->owner)));
+						if (rule_map[k] >= 0)
+							appendStringInfo(&rs, "%s%d", rs.len ? "+" : "", rule_map[k]);
+						p = end + 1;
+						if (*end == ':')
+							break;
+					}
+					if (rs.len == 0)
+						continue;	/* none of its rules covers wanted groups */
+					key = p;
+					rules = rs.data;
+				}
+				if (merge && find_borrowed(base, key, &bl, &bi))
+				{
+					char	  **slot = &extend[bl * stride + bi];
+
+					*slot = psprintf("%s+%s", *slot ? *slot : "", rules);
+				}
+				else
+					add_file(&next, merge ? 0 : l, &f->meta, forst_table_new_file_id(ts),
+							 psprintf("%s:%s", rules, key));
+				attached++;
+			}
+		if (base)
+			copy_files(&next, base, extend, stride, ts);
+		next.next_file_id = Max(next.next_file_id, pg_atomic_read_u64(&ts->next_file_id));
+		next.version = base_version + 1;
+		if (fst_manifest_validate(&next, FST_INVALID_ARGUMENT, &err) != FST_OK)
+			forst_report(FST_INVALID_ARGUMENT, &err, "building the attached manifest");
+		{
+			uint64		cur = pg_atomic_read_u64(&forst_shared->next_seq);
+
+			while (cur < next.last_seq &&
+				   !pg_atomic_compare_exchange_u64(&forst_shared->next_seq, &cur, next.last_seq))
+				;
+		}
+		forst_manifest_install(ts, &next);
+		fst_manifest_free(&next);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&ts->manifest_lock);
+	}
+	PG_END_TRY();
+
+	forst_table_prefix(&rel->rd_node, tprefix, sizeof(tprefix));
+	if (claim)
+		fence_source(prefix, psprintf("%s %s", forst_cluster_id(), tprefix));
+	else
+	{
+		/*
+		 * The pin: in the source cluster's namespace for a checkpoint (its
+		 * retention keeps the checkpoint), in the savepoint's own prefix for
+		 * a savepoint (forst.drop_savepoint refuses while pinned).
+		 */
+		const char *tables = strstr(prefix, "/tables/");
+		char	   *pin = checkpoint > 0 || tables == NULL ?
+			psprintf("%s/pins/%s.%s.%s", cluster, forst_cluster_id(),
+					 strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1) :
+			psprintf("%.*s/pins/%s.%s.%s", (int) (tables - prefix), prefix,
+					 forst_cluster_id(), strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1);
+
+		write_object(pin, psprintf("checkpoint " INT64_FORMAT "\nsource %s\nby %s %s\n",
+								   checkpoint, prefix, forst_cluster_id(), tprefix), false);
+		/* our record of it, so that our GC removes it with the clone */
+		write_object(psprintf("%s/pinned/%s.%s.%s", forst_cluster_id(), cluster,
+							  strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1),
+					 psprintf("pin %s\nby %s\n", pin, tprefix), false);
+	}
+	fst_manifest_free(&src);
+	relation_close(rel, NoLock);
+	PG_RETURN_INT64((int64) attached);
+}

@@ -1,0 +1,581 @@
+/*-------------------------------------------------------------------------
+ *
+ * gc.c
+ *	  Garbage collection of this cluster's objects (docs/checkpoints.md).
+ *
+ * forst.gc() deletes the objects under "<cluster>/tables/" that nothing
+ * needs any more, for the tables of the current database and of dropped
+ * databases.  An object is needed when
+ *
+ *	- it is the newest manifest of a live table, or a manifest whose
+ *	  successor is younger than forst.gc_grace (readers, and a standby,
+ *	  may still use it), or a manifest a retained checkpoint names
+ *	  (retention keeps the checkpoints that clones pin); or
+ *	- it is an SST file such a manifest lists, whichever prefix it lives
+ *	  under (clones borrow files across tables); or
+ *	- it is an SST file of a live table at or above the table's lowest
+ *	  file id in flight (an upload whose manifest is not written yet).
+ *
+ * A table is live when the catalog has its relfilenode or the server's
+ * shared state knows it (a table created by a transaction not yet
+ * committed).  Tables of other live databases are left alone, but their
+ * manifests count as references (a clone in another database may borrow
+ * files of this one).
+ *
+ * Order (never racing an upload): list the objects first, then read the
+ * in-flight watermarks, then list and read the manifests.  A file listed
+ * in step one either was in flight at step two (kept), or was published
+ * before it (so the manifests read after it list it), or is garbage.
+ *
+ * A table that another server claimed is left alone: its files are the
+ * claimer's now (which does not collect them either: a known leak).
+ *
+ * Pins this cluster wrote for its clones (<cluster>/pinned/ records of
+ * pins in a source cluster's namespace) are removed, with the pin, once
+ * the clone's table is gone.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "commands/dbcommands.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "am/forst.h"
+#include "am/checkpoint/checkpoint.h"
+#include "am/checkpoint/gc.h"
+#include "am/base/privileges.h"
+#include "am/base/progress.h"
+#include "am/shmem/shmem.h"
+#include "am/objects/store.h"
+#include "am/wal/wal.h"
+
+int			forst_gc_grace_s = 600;
+
+/* One table prefix "<cluster>/tables/<db>.<relfilenode>". */
+typedef struct GcTable
+{
+	Oid			db;
+	Oid			rel;
+	char	   *prefix;
+	bool		ours;			/* of this database or a dropped one */
+	bool		live;
+	uint64		inflight_low;	/* PG_UINT64_MAX: none */
+	List	   *manifests;		/* listed versions (uint64 as pointers) */
+	List	   *objects;		/* indexes into the listing */
+} GcTable;
+
+typedef struct RefEntry
+{
+	char		key[FORST_KEY_LEN];
+} RefEntry;
+
+void
+forst_gc_init(void)
+{
+	DefineCustomIntVariable("forst.gc_grace",
+							"Seconds a manifest version and its files are kept after a newer version replaced them.",
+							"Readers and standbys may still use older versions for this long.",
+							&forst_gc_grace_s, 600, 0, 86400 * 7,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+}
+
+static int64
+unix_now_us(void)
+{
+	return (int64) GetCurrentTimestamp() +
+		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+}
+
+/* Parses "<db>.<rel>" right after the tables/ prefix. */
+static bool
+parse_table(const char *rest, Oid *db, Oid *rel, const char **after)
+{
+	unsigned long d,
+				r;
+	char	   *end;
+
+	errno = 0;
+	d = strtoul(rest, &end, 10);
+	if (errno || end == rest || *end != '.')
+		return false;
+	rest = end + 1;
+	r = strtoul(rest, &end, 10);
+	if (errno || end == rest || (*end != '/' && *end != '\0'))
+		return false;
+	*db = (Oid) d;
+	*rel = (Oid) r;
+	*after = *end ? end + 1 : end;
+	return true;
+}
+
+static GcTable *
+find_table(List *tables, Oid db, Oid rel)
+{
+	ListCell   *lc;
+
+	foreach(lc, tables)
+	{
+		GcTable    *t = lfirst(lc);
+
+		if (t->db == db && t->rel == rel)
+			return t;
+	}
+	return NULL;
+}
+
+/* Relfilenodes of the forst tables of this database (catalog). */
+static List *
+live_relfilenodes(void)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	List	   *out = NIL;
+	uint64		i;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT pg_relation_filenode(c.oid) FROM pg_class c JOIN pg_am a ON a.oid = c.relam"
+					" WHERE a.amname = 'forst' AND c.relkind = 'r'", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "forst: listing forst tables failed");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			/* in the caller's context: SPI_finish frees SPI's */
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			out = lappend_oid(out, DatumGetObjectId(d));
+			MemoryContextSwitchTo(old);
+		}
+	}
+	SPI_finish();
+	return out;
+}
+
+static void
+add_ref(HTAB *refs, const char *key)
+{
+	RefEntry	e;
+	bool		found;
+
+	memset(e.key, 0, sizeof(e.key));
+	strlcpy(e.key, key, sizeof(e.key));
+	(void) hash_search(refs, e.key, HASH_ENTER, &found);
+}
+
+static bool
+has_ref(HTAB *refs, const char *key)
+{
+	char		k[FORST_KEY_LEN];
+
+	memset(k, 0, sizeof(k));
+	strlcpy(k, key, sizeof(k));
+	return hash_search(refs, k, HASH_FIND, NULL) != NULL;
+}
+
+/* Marks a manifest and every file it lists as needed. */
+static void
+keep_manifest(HTAB *refs, const char *prefix, uint64 version, const FstManifest *m)
+{
+	char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
+	char		key[FORST_KEY_LEN];
+	int			l,
+				i;
+
+	fst_manifest_object_name(version, name, sizeof(name));
+	snprintf(key, sizeof(key), "%s/%s", prefix, name);
+	add_ref(refs, key);
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+		for (i = 0; i < m->levels[l].nfiles; i++)
+		{
+			const FstManifestFile *f = &m->levels[l].files[i];
+			const char *colon = f->owner ? strchr(f->owner, ':') : NULL;
+
+			if (f->owner == NULL)
+			{
+				uint64		id = f->meta.file_id;
+
+				snprintf(key, sizeof(key), "%s/sst/%02x/%020" INT64_MODIFIER "u.sst",
+						 prefix, (unsigned) ((id * 0x9E3779B1U) >> 24) & 0xff, id);
+				add_ref(refs, key);
+			}
+			else
+				add_ref(refs, colon ? colon + 1 : f->owner);
+		}
+}
+
+static int
+cmp_u64_desc(const ListCell *a, const ListCell *b)
+{
+	uint64		x = (uint64) (uintptr_t) lfirst(a);
+	uint64		y = (uint64) (uintptr_t) lfirst(b);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * The manifests of a live table that stay: the newest, and each older one
+ * whose successor is younger than the grace period.
+ */
+static void
+keep_live_manifests(HTAB *refs, GcTable *t)
+{
+	ForstObjKeys keys;
+	char	   *mprefix = psprintf("%s/manifest/", t->prefix);
+	List	   *versions = NIL;
+	ListCell   *lc;
+	int64		cutoff = unix_now_us() - (int64) forst_gc_grace_s * USECS_PER_SEC;
+	int64		successor_created = PG_INT64_MAX;
+	int			i;
+
+	/* listed again now: newer than the first listing (see the header) */
+	forst_list_objects(mprefix, &keys);
+	for (i = 0; i < keys.n; i++)
+	{
+		uint64		v;
+		const char *name = strstr(keys.keys[i], "manifest/");
+
+		if (name && fst_manifest_parse_object_name(name, &v))
+			versions = lappend(versions, (void *) (uintptr_t) v);
+	}
+	list_sort(versions, cmp_u64_desc);
+	foreach(lc, versions)
+	{
+		uint64		v = (uint64) (uintptr_t) lfirst(lc);
+		FstManifest m;
+
+		if (successor_created < cutoff)
+			break;				/* this and older ones were replaced long ago */
+		if (!forst_manifest_read(t->prefix, v, &m, true))
+			continue;
+		keep_manifest(refs, t->prefix, v, &m);
+		successor_created = m.created_at;
+		fst_manifest_free(&m);
+	}
+}
+
+/* Whether the table's newest manifest says another server claimed it. */
+static bool
+table_claimed(GcTable *t)
+{
+	uint64		newest = forst_newest_manifest_version(t->prefix);
+	FstManifest m;
+	bool		claimed = false;
+
+	if (newest > 0 && forst_manifest_read(t->prefix, newest, &m, true))
+	{
+		claimed = m.schema_len > 0 &&
+			strstr(pnstrdup(m.schema, m.schema_len), "\nclaimed-by ") != NULL;
+		fst_manifest_free(&m);
+	}
+	return claimed;
+}
+
+/* The manifests that retained checkpoints name (their tables may be dead). */
+static void
+keep_checkpoint_manifests(HTAB *refs)
+{
+	uint64	   *ids;
+	int			n = forst_checkpoint_list(NULL, &ids);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		ListCell   *lc;
+
+		foreach(lc, forst_checkpoint_tables(forst_checkpoint_fetch(NULL, ids[i])))
+		{
+			ForstCkptTableRef *r = lfirst(lc);
+			FstManifest m;
+
+			if (r->version > 0 && forst_manifest_read(r->prefix, r->version, &m, true))
+			{
+				keep_manifest(refs, r->prefix, r->version, &m);
+				fst_manifest_free(&m);
+			}
+		}
+	}
+}
+
+/* Removes pins this cluster wrote for clones whose tables are gone. */
+static int
+drop_stale_pins(List *tables)
+{
+	char	   *prefix = psprintf("%s/pinned/", forst_cluster_id());
+	ForstObjKeys keys;
+	int			dropped = 0;
+	int			i;
+
+	forst_list_objects(prefix, &keys);
+	for (i = 0; i < keys.n; i++)
+	{
+		FstBuf		buf;
+		FstError	err;
+		char	   *pin = NULL;
+		Oid			db = InvalidOid,
+					rel = InvalidOid;
+		GcTable    *t;
+		const char *after;
+		char	   *text;
+		char	   *by;
+
+		fst_buf_init(&buf);
+		if (fst_objstore_get(forst_objstore(), keys.keys[i], &buf, &err) != FST_OK)
+		{
+			fst_buf_free(&buf);
+			continue;
+		}
+		text = pnstrdup(buf.data, buf.len);
+		fst_buf_free(&buf);
+		/* "pin <key>\nby <table prefix>\n" */
+		if (strncmp(text, "pin ", 4) != 0 || (by = strstr(text, "\nby ")) == NULL)
+			continue;
+		pin = pnstrdup(text + 4, by - text - 4);
+		by += 4;
+		by[strcspn(by, "\n")] = '\0';
+		after = strstr(by, "/tables/");
+		if (after == NULL || !parse_table(after + 8, &db, &rel, &after))
+			continue;
+		t = find_table(tables, db, rel);
+		if (t != NULL && (!t->ours || t->live))
+			continue;
+		if (t == NULL && db != MyDatabaseId &&
+			SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(db)))
+			continue;			/* another live database's: its GC decides */
+		{
+			const char *del[2] = {pin, keys.keys[i]};
+
+			if (fst_objstore_delete_batch(forst_objstore(), del, 2, NULL, &err) == FST_OK)
+				dropped++;
+		}
+	}
+	return dropped;
+}
+
+void
+forst_gc_run(ForstGcResult *res)
+{
+	char	   *tables_prefix = psprintf("%s/tables/", forst_cluster_id());
+	ForstObjKeys objs;
+	List	   *tables = NIL;
+	List	   *live;
+	HTAB	   *refs;
+	HASHCTL		ctl;
+	ListCell   *lc;
+	int			i;
+	List	   *doomed = NIL;
+	int			backup_pid;
+
+	memset(res, 0, sizeof(*res));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("forst: garbage collection cannot run during recovery"),
+				 errhint("Run forst.gc() on the primary.")));
+
+	/* 1. list every object */
+	forst_progress_start("gc", get_database_name(MyDatabaseId));
+	forst_progress_update("listing objects", 0, 0, "objects");
+	forst_list_objects(tables_prefix, &objs);
+	res->objects_listed = objs.n;
+	for (i = 0; i < objs.n; i++)
+	{
+		Oid			db,
+					rel;
+		const char *after;
+		GcTable    *t;
+
+		if (!parse_table(objs.keys[i] + strlen(tables_prefix), &db, &rel, &after))
+			continue;
+		t = find_table(tables, db, rel);
+		if (t == NULL)
+		{
+			t = palloc0(sizeof(GcTable));
+			t->db = db;
+			t->rel = rel;
+			t->prefix = psprintf("%s%u.%u", tables_prefix, db, rel);
+			t->ours = db == MyDatabaseId ||
+				!SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(db));
+			t->inflight_low = PG_UINT64_MAX;
+			tables = lappend(tables, t);
+		}
+		t->objects = lappend_int(t->objects, i);
+	}
+
+	/* 2. which tables live, and their files in flight (after the listing) */
+	live = live_relfilenodes();
+	foreach(lc, tables)
+	{
+		GcTable    *t = lfirst(lc);
+		ForstTableShared *ts;
+		RelFileNode rnode;
+
+		res->tables++;
+		if (!t->ours)
+		{
+			t->live = true;
+			continue;
+		}
+		rnode.spcNode = InvalidOid;
+		rnode.dbNode = t->db;
+		rnode.relNode = t->rel;
+		ts = forst_table_shared_any_spc(&rnode);
+		t->live = (t->db == MyDatabaseId && list_member_oid(live, t->rel)) || ts != NULL;
+		if (ts != NULL)
+			t->inflight_low = forst_table_inflight_low(ts);
+		if (!t->live)
+			res->dead_tables++;
+	}
+
+	/*
+	 * A table another server claimed (forst.attach mode claim) owns its
+	 * files no more: they are the claimer's, and nothing here deletes them.
+	 */
+	foreach(lc, tables)
+	{
+		GcTable    *t = lfirst(lc);
+
+		if (t->ours && table_claimed(t))
+		{
+			t->ours = false;
+			t->live = true;
+		}
+	}
+
+	/* 3. what is referenced, from manifests read now */
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = FORST_KEY_LEN;
+	ctl.entrysize = sizeof(RefEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	refs = hash_create("forst gc references", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	i = 0;
+	foreach(lc, tables)
+	{
+		GcTable    *t = lfirst(lc);
+
+		CHECK_FOR_INTERRUPTS();
+		forst_progress_update("reading manifests", i++, list_length(tables), "tables");
+		if (t->live)
+			keep_live_manifests(refs, t);
+	}
+	keep_checkpoint_manifests(refs);
+
+	/* 4. the rest of our tables' objects goes */
+	foreach(lc, tables)
+	{
+		GcTable    *t = lfirst(lc);
+		ListCell   *oc;
+
+		if (!t->ours)
+			continue;
+		foreach(oc, t->objects)
+		{
+			int			idx = lfirst_int(oc);
+			const char *key = objs.keys[idx];
+
+			if (has_ref(refs, key))
+			{
+				res->objects_kept++;
+				continue;
+			}
+			if (t->live && t->inflight_low != PG_UINT64_MAX)
+			{
+				const char *sst = strstr(key, "/sst/");
+				uint64		id;
+
+				if (sst && strlen(sst) > 8 &&
+					sscanf(sst + 8, "%20" INT64_MODIFIER "u", &id) == 1 &&
+					id >= t->inflight_low)
+				{
+					res->objects_kept++;
+					continue;
+				}
+			}
+			doomed = lappend_int(doomed, idx);
+		}
+	}
+
+	/*
+	 * A base backup copies a store inside the data directory file by file:
+	 * its manifests must keep their SST files until it ends (checkpoint/backup.c).
+	 */
+	if ((backup_pid = forst_backup_in_progress()) != 0)
+	{
+		ereport(NOTICE,
+				(errmsg("forst: garbage collection deletes nothing while a base backup runs"),
+				 errdetail("The backup runs in process %d; %d objects are kept until the next collection.",
+						   backup_pid, list_length(doomed))));
+		res->objects_kept += list_length(doomed);
+		doomed = NIL;
+	}
+
+	/* delete in batches */
+	{
+		const char *batch[500];
+		int			n = 0;
+
+		foreach(lc, doomed)
+		{
+			int			idx = lfirst_int(lc);
+
+			batch[n++] = objs.keys[idx];
+			res->objects_deleted++;
+			res->bytes_deleted += objs.sizes[idx];
+			if (n == lengthof(batch) || lnext(doomed, lc) == NULL)
+			{
+				FstError	err;
+				FstCode		rc;
+
+				CHECK_FOR_INTERRUPTS();
+				forst_progress_update("deleting objects", res->objects_deleted,
+									  list_length(doomed), "objects");
+				rc = fst_objstore_delete_batch(forst_objstore(), batch, n, NULL, &err);
+				if (rc != FST_OK)
+					forst_report(rc, &err, "deleting garbage");
+				n = 0;
+			}
+		}
+	}
+	forst_progress_update("dropping stale pins", 0, 0, "pins");
+	res->pins_dropped = drop_stale_pins(tables);
+	forst_progress_end();
+}
+
+PG_FUNCTION_INFO_V1(forst_gc_fn);
+
+/* forst.gc() returns one row of counts */
+Datum
+forst_gc_fn(PG_FUNCTION_ARGS)
+{
+	ForstGcResult res;
+	TupleDesc	desc;
+	Datum		v[7];
+	bool		nulls[7] = {0};
+
+	forst_require_superuser("forst.gc", "delete objects from the store");
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	forst_gc_run(&res);
+	v[0] = Int64GetDatum(res.objects_listed);
+	v[1] = Int64GetDatum(res.objects_kept);
+	v[2] = Int64GetDatum(res.objects_deleted);
+	v[3] = Int64GetDatum(res.bytes_deleted);
+	v[4] = Int32GetDatum(res.tables);
+	v[5] = Int32GetDatum(res.dead_tables);
+	v[6] = Int32GetDatum(res.pins_dropped);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), v, nulls)));
+}

@@ -1,0 +1,718 @@
+/*-------------------------------------------------------------------------
+ *
+ * migrate.c
+ *	  ALTER TABLE ... SET ACCESS METHOD forst (from heap or another table
+ *	  access method) and SET ACCESS METHOD heap (or another) on a forst
+ *	  table.
+ *
+ * The approach: PostgreSQL's own rewrite, with the primary key switched
+ * in the catalogs first.
+ *
+ * PostgreSQL 15 changes a table's access method by rewriting it
+ * (ATRewriteTables): make_new_heap() creates a transient table
+ * "pg_temp_<oid>" with the new access method and no indexes,
+ * ATRewriteTable() copies every row into it, and finish_heap_swap() swaps
+ * the two tables' storage and access method (swap_relation_files), then
+ * rebuilds every index of the table with the index's own access method
+ * (reindex_relation) and drops the transient table, which now owns the old
+ * storage.  The table keeps its OID and its pg_class row, so its columns,
+ * defaults, constraints, triggers, privileges, comments, policies and
+ * dependencies stay as they are.  Two things stop this from working with
+ * forst as it is:
+ *
+ *	1. A forst table's primary key is a forst_key index, a heap table's a
+ *	   btree, and neither can be built on the other kind of table.  So the
+ *	   primary key's index switches to the target's access method in the
+ *	   catalogs: the index's pg_class.relam, its pg_index.indclass (the
+ *	   target's default operator class for each key column) and indoption,
+ *	   and its pg_depend entries on operator classes.  The index keeps its
+ *	   OID and name, so the constraint, its name and comments are
+ *	   untouched; the rewrite then rebuilds it with the new access method
+ *	   on the new storage.  The switch is planned (and anything that cannot
+ *	   switch refused) before PostgreSQL runs the statement, and made when
+ *	   swap_relation_files() gives the table its new storage and access
+ *	   method, which it reports through the object-access hook: before
+ *	   that, the index matches the table as it was, which anything reading
+ *	   the table during the ALTER (a table_rewrite event trigger) may use;
+ *	   after it, the table as it is.
+ *
+ *	2. A forst table stores each row at its key, which it takes from its
+ *	   primary key index; the transient table has none and would store the
+ *	   rows under hidden row ids.  While a migration to forst runs, the
+ *	   transient table borrows the primary key of the table being migrated
+ *	   (forst_migrate_borrowed_key, consulted by keys/rel.c), so the rows
+ *	   are written in key order under the key that the swapped storage will
+ *	   have.  And the forst_key build, which refuses a table with rows (a
+ *	   key added later cannot re-key them), accepts the migrated table
+ *	   (forst_migrate_building), whose rows were written under that key.
+ *
+ * Alternatives not taken: dropping and re-creating the primary key under
+ * the same name would give the constraint and index new OIDs, lose their
+ * comments and need foreign keys juggled; calling make_new_heap() and
+ * finish_heap_swap() from here with a copy loop of our own would repeat
+ * ATRewriteTable() and skip the event triggers ALTER TABLE fires
+ * (table_rewrite, ddl_command_*).
+ *
+ * Transactions: everything here is catalog work of the ALTER's own
+ * transaction, undone by a rollback.  The forst storage created for the
+ * transient table is dropped if the transaction aborts, and the old forst
+ * storage of a table leaving forst when it commits (ddl/pending.c: the
+ * transient table owns it when it is dropped).
+ *
+ * What forst cannot hold is refused before anything changes, with SQLSTATE
+ * 0A000 and a hint: indexes other than the primary key, UNIQUE and
+ * exclusion constraints, foreign keys referencing the table, key columns
+ * of types forst cannot encode or of collations other than "C" (the hint
+ * says how to change the collation first: that changes how the column
+ * sorts and compares, which the user should decide, and PostgreSQL's ALTER
+ * COLUMN ... TYPE rebuilds what depends on it), deferrable or INCLUDE
+ * primary keys, temporary, unlogged and partition tables.  The statement
+ * must have no other subcommand, so that these checks see the table as it
+ * will be rewritten.
+ *
+ * A table leaving forst gets a TOAST table first (give_toast_table).
+ *
+ * A forst table leaving forst loses its TTL and watermark (its row in
+ * forst.expiry), once the rows are copied: rows they expired are not
+ * visible and are not copied.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/catalog.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/toasting.h"
+#include "commands/defrem.h"
+#include "commands/tablecmds.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "am/forst_am.h"
+#include "am/ddl/migrate.h"
+
+/* The migration this backend is running, if any. */
+typedef struct Migration
+{
+	Oid			relid;			/* InvalidOid: none */
+	Oid			nspid;
+	bool		to_forst;
+	Oid			pkindex;		/* InvalidOid: keyless table */
+	/* the primary key's index after the swap */
+	Oid			key_am;
+	int			nkeys;
+	Oid			opclasses[INDEX_MAX_KEYS];
+	bool		switched;		/* done (at the swap) */
+} Migration;
+
+static Migration current;
+
+/* The forst table getting a TOAST table (give_toast_table), if any. */
+static Oid	toast_for = InvalidOid;
+
+static void
+refuse(Relation rel, const char *target, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("cannot change the access method of table \"%s\" to %s: %s",
+					RelationGetRelationName(rel), target, what)));
+}
+
+/* The one subcommand, if it is SET ACCESS METHOD; else NULL. */
+static AlterTableCmd *
+set_access_method_cmd(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+	AlterTableCmd *found = NULL;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_SetAccessMethod)
+			found = cmd;
+	}
+	return found;
+}
+
+static const char *
+opclass_name(Oid opclass)
+{
+	HeapTuple	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+	char	   *name;
+
+	if (!HeapTupleIsValid(tup))
+		return "?";
+	name = pstrdup(NameStr(((Form_pg_opclass) GETSTRUCT(tup))->opcname));
+	ReleaseSysCache(tup);
+	return name;
+}
+
+/* Foreign keys of other tables (or of itself) that reference rel. */
+static void
+check_not_referenced(Relation rel)
+{
+	Relation	conrel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+
+	conrel = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_constraint_confrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(RelationGetRelid(rel)));
+	scan = systable_beginscan(conrel, InvalidOid, false, NULL, 1, &key);
+	while ((tup = systable_getnext(scan)) != NULL)
+	{
+		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
+
+		if (con->contype != CONSTRAINT_FOREIGN)
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: foreign key \"%s\" of table \"%s\" references it",
+						RelationGetRelationName(rel), NameStr(con->conname),
+						get_rel_name(con->conrelid)),
+				 errdetail("PostgreSQL checks foreign keys through a btree index on the referenced table; a forst table has none."),
+				 errhint("Drop the foreign key first (ALTER TABLE %s DROP CONSTRAINT %s), or keep the table on heap.",
+						 quote_identifier(get_rel_name(con->conrelid)),
+						 quote_identifier(NameStr(con->conname)))));
+	}
+	systable_endscan(scan);
+	table_close(conrel, AccessShareLock);
+}
+
+bool
+forst_index_is_primary(Oid indexoid)
+{
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	bool		result;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	result = ((Form_pg_index) GETSTRUCT(tup))->indisprimary;
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/* The index of rel's primary key, deferrable or not, or InvalidOid. */
+Oid
+forst_primary_key_index(Relation rel)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	Oid			result = InvalidOid;
+
+	foreach(lc, indexes)
+	{
+		if (forst_index_is_primary(lfirst_oid(lc)))
+			result = lfirst_oid(lc);
+	}
+	list_free(indexes);
+	return result;
+}
+
+/* Refuses an index other than the primary key, naming what it is. */
+static void
+refuse_other_index(Relation rel, Oid indexoid)
+{
+	Oid			conoid = get_index_constraint(indexoid);
+	char	   *idxname = get_rel_name(indexoid);
+	char		contype = 0;
+
+	if (OidIsValid(conoid))
+	{
+		HeapTuple	tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(conoid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			contype = ((Form_pg_constraint) GETSTRUCT(tup))->contype;
+			ReleaseSysCache(tup);
+		}
+	}
+	if (contype == CONSTRAINT_UNIQUE || contype == CONSTRAINT_EXCLUSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: it has %s constraint \"%s\"",
+						RelationGetRelationName(rel),
+						contype == CONSTRAINT_UNIQUE ? "UNIQUE" : "exclusion",
+						get_constraint_name(conoid)),
+				 errdetail("forst tables support a PRIMARY KEY but no other unique or exclusion constraint."),
+				 errhint("Drop the constraint first (ALTER TABLE %s DROP CONSTRAINT %s), or make its columns the primary key.",
+						 quote_identifier(RelationGetRelationName(rel)),
+						 quote_identifier(get_constraint_name(conoid)))));
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("cannot change the access method of table \"%s\" to forst: it has index \"%s\"",
+					RelationGetRelationName(rel), idxname),
+			 errdetail("forst tables support no indexes besides their primary key."),
+			 errhint("Drop the index first (DROP INDEX %s), then change the access method.",
+					 quote_identifier(idxname))));
+}
+
+/*
+ * The primary key of a table going to forst: a plain, immediate btree
+ * with the default operator classes on columns forst can use as a key.
+ */
+static void
+check_primary_key(Relation rel, Oid indexoid)
+{
+	Relation	idx = index_open(indexoid, AccessShareLock);
+	Form_pg_index ind = idx->rd_index;
+	TupleDesc	desc = RelationGetDescr(rel);
+	const char *name = RelationGetRelationName(idx);
+	oidvector  *indclass;
+	Datum		d;
+	bool		isnull;
+	int			i;
+
+	d = SysCacheGetAttr(INDEXRELID, idx->rd_indextuple,
+						Anum_pg_index_indclass, &isnull);
+	Assert(!isnull);
+	indclass = (oidvector *) DatumGetPointer(d);
+
+	if (idx->rd_rel->relam != BTREE_AM_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" is not a btree index",
+						RelationGetRelationName(rel), name)));
+	if (!ind->indimmediate)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" is deferrable",
+						RelationGetRelationName(rel), name),
+				 errdetail("forst checks a key when the row is written."),
+				 errhint("Make the primary key NOT DEFERRABLE first (drop and re-add it).")));
+	if (!ind->indisvalid || !ind->indisready)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key index \"%s\" is not valid",
+						RelationGetRelationName(rel), name),
+				 errhint("REINDEX the index first.")));
+	if (ind->indnatts != ind->indnkeyatts)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" has INCLUDE columns",
+						RelationGetRelationName(rel), name),
+				 errhint("Re-create the primary key without INCLUDE first.")));
+	if (idx->rd_options != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: its primary key index \"%s\" has storage parameters",
+						RelationGetRelationName(rel), name),
+				 errhint("Reset them first: ALTER INDEX %s RESET (...).",
+						 quote_identifier(name))));
+
+	for (i = 0; i < ind->indnkeyatts; i++)
+	{
+		AttrNumber	attnum = ind->indkey.values[i];
+		Form_pg_attribute att;
+
+		if (attnum <= 0)
+			refuse(rel, "forst", "its primary key has an expression column");
+		att = TupleDescAttr(desc, attnum - 1);
+		if (idx->rd_indcollation[i] != att->attcollation)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" uses another collation than column \"%s\"",
+							RelationGetRelationName(rel), name, NameStr(att->attname))));
+		if (!forst_key_type_supported(att->atttypid))
+			forst_check_key_columns(desc, 1, &attnum);	/* raises the error */
+		if (OidIsValid(att->attcollation) &&
+			!forst_collation_is_bytewise(att->attcollation))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot change the access method of table \"%s\" to forst: key column \"%s\" has collation \"%s\"",
+							RelationGetRelationName(rel), NameStr(att->attname),
+							get_collation_name(att->attcollation)),
+					 errdetail("forst keys compare bytes: key columns of collatable types must use collation \"C\" or \"POSIX\"."),
+					 errhint("Change the column's collation first, which changes how it sorts and compares: "
+							 "ALTER TABLE %s ALTER COLUMN %s TYPE %s COLLATE \"C\".",
+							 quote_identifier(RelationGetRelationName(rel)),
+							 quote_identifier(NameStr(att->attname)),
+							 format_type_with_typemod(att->atttypid, att->atttypmod))));
+		if (indclass->values[i] != GetDefaultOpClass(att->atttypid, BTREE_AM_OID))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot change the access method of table \"%s\" to forst: its primary key \"%s\" uses operator class %s",
+							RelationGetRelationName(rel), name,
+							opclass_name(indclass->values[i])),
+					 errdetail("forst keys are equal when their bytes are, as with the default operator class."),
+					 errhint("Re-create the primary key with the default operator class first.")));
+	}
+	/* every rule of CREATE TABLE ... USING forst, as the key is built */
+	forst_check_key_columns(desc, ind->indnkeyatts, ind->indkey.values);
+	index_close(idx, AccessShareLock);
+}
+
+static void
+check_to_forst(Relation rel)
+{
+	List	   *indexes;
+	ListCell   *lc;
+
+	forst_refuse_migrating_published(rel);
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		refuse(rel, "forst", "only tables can use access method forst");
+	if (rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: forst tables cannot be temporary or unlogged",
+						RelationGetRelationName(rel)),
+				 errhint("For an unlogged table, ALTER TABLE ... SET LOGGED first.")));
+	if (rel->rd_rel->relispartition)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: it is a partition",
+						RelationGetRelationName(rel)),
+				 errdetail("A partition's indexes belong to the partitioned table's indexes, which are btrees."),
+				 errhint("Detach the partition first, or create a forst table and copy the rows.")));
+	check_not_referenced(rel);
+
+	/* a deferrable primary key is no rd_pkindex: look at indisprimary */
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+
+		if (forst_index_is_primary(indexoid))
+			check_primary_key(rel, indexoid);
+		else
+			refuse_other_index(rel, indexoid);
+	}
+	list_free(indexes);
+}
+
+/*
+ * What the primary key's index becomes: access method am with its default
+ * operator class for each key column's type.  Errors here, before anything
+ * changed.
+ */
+static void
+plan_key_switch(Relation rel, Oid indexoid, Oid am, Migration *m)
+{
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	Form_pg_index ind;
+	int			i;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	ind = (Form_pg_index) GETSTRUCT(tup);
+	m->key_am = am;
+	m->nkeys = ind->indnkeyatts;
+	for (i = 0; i < m->nkeys; i++)
+	{
+		AttrNumber	attnum = ind->indkey.values[i];
+		Oid			typid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
+
+		m->opclasses[i] = GetDefaultOpClass(typid, am);
+		if (!OidIsValid(m->opclasses[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("access method \"%s\" has no default operator class for type %s of key column \"%s\"",
+							get_am_name(am), format_type_be(typid),
+							NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname))));
+	}
+	ReleaseSysCache(tup);
+}
+
+/*
+ * Switches the primary key's index as m planned: its pg_class.relam, its
+ * operator classes and options in pg_index, and its dependencies on
+ * operator classes (as index_create() records them).  The collations stay.
+ *
+ * Runs inside swap_relation_files() (see forst_migrate_post_alter), which
+ * must not see a CommandCounterIncrement: reindex_relation() makes these
+ * changes visible with its own, before it rebuilds the index.
+ */
+static void
+apply_key_switch(const Migration *m)
+{
+	Relation	indrel;
+	Relation	classrel;
+	HeapTuple	tup;
+	HeapTuple	newtup;
+	Datum		values[Natts_pg_index];
+	bool		nulls[Natts_pg_index];
+	bool		replaces[Natts_pg_index];
+	int16		options[INDEX_MAX_KEYS];
+	ObjectAddress myself;
+	ObjectAddresses *addrs;
+	int			i;
+
+	for (i = 0; i < m->nkeys; i++)
+		options[i] = 0;
+
+	indrel = table_open(IndexRelationId, RowExclusiveLock);
+	tup = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(m->pkindex));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", m->pkindex);
+	memset(nulls, false, sizeof(nulls));
+	memset(replaces, false, sizeof(replaces));
+	values[Anum_pg_index_indclass - 1] =
+		PointerGetDatum(buildoidvector(m->opclasses, m->nkeys));
+	replaces[Anum_pg_index_indclass - 1] = true;
+	values[Anum_pg_index_indoption - 1] =
+		PointerGetDatum(buildint2vector(options, m->nkeys));
+	replaces[Anum_pg_index_indoption - 1] = true;
+	/* forst tables cannot be clustered; a heap table starts unclustered */
+	values[Anum_pg_index_indisclustered - 1] = BoolGetDatum(false);
+	replaces[Anum_pg_index_indisclustered - 1] = true;
+	newtup = heap_modify_tuple(tup, RelationGetDescr(indrel), values, nulls, replaces);
+	CatalogTupleUpdate(indrel, &newtup->t_self, newtup);
+	heap_freetuple(newtup);
+	heap_freetuple(tup);
+	table_close(indrel, RowExclusiveLock);
+
+	classrel = table_open(RelationRelationId, RowExclusiveLock);
+	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(m->pkindex));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", m->pkindex);
+	((Form_pg_class) GETSTRUCT(tup))->relam = m->key_am;
+	CatalogTupleUpdate(classrel, &tup->t_self, tup);
+	heap_freetuple(tup);
+	table_close(classrel, RowExclusiveLock);
+
+	deleteDependencyRecordsForClass(RelationRelationId, m->pkindex,
+									OperatorClassRelationId, DEPENDENCY_NORMAL);
+	ObjectAddressSet(myself, RelationRelationId, m->pkindex);
+	addrs = new_object_addresses();
+	for (i = 0; i < m->nkeys; i++)
+	{
+		ObjectAddress referenced;
+
+		ObjectAddressSet(referenced, OperatorClassRelationId, m->opclasses[i]);
+		add_exact_object_address(&referenced, addrs);
+	}
+	record_object_address_dependencies(&myself, addrs, DEPENDENCY_NORMAL);
+	free_object_addresses(addrs);
+
+	CacheInvalidateRelcacheByRelid(m->relid);
+}
+
+/*
+ * A table leaving forst: its row in forst.expiry (TTL column, TTL,
+ * watermark) goes, so that it cannot expire rows should the table become a
+ * forst table again.  Deleted here rather than through SQL: the owner may
+ * change the table, while forst.expiry grants no DELETE.
+ */
+static void
+forget_expiry(Relation rel)
+{
+	Oid			nsp = get_namespace_oid("forst", true);
+	Oid			expiry = OidIsValid(nsp) ? get_relname_relid("expiry", nsp) : InvalidOid;
+	Relation	exprel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+
+	if (!OidIsValid(expiry))
+		return;
+	exprel = table_open(expiry, RowExclusiveLock);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(RelationGetRelid(rel)));
+	scan = systable_beginscan(exprel, InvalidOid, false, NULL, 1, &key);
+	while ((tup = systable_getnext(scan)) != NULL)
+		simple_heap_delete(exprel, &tup->t_self);
+	systable_endscan(scan);
+	table_close(exprel, RowExclusiveLock);
+	CacheInvalidateRelcache(rel);
+}
+
+/*
+ * A table leaving forst gets a TOAST table before the rewrite, which forst
+ * itself never uses (it stores rows whole).  PostgreSQL gives the
+ * transient table one only if the old table has one (make_new_heap): the
+ * rows of a forst table wider than a heap page would not fit, and the heap
+ * table would have no TOAST table afterwards.  The swap hands it to the
+ * transient table, whose drop removes it.
+ */
+static void
+give_toast_table(Oid relid)
+{
+	toast_for = relid;
+	PG_TRY();
+	{
+		AlterTableCreateToastTable(relid, (Datum) 0, AccessExclusiveLock);
+	}
+	PG_CATCH();
+	{
+		toast_for = InvalidOid;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	toast_for = InvalidOid;
+}
+
+Oid
+forst_migrate_begin(AlterTableStmt *stmt)
+{
+	AlterTableCmd *cmd = set_access_method_cmd(stmt);
+	Oid			forst_am;
+	Oid			target;
+	Oid			relid;
+	Relation	rel;
+	bool		from_forst;
+	bool		to_forst;
+	Migration	m;
+
+	if (cmd == NULL || cmd->name == NULL)
+		return InvalidOid;
+	/* a database without the extension has no forst tables */
+	forst_am = get_table_am_oid("forst", true);
+	if (!OidIsValid(forst_am))
+		return InvalidOid;
+	target = get_table_am_oid(cmd->name, false);
+	to_forst = (target == forst_am);
+
+	relid = RangeVarGetRelidExtended(stmt->relation, AccessExclusiveLock,
+									 stmt->missing_ok ? RVR_MISSING_OK : 0,
+									 RangeVarCallbackOwnsTable, NULL);
+	if (!OidIsValid(relid))
+		return InvalidOid;
+	rel = table_open(relid, NoLock);
+	from_forst = (rel->rd_rel->relam == forst_am);
+	if (rel->rd_rel->relam == target || (!from_forst && !to_forst))
+	{
+		/* no change, or none that involves forst: PostgreSQL's business */
+		table_close(rel, NoLock);
+		return InvalidOid;
+	}
+	if (OidIsValid(current.relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" while that of table \"%s\" changes",
+						RelationGetRelationName(rel), get_rel_name(current.relid)),
+				 errhint("Change it after the other ALTER TABLE, not from its event triggers.")));
+	if (list_length(stmt->cmds) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("SET ACCESS METHOD %s must be the only subcommand of ALTER TABLE \"%s\"",
+						cmd->name, RelationGetRelationName(rel)),
+				 errhint("Run the other changes in their own ALTER TABLE, before or after.")));
+	if (IsSystemRelation(rel))
+		refuse(rel, cmd->name, "it is a system table");
+	CheckTableNotInUse(rel, "ALTER TABLE");
+
+	if (to_forst)
+		check_to_forst(rel);
+
+	/* the key switches with the table, forst_key <-> btree, at the swap */
+	memset(&m, 0, sizeof(m));
+	m.relid = relid;
+	m.nspid = RelationGetNamespace(rel);
+	m.to_forst = to_forst;
+	m.pkindex = forst_primary_key_index(rel);
+	if (OidIsValid(m.pkindex))
+		plan_key_switch(rel, m.pkindex,
+						to_forst ? get_index_am_oid("forst_key", false) : BTREE_AM_OID,
+						&m);
+	if (from_forst && !OidIsValid(rel->rd_rel->reltoastrelid))
+		give_toast_table(relid);
+	table_close(rel, NoLock);	/* the lock stays until the end of the transaction */
+	current = m;
+	return relid;
+}
+
+void
+forst_migrate_end(bool done)
+{
+	Migration	m = current;
+
+	memset(&current, 0, sizeof(current));
+
+	/* the rewrite did not swap through make_new_heap()'s transient table */
+	if (done && OidIsValid(m.pkindex) && !m.switched)
+		elog(ERROR, "forst: the primary key of table %u was not switched with its access method",
+			 m.relid);
+
+	/*
+	 * After the copy, which saw rows as the TTL and watermark left them:
+	 * what they expired stays gone.
+	 */
+	if (done && !m.to_forst && OidIsValid(m.relid))
+	{
+		Relation	rel = table_open(m.relid, NoLock);
+
+		forget_expiry(rel);
+		table_close(rel, NoLock);
+	}
+}
+
+/* Whether relation relid, named name in nspid, is the rewrite's transient table. */
+static bool
+is_transient(Oid relid, const char *name, Oid nspid)
+{
+	char		expected[NAMEDATALEN];
+
+	if (!OidIsValid(current.relid) || relid == current.relid ||
+		nspid != current.nspid || name == NULL)
+		return false;
+	/* make_new_heap() names it so */
+	snprintf(expected, sizeof(expected), "pg_temp_%u", current.relid);
+	return strcmp(name, expected) == 0;
+}
+
+Oid
+forst_migrate_borrowed_key(Relation rel)
+{
+	if (!current.to_forst ||
+		!is_transient(RelationGetRelid(rel), RelationGetRelationName(rel),
+					  RelationGetNamespace(rel)))
+		return InvalidOid;
+	return current.pkindex;
+}
+
+/*
+ * swap_relation_files() has just given the table the transient table's
+ * storage and access method (and reports it as an alteration of both);
+ * reindex_relation() is next.  This is when the primary key's index
+ * changes access method: before, it matches the table as it was (so that
+ * anything reading the table during the ALTER, such as a table_rewrite
+ * event trigger, finds a consistent index), after, the table as it is.
+ */
+void
+forst_migrate_post_alter(Oid relid)
+{
+	if (!OidIsValid(current.relid) || current.switched ||
+		!OidIsValid(current.pkindex))
+		return;
+	if (!is_transient(relid, get_rel_name(relid), get_rel_namespace(relid)))
+		return;
+	current.switched = true;
+	apply_key_switch(&current);
+}
+
+bool
+forst_migrate_wants_toast(Relation rel)
+{
+	return OidIsValid(toast_for) && RelationGetRelid(rel) == toast_for;
+}
+
+bool
+forst_migrate_building(Relation rel)
+{
+	return OidIsValid(current.relid) && current.to_forst &&
+		RelationGetRelid(rel) == current.relid;
+}

@@ -1,0 +1,463 @@
+/*-------------------------------------------------------------------------
+ *
+ * utility.c
+ *	  The ProcessUtility hook: DDL on forst tables.
+ *
+ * A forst table is stored in the order of its primary key, so the index
+ * behind that key must be a forst_key index (which stores nothing), not a
+ * btree.  For CREATE TABLE ... USING forst (or with
+ * default_table_access_method = forst) and ALTER TABLE ... ADD PRIMARY KEY
+ * on a forst table, this hook sets the constraint's access method to
+ * forst_key.  Key columns of collatable types get COLLATE "C" unless the
+ * statement says otherwise (forst keys compare bytes; another collation is
+ * refused when the key is built).  What forst cannot honour is refused
+ * here with a clear error: other unique constraints, and indexes of any
+ * other kind.  ALTER TABLE ... SET ACCESS METHOD to or from forst is
+ * ddl/migrate.c's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "commands/dbcommands.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodes.h"
+#include "nodes/parsenodes.h"
+#include "parser/parse_type.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "am/forst.h"
+#include "am/forst_am.h"
+#include "am/ddl/migrate.h"
+#include "am/ddl/rekey.h"
+
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+static bool
+is_forst_am_name(const char *am)
+{
+	if (am == NULL)
+		am = default_table_access_method;
+	return am != NULL && strcmp(am, "forst") == 0;
+}
+
+bool
+forst_relid_is_forst_table(Oid relid)
+{
+	Relation	rel;
+	bool		result;
+
+	if (!OidIsValid(relid))
+		return false;
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+		return false;
+	result = rel->rd_rel->relkind == RELKIND_RELATION &&
+		forst_is_forst_relation(rel);
+	relation_close(rel, AccessShareLock);
+	return result;
+}
+
+static bool
+rangevar_is_forst(RangeVar *rv)
+{
+	return forst_relid_is_forst_table(RangeVarGetRelid(rv, NoLock, true));
+}
+
+/*
+ * Refuses a FOREIGN KEY that references a forst table.  PostgreSQL checks
+ * such a key through a btree on the referenced columns (and would fail
+ * with an internal error); forst keys have no btree.  "self" is the table
+ * being created, if it is a forst table (a self-reference finds no table
+ * by name yet).
+ */
+static void
+check_foreign_key(Constraint *con, RangeVar *self)
+{
+	if (con->contype != CONSTR_FOREIGN || con->pktable == NULL)
+		return;
+	if (rangevar_is_forst(con->pktable) ||
+		(self != NULL && strcmp(con->pktable->relname, self->relname) == 0 &&
+		 (con->pktable->schemaname == NULL || self->schemaname == NULL ||
+		  strcmp(con->pktable->schemaname, self->schemaname) == 0)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign keys referencing forst table \"%s\" are not supported",
+						con->pktable->relname),
+				 errdetail("PostgreSQL checks foreign keys through a btree index on the referenced table."),
+				 errhint("Reference a heap table, or check the reference in the application.")));
+}
+
+/* Every FOREIGN KEY constraint of a CREATE TABLE. */
+static void
+check_create_foreign_keys(CreateStmt *stmt, bool is_forst)
+{
+	ListCell   *lc;
+	RangeVar   *self = is_forst ? stmt->relation : NULL;
+
+	foreach(lc, stmt->constraints)
+		check_foreign_key(lfirst_node(Constraint, lc), self);
+	foreach(lc, stmt->tableElts)
+	{
+		Node	   *elt = lfirst(lc);
+		ListCell   *lc2;
+
+		if (IsA(elt, Constraint))
+			check_foreign_key((Constraint *) elt, self);
+		else if (IsA(elt, ColumnDef))
+			foreach(lc2, ((ColumnDef *) elt)->constraints)
+				check_foreign_key(lfirst_node(Constraint, lc2), self);
+	}
+}
+
+/*
+ * A forst partition of a partitioned table gets a copy of each of the
+ * parent's indexes, as btrees, which forst cannot have.
+ */
+static void
+check_partition_parent(CreateStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->inhRelations)
+	{
+		RangeVar   *parent = lfirst_node(RangeVar, lc);
+		Oid			relid = RangeVarGetRelid(parent, NoLock, true);
+		Relation	rel;
+		List	   *indexes;
+
+		if (!OidIsValid(relid))
+			continue;
+		rel = relation_open(relid, AccessShareLock);
+		indexes = RelationGetIndexList(rel);
+		relation_close(rel, AccessShareLock);
+		if (indexes != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a forst table cannot be a partition of \"%s\", which has indexes",
+							parent->relname),
+					 errdetail("Each partition would get a btree copy of the partitioned table's indexes (such as its primary key)."),
+					 errhint("Declare the primary key on each forst partition instead of on the partitioned table.")));
+	}
+}
+
+/* forst enforces its key when a row is written (else duplicates stay) */
+static void
+refuse_deferrable_key(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("the primary key of a forst table cannot be DEFERRABLE"),
+			 errdetail("forst checks a key when the row is written.")));
+}
+
+/* Sets forst_key on a PRIMARY KEY constraint; refuses other unique ones. */
+static void
+rewrite_constraint(Constraint *con, List **keycols)
+{
+	if (con->contype == CONSTR_UNIQUE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("forst tables support a PRIMARY KEY but no other UNIQUE constraint"),
+				 errhint("Make the unique columns the table's primary key, or use a heap table.")));
+	if (con->contype == CONSTR_EXCLUSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("forst tables do not support exclusion constraints")));
+	if (con->contype != CONSTR_PRIMARY)
+		return;
+	if (con->indexname != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("ADD PRIMARY KEY USING INDEX is not supported on forst tables"),
+				 errhint("A forst table's primary key is its storage order; declare it with ADD PRIMARY KEY (columns).")));
+	if (con->access_method != NULL && strcmp(con->access_method, "forst_key") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the primary key of a forst table must use access method forst_key, not %s",
+						con->access_method)));
+	if (con->deferrable)
+		refuse_deferrable_key();
+	if (con->including != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("INCLUDE columns are not supported in the primary key of a forst table")));
+	con->access_method = pstrdup("forst_key");
+	if (keycols)
+		*keycols = list_concat(*keycols, con->keys);
+}
+
+static void
+rewrite_create(CreateStmt *stmt)
+{
+	List	   *keycols = NIL;
+	ListCell   *lc;
+	ConstrType	prev;
+
+	if (stmt->partspec != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a partitioned table cannot use access method forst"),
+				 errhint("Create the partitions USING forst.")));
+	foreach(lc, stmt->constraints)
+		rewrite_constraint(lfirst_node(Constraint, lc), &keycols);
+	foreach(lc, stmt->tableElts)
+	{
+		Node	   *elt = lfirst(lc);
+		ListCell   *lc2;
+
+		if (IsA(elt, Constraint))
+		{
+			/* table constraints come as elements of the table */
+			rewrite_constraint((Constraint *) elt, &keycols);
+			continue;
+		}
+		if (!IsA(elt, ColumnDef))
+			continue;
+		prev = CONSTR_NULL;
+		foreach(lc2, ((ColumnDef *) elt)->constraints)
+		{
+			Constraint *con = lfirst_node(Constraint, lc2);
+
+			/* a column's DEFERRABLE is a node after the constraint's */
+			if (con->contype == CONSTR_ATTR_DEFERRABLE && prev == CONSTR_PRIMARY)
+				refuse_deferrable_key();
+			prev = con->contype;
+			if (con->contype == CONSTR_PRIMARY)
+			{
+				rewrite_constraint(con, NULL);
+				keycols = lappend(keycols, makeString(((ColumnDef *) elt)->colname));
+			}
+			else
+				rewrite_constraint(con, NULL);
+		}
+	}
+
+	/* key columns of collatable types default to COLLATE "C" */
+	foreach(lc, stmt->tableElts)
+	{
+		ColumnDef  *col = (ColumnDef *) lfirst(lc);
+		ListCell   *lc2;
+		bool		is_key = false;
+		Oid			typid;
+		int32		typmod;
+
+		if (!IsA(col, ColumnDef) || col->typeName == NULL)
+			continue;
+		foreach(lc2, keycols)
+		{
+			if (strcmp(strVal(lfirst(lc2)), col->colname) == 0)
+				is_key = true;
+		}
+		if (!is_key)
+			continue;
+		typenameTypeIdAndMod(NULL, col->typeName, &typid, &typmod);
+		if (!forst_key_type_supported(typid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("forst: primary key column \"%s\" has type %s, which forst cannot use as a key",
+							col->colname, format_type_be(typid)),
+					 errhint("Key columns may be of types bool, smallint, integer, bigint, oid, real, "
+							 "double precision, date, time, timestamp, timestamptz, uuid, text, varchar, "
+							 "char, name, bytea and \"char\"; use bigint or text instead of numeric.")));
+		if (type_is_collatable(typid) && col->collClause == NULL)
+		{
+			CollateClause *cc = makeNode(CollateClause);
+
+			cc->arg = NULL;
+			cc->collname = list_make1(makeString("C"));
+			cc->location = -1;
+			col->collClause = cc;
+		}
+	}
+}
+
+static void
+check_index_stmt(IndexStmt *stmt)
+{
+	if (!rangevar_is_forst(stmt->relation))
+		return;
+	if (stmt->primary && stmt->accessMethod &&
+		strcmp(stmt->accessMethod, "forst_key") == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("forst tables support no indexes besides their primary key"),
+			 errdetail("Indexes of other kinds would store row locations, which forst rows do not have."),
+			 errhint("Query by the primary key, or keep the data to index in a heap table.")));
+}
+
+static void
+rewrite_alter(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
+			check_foreign_key((Constraint *) cmd->def, NULL);
+	}
+	if (!rangevar_is_forst(stmt->relation))
+		return;
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
+			rewrite_constraint((Constraint *) cmd->def, NULL);
+		else if (cmd->subtype == AT_ClusterOn)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("CLUSTER is not supported on forst tables"),
+					 errhint("forst tables are kept in key order and compacted in the background.")));
+	}
+}
+
+static void
+call_next(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+		  ProcessUtilityContext context, ParamListInfo params,
+		  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+							queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+/*
+ * An ALTER TABLE: ddl/rekey.c rewrites a table that got a key under it
+ * when the statement ends; a statement that forst_migrate_begin()
+ * prepared must end the migration.
+ */
+static void
+call_next_altering(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc, bool migrating,
+				   List *restore)
+{
+	forst_rekey_alter_begin();
+	PG_TRY();
+	{
+		call_next(pstmt, queryString, readOnlyTree, context, params,
+				  queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		if (migrating)
+			forst_migrate_end(false);
+		forst_rekey_alter_end(false, NIL);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (migrating)
+	{
+		PG_TRY();
+		{
+			forst_migrate_end(true);
+		}
+		PG_CATCH();
+		{
+			forst_rekey_alter_end(false, NIL);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+	}
+	forst_rekey_alter_end(true, restore);
+}
+
+static void
+forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					 bool readOnlyTree, ProcessUtilityContext context,
+					 ParamListInfo params, QueryEnvironment *queryEnv,
+					 DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	bool		rewrite = false;
+	Oid			dropped_db = InvalidOid;
+	Oid			migrating = InvalidOid;
+	List	   *restore = NIL;
+
+	if (IsA(parsetree, CreateStmt))
+	{
+		CreateStmt *cstmt = (CreateStmt *) parsetree;
+		bool		is_forst = is_forst_am_name(cstmt->accessMethod);
+
+		if (forst_preloaded)
+		{
+			check_create_foreign_keys(cstmt, is_forst);
+			if (is_forst && cstmt->partbound != NULL)
+				check_partition_parent(cstmt);
+		}
+		rewrite = is_forst;
+	}
+	else if (IsA(parsetree, AlterTableStmt) || IsA(parsetree, IndexStmt))
+		rewrite = true;
+
+	if (rewrite && forst_preloaded)
+	{
+		if (readOnlyTree)
+		{
+			pstmt = copyObject(pstmt);
+			parsetree = pstmt->utilityStmt;
+			readOnlyTree = false;
+		}
+		if (IsA(parsetree, CreateStmt))
+			rewrite_create((CreateStmt *) parsetree);
+		else if (IsA(parsetree, AlterTableStmt))
+		{
+			restore = forst_rekey_plan_alter((AlterTableStmt *) parsetree);
+			rewrite_alter((AlterTableStmt *) parsetree);
+			migrating = forst_migrate_begin((AlterTableStmt *) parsetree);
+		}
+		else
+			check_index_stmt((IndexStmt *) parsetree);
+	}
+
+	/* DROP DATABASE: its forst tables' memtables go when it commits */
+	if (IsA(parsetree, DropdbStmt) && forst_preloaded)
+		dropped_db = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
+
+	if ((IsA(parsetree, CreatePublicationStmt) ||
+		 IsA(parsetree, AlterPublicationStmt)) && forst_preloaded)
+		forst_check_publication_stmt(parsetree);
+	if (IsA(parsetree, AlterTableStmt) && forst_preloaded)
+		forst_check_attach_partition((AlterTableStmt *) parsetree);
+
+	if (IsA(parsetree, AlterTableStmt) && forst_preloaded)
+		call_next_altering(pstmt, queryString, readOnlyTree, context, params,
+						   queryEnv, dest, qc, OidIsValid(migrating), restore);
+	else
+		call_next(pstmt, queryString, readOnlyTree, context, params,
+				  queryEnv, dest, qc);
+
+	if (OidIsValid(dropped_db))
+		forst_drop_database_at_commit(dropped_db);
+
+	/* a new forst table under a publication for all tables or its schema */
+	if (forst_preloaded && IsA(parsetree, CreateStmt) && rewrite)
+		forst_check_new_table_published(RangeVarGetRelid(((CreateStmt *) parsetree)->relation,
+														 NoLock, true));
+	else if (OidIsValid(migrating))
+		forst_check_new_table_published(migrating);
+}
+
+void
+forst_utility_init(void)
+{
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = forst_ProcessUtility;
+}

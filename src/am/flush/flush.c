@@ -1,0 +1,298 @@
+/*-------------------------------------------------------------------------
+ *
+ * flush.c
+ *	  Writing a table's oldest immutable memtable to an SST file.
+ *
+ * Every entry of the memtable whose transaction did not abort goes into
+ * the SST: those whose transaction committed are marked committed, so that
+ * readers need no clog lookup for them (they still check the snapshot);
+ * entries of transactions still running keep their plain header, and
+ * readers look up their fate like that of a memtable entry.  (Carrying
+ * running transactions' entries over into the next memtable instead would
+ * deadlock a bounded memtable pool as soon as one transaction writes more
+ * than the pool holds, so they are flushed too.)
+ * Aborted entries are dropped.  Entries of transactions that committed
+ * before every running snapshot's xmin are frozen (compact/compact.c).
+ *
+ * When the table's expiry settings are known (expiry/expiry.h), the SST's
+ * properties record the range of its rows' TTL column (a NULL counts as
+ * never expiring), so that compaction can later drop a wholly expired file
+ * without reading it.
+ *
+ * The SST is uploaded under a file id no object has (an SST left by an
+ * earlier failed attempt, or another writer's, is never replaced), then
+ * the next manifest version (previous
+ * files + the new one at level 0) create-if-absent, then, under the
+ * table's lock, the shared state switches to the new manifest and forgets
+ * the memtable.  Until that switch readers see the memtable, after it the
+ * SST; versions that are briefly in both are the same versions (same
+ * sequence number), which readers take once.
+ *
+ * The memtable's slab is not reused until every transaction that was
+ * running at the switch has ended, because such a transaction may hold
+ * TIDs that point into it (flush/flush_worker.c waits for them).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "storage/procarray.h"
+#include "utils/snapmgr.h"
+
+#include "am/forst.h"
+#include "am/objects/disk_cache.h"
+#include "am/expiry/expiry.h"
+#include "am/flush/flush.h"
+#include "am/base/stats.h"
+#include "am/objects/store.h"
+#include "am/wal/wal.h"
+
+
+/*
+ * Writes the memtable's entries that did not abort into an SST in file;
+ * [*pending_lo, *pending_hi] gets the xids of those written uncommitted.
+ */
+static FstCode
+flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
+				FstSstProps *props, uint64 *max_seq, uint32 *pending_lo,
+				uint32 *pending_hi, FstError *err)
+{
+	TransactionId horizon = GetOldestNonRemovableTransactionId(NULL);
+	FstSstOptions opt;
+	FstBufSink	sink;
+	FstSstWriter *w;
+	FstIter    *it;
+	FstCode		rc;
+	StringInfoData value;
+
+	fst_sst_options_default(&opt);
+	opt.block_size = forst_flush_block_size();
+	opt.compression = forst_compression_for_level(0);
+	fst_buf_sink_init(&sink, file);
+	rc = fst_sst_writer_create(&opt, &sink.base, &w, err);
+	if (rc != FST_OK)
+		return rc;
+	it = fst_memtable_iter_create(mt);
+	if (it == NULL)
+	{
+		fst_sst_writer_destroy(w);
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	}
+	initStringInfo(&value);
+	for (fst_iter_seek_first(it); fst_iter_valid(it) && rc == FST_OK; fst_iter_next(it))
+	{
+		FstSlice	k = fst_iter_key(it);
+		FstSlice	v = fst_iter_value(it);
+		uint8		hint = fst_memtable_iter_hint(it);
+		uint8		flags;
+		FstEntry	e;
+
+		if (!fst_entry_decode(k, v, &e))
+		{
+			rc = fst_error(err, FST_CORRUPT, "malformed memtable entry");
+			break;
+		}
+		*max_seq = Max(*max_seq, e.hdr.seq);
+		flags = e.hdr.flags;
+		if (!(flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)))
+		{
+			if (hint & FST_MT_HINT_ABORTED)
+				continue;
+			if ((hint & FST_MT_HINT_COMMITTED) || forst_xid_committed(e.hdr.xid))
+				flags |= FST_ENTRY_COMMITTED;
+			else if (TransactionIdIsInProgress(e.hdr.xid))
+				fst_xid_range_note(pending_lo, pending_hi, e.hdr.xid);	/* running:
+																		 * unmarked */
+			else if (forst_xid_committed(e.hdr.xid))
+				flags |= FST_ENTRY_COMMITTED;	/* committed meanwhile */
+			else
+				continue;		/* aborted, or crashed before committing */
+		}
+		resetStringInfo(&value);
+		appendBinaryStringInfo(&value, v.data, v.len);
+		if ((flags & FST_ENTRY_COMMITTED) && !(flags & FST_ENTRY_FROZEN) &&
+			TransactionIdPrecedes(e.hdr.xid, horizon))
+		{
+			/* seen by every snapshot: frozen, as compaction would */
+			flags |= FST_ENTRY_FROZEN;
+			fst_entry_header_encode(value.data, flags, 0, 0);
+		}
+		value.data[0] = (char) flags;
+		rc = fst_sst_writer_add(w, k, fst_slice(value.data, value.len), err);
+		if (rc == FST_OK && x->attnum > 0 && !(flags & FST_ENTRY_TOMBSTONE))
+		{
+			int64		ttl;
+
+			if (!forst_expiry_value(x, e.payload, &ttl))
+				ttl = PG_INT64_MAX;
+			fst_sst_writer_note_ttl(w, ttl);
+		}
+	}
+	fst_iter_destroy(it);
+	pfree(value.data);
+	if (rc == FST_OK)
+		rc = fst_sst_writer_finish(w, props, err);
+	fst_sst_writer_destroy(w);
+	return rc;
+}
+
+bool
+forst_flush_one(ForstTableShared *ts, int *retired_slab)
+{
+	RelFileNode rnode = ts->rnode;
+	int			slab;
+	uint64		base_version;
+	FstMemtable *mt;
+	FstManifest next;
+	FstManifestEdit edit;
+	FstBuf		file;
+	FstSstProps props;
+	FstError	err;
+	FstCode		rc;
+	uint64		max_seq = 0;
+	uint64		new_version;
+	XLogRecPtr	covered;
+	uint64		file_id;
+	bool		have_file;
+	ForstExpiry expiry;
+	char		okey[FORST_KEY_LEN];
+	uint32		pending_lo = 0,
+				pending_hi = 0;
+
+	*retired_slab = -1;
+	forst_table_load(ts);
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	if (ts->nimmutable == 0 || ts->drop_pending)
+	{
+		LWLockRelease(&ts->lock);
+		return false;
+	}
+	slab = ts->immutable[ts->nimmutable - 1];	/* the oldest */
+	LWLockRelease(&ts->lock);
+	mt = forst_slab_memtable(slab);
+
+	/* the SST, under a file id of its own (a compaction may run meanwhile) */
+	file_id = forst_table_new_file_id(ts);
+	fst_buf_init(&file);
+	fst_sst_props_init(&props);
+	(void) forst_expiry_shared_rule(ts, GetCurrentTimestamp(), &expiry);
+	rc = flush_write_sst(mt, &expiry, &file, &props, &max_seq, &pending_lo,
+						 &pending_hi, &err);
+	if (rc != FST_OK)
+	{
+		fst_buf_free(&file);
+		forst_report(rc, &err, "writing an SST file");
+	}
+	have_file = props.num_entries > 0;
+	if (have_file)
+	{
+		int			attempt;
+
+		/*
+		 * An object with this id may be left by a flush that failed before
+		 * its manifest (ids restart from the manifest after a crash) -- or
+		 * belong to another writer of the table, which is fenced only when
+		 * one of us publishes a manifest.  Never overwrite: take the next id.
+		 */
+		for (attempt = 0;; attempt++)
+		{
+			forst_sst_object_key(&rnode, file_id, okey, sizeof(okey));
+			rc = fst_objstore_put_if_absent(forst_objstore(), okey, file.data, file.len, &err);
+			if (rc != FST_ALREADY_EXISTS || attempt == 1000)
+				break;
+			file_id = forst_table_new_file_id(ts);
+		}
+		if (rc != FST_OK)
+		{
+			fst_buf_free(&file);
+			forst_report(rc, &err, psprintf("uploading \"%s\"", okey));
+		}
+		/* fresh output is read soon: admit it to the disk cache */
+		forst_cache_admit(okey, file.data, file.len);
+		forst_stats_add(FS_FLUSHES, 1);
+		forst_stats_add(FS_FLUSH_BYTES, file.len);
+	}
+	fst_buf_free(&file);
+
+	/*
+	 * The next manifest version: the current one plus the new file.  The
+	 * manifest lock makes "current" stay current until the switch.
+	 */
+	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
+	base_version = ts->manifest_version;
+	fst_manifest_init(&next);
+	if (base_version > 0)
+	{
+		rc = fst_manifest_copy(&next, forst_manifest_at(&rnode, base_version), &err);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "copying a manifest");
+	}
+	else
+	{
+		uint32		h = rnode.relNode;
+
+		next.next_file_id = 1;
+		memcpy(next.table_uuid, &rnode.dbNode, sizeof(Oid));
+		memcpy(next.table_uuid + 4, &h, sizeof(uint32));
+	}
+	fst_manifest_edit_init(&edit);
+	if (have_file)
+	{
+		FstFileMeta meta;
+
+		memset(&meta, 0, sizeof(meta));
+		if (!fst_sst_props_to_filemeta(&props, &meta))
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		meta.file_id = file_id;
+		meta.level = 0;
+		meta.pending_xid_min = pending_lo;
+		meta.pending_xid_max = pending_hi;
+		rc = fst_manifest_edit_add(&edit, 0, &meta, NULL, &err);
+		fst_filemeta_clear(&meta);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "building a manifest edit");
+	}
+	edit.has_next_file_id = true;
+	edit.next_file_id = Max(next.next_file_id,
+							pg_atomic_read_u64(&ts->next_file_id));
+	edit.has_last_seq = true;
+	edit.last_seq = Max(next.last_seq, max_seq);
+	{
+		FstManifest applied;
+
+		rc = fst_manifest_apply(&next, &edit, &applied, &err);
+		fst_manifest_edit_free(&edit);
+		fst_manifest_free(&next);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "applying a manifest edit");
+		next = applied;
+	}
+	next.version = base_version + 1;
+	fst_sst_props_free(&props);
+	forst_manifest_publish(&rnode, &next);
+	new_version = next.version;
+	fst_manifest_free(&next);
+
+	/* switch readers to the new manifest and forget the memtable */
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	if (ts->drop_pending)
+	{
+		/* dropped meanwhile: forst_flush_end frees everything */
+		LWLockRelease(&ts->lock);
+		LWLockRelease(&ts->manifest_lock);
+		return false;
+	}
+	ts->manifest_version = new_version;
+	Assert(ts->nimmutable > 0 && ts->immutable[ts->nimmutable - 1] == slab);
+	ts->nimmutable--;
+	forst_shared->slabs[slab].state = FORST_SLAB_RETIRING;
+	covered = forst_table_unflushed_lsn(ts);
+	LWLockRelease(&ts->lock);
+	/* a standby switches to the new version and frees what it covers */
+	forst_wal_log_manifest(&rnode, new_version, covered);
+	LWLockRelease(&ts->manifest_lock);
+	*retired_slab = slab;
+	return true;
+}

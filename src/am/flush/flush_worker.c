@@ -1,0 +1,352 @@
+/*-------------------------------------------------------------------------
+ *
+ * flush_worker.c
+ *	  The flush worker: writes immutable memtables to SST files and returns
+ *	  their slabs to the pool once no transaction can still use them.
+ *
+ * Writers wake it when they freeze a memtable (and when they wait for
+ * memtable memory); it also looks every second.  It also freezes active
+ * memtables when forst's slot holds back more than a quarter of
+ * max_wal_size: a table written a little and then left alone would
+ * otherwise keep every WAL segment written after it (by anything) for
+ * ever.  A flush that fails (the object store is down, say) is logged and
+ * retried after a backoff (1 s doubling to 30 s); the memtable stays
+ * readable meanwhile, and writers wait once the pool is
+ * used up, so nothing is lost and memory stays bounded.
+ *
+ * Retiring a slab: a backend that took a view of the table before the
+ * memtable left it may hold TIDs into it (an UPDATE's target rows, AFTER
+ * trigger events, an open cursor, ...).  The worker frees the slab once no
+ * backend that pinned before the retirement still holds its pin
+ * (shmem/slab_pins.c).
+ *
+ * On a hot standby the worker runs too (from the consistent state on),
+ * but only retires: WAL replay frees the memtables that a MANIFEST record
+ * says the primary flushed, and the worker returns their slabs to the pool
+ * once the standby's queries are done with them.  It never writes to the
+ * object store there; after promotion it flushes as on any primary.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "storage/sinvaladt.h"
+#include "tcop/tcopprot.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "am/forst.h"
+#include "am/objects/disk_cache.h"
+#include "am/flush/flush.h"
+#include "am/shmem/shmem.h"
+#include "am/base/stats.h"
+#include "am/wal/wal.h"
+
+PGDLLEXPORT void forst_worker_main(Datum arg);
+
+bool		forst_in_flush_worker = false;
+
+typedef struct Retiring
+{
+	int			slab;
+	uint64		epoch;			/* its retirement's number (shmem/slab_pins.c) */
+	TimestampTz since;			/* when it was retired */
+} Retiring;
+
+static List *retiring = NIL;
+static bool *retire_known = NULL;	/* per slab: in "retiring" */
+
+static void
+retire(int slab)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	Retiring   *r = palloc(sizeof(Retiring));
+
+	/* numbered after the slab left its table's view (shmem/slab_pins.c) */
+	pg_memory_barrier();
+	r->epoch = pg_atomic_add_fetch_u64(&forst_shared->retire_epoch, 1);
+	r->slab = slab;
+	r->since = GetCurrentTimestamp();
+	retiring = lappend(retiring, r);
+	retire_known[slab] = true;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * A deadlock through memtable memory: a writer waits for memory (holding
+ * its key locks and its transaction), memory waits for a retired slab, the
+ * slab for transaction v, and v waits for a lock the writer holds.  The
+ * lock manager cannot see the first two edges.  If v waits for a lock held
+ * by a transaction that waits for memory, that one is told to give up
+ * (wait_for_slab raises "deadlock detected"), as PostgreSQL's deadlock
+ * detector would choose a victim.
+ */
+static void
+break_memory_deadlock(BackendId blocker)
+{
+	PGPROC	   *proc = BackendIdGetProc(blocker);
+	LOCK	   *lock;
+	LOCKTAG		tag;
+	LOCKMODE	mode;
+	VirtualTransactionId *holders;
+	int			n,
+				i;
+
+	if (proc == NULL || (lock = proc->waitLock) == NULL)
+		return;
+	/* copied without the partition lock: at worst a stale, harmless tag */
+	tag = lock->tag;
+	mode = proc->waitLockMode;
+	if (tag.locktag_lockmethodid != DEFAULT_LOCKMETHOD || mode <= 0 ||
+		mode > MaxLockMode)
+		return;
+	holders = GetLockConflicts(&tag, mode, &n);
+	for (i = 0; i < n; i++)
+	{
+		BackendId	b = holders[i].backendId;
+
+		if (b > 0 && b <= MaxBackends && forst_shared->waiting[b] &&
+			!forst_shared->victim[b])
+		{
+			PGPROC	   *victim = BackendIdGetProc(b);
+
+			ereport(LOG,
+					(errmsg("forst: breaking a deadlock through memtable memory: backend %d waits for memory that waits for backend %d, which waits for it",
+							b, blocker)));
+			forst_shared->victim[b] = true;
+			if (victim)
+				SetLatch(&victim->procLatch);
+			ConditionVariableBroadcast(&forst_shared->slab_cv);
+		}
+	}
+}
+
+/*
+ * Frees the slabs that no backend can still be reading (shmem/slab_pins.c); true
+ * if any still wait.  A backend waiting for memtable memory does not count:
+ * otherwise a transaction that writes more than the pool holds would wait
+ * for itself.
+ */
+static bool
+free_retired(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, retiring)
+	{
+		Retiring   *r = lfirst(lc);
+
+		if (!forst_slab_reusable(r->epoch, forst_shared->waiting))
+		{
+			if (forst_pool_exhausted() &&
+				TimestampDifferenceExceeds(r->since, GetCurrentTimestamp(),
+										   DeadlockTimeout))
+			{
+				BackendId	b = forst_slab_blocker(r->epoch);
+
+				if (b != InvalidBackendId)
+					break_memory_deadlock(b);
+			}
+			continue;
+		}
+		retire_known[r->slab] = false;
+		forst_slab_free(r->slab);
+		pfree(r);
+		retiring = foreach_delete_current(retiring, lc);
+	}
+	return retiring != NIL;
+}
+
+/* Flushes and compacts what is due; returns false if any table failed. */
+static bool
+flush_round(void)
+{
+	RelFileNode rnodes[64];
+	int			n = forst_tables_to_flush(rnodes, lengthof(rnodes));
+	int			i;
+	bool		flushed = false;
+	bool		ok = true;
+
+	for (i = 0; i < n; i++)
+	{
+		ForstTableShared *ts = forst_flush_begin(&rnodes[i]);
+		MemoryContext oldcxt = CurrentMemoryContext;
+
+		if (ts == NULL)
+			continue;
+		StartTransactionCommand();
+		PG_TRY();
+		{
+			int			slab;
+
+			PushActiveSnapshot(GetTransactionSnapshot());
+			while (forst_flush_one(ts, &slab))
+			{
+				retire(slab);
+				flushed = true;
+				CHECK_FOR_INTERRUPTS();
+			}
+			/* without compaction workers, compact here between flushes */
+			if (forst_compaction_workers == 0)
+				while (forst_compact_one(ts, InvalidTransactionId))
+				{
+					forst_stats_add(FS_COMPACTIONS, 1);
+					CHECK_FOR_INTERRUPTS();
+				}
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(oldcxt);
+			EmitErrorReport();
+			FlushErrorState();
+			AbortCurrentTransaction();
+			ok = false;
+		}
+		PG_END_TRY();
+		forst_flush_end(ts);
+	}
+
+	/* WAL older than every unflushed entry is no longer needed by forst */
+	if (flushed)
+	{
+		forst_wal_advance_slot(forst_oldest_unflushed_lsn());
+		forst_wake_compactors();
+	}
+	return ok;
+}
+
+/*
+ * Whether the oldest WAL record forst still needs is more than a quarter
+ * of max_wal_size behind the insert position (checkpoints are requested
+ * at max_wal_size; heap's WAL would be recycled long before).
+ */
+static bool
+wal_held_back(void)
+{
+	XLogRecPtr	oldest;
+	XLogRecPtr	insert;
+
+	if (RecoveryInProgress())
+		return false;
+	insert = GetXLogInsertRecPtr();
+	oldest = forst_oldest_unflushed_lsn();
+	return insert > oldest &&
+		insert - oldest > (uint64) max_wal_size_mb * 1024 * 1024 / 4;
+}
+
+void
+forst_worker_main(Datum arg)
+{
+	int			i;
+	int			failures = 0;
+	TimestampTz next_round = 0;
+
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	forst_in_flush_worker = true;
+	pgstat_report_appname("forst flush");
+
+	retire_known = MemoryContextAllocZero(TopMemoryContext,
+										  sizeof(bool) * forst_shared->nslabs);
+	forst_shared->flush_latch = MyLatch;
+
+	/* the disk cache's index, from the files a previous run left */
+	forst_cache_rebuild();
+
+	for (;;)
+	{
+		bool		waiting;
+		long		timeout;
+		TimestampTz now;
+
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		/*
+		 * Slabs retired by someone else: WAL replay (standby, crash
+		 * recovery) or a previous incarnation of this worker.
+		 */
+		for (i = 0; i < forst_shared->nslabs; i++)
+		{
+			if (forst_shared->slabs[i].state == FORST_SLAB_RETIRING &&
+				!retire_known[i])
+				retire(i);
+		}
+
+		/*
+		 * After a failed round (the object store is down, say), back off: 1
+		 * s, 2 s, ... up to 30 s between attempts, however often writers
+		 * wake us, so that an outage gives a few log lines rather than a
+		 * storm of failing requests.  Writers wait for memtable memory
+		 * meanwhile and carry on when a round succeeds.
+		 */
+		now = GetCurrentTimestamp();
+		if (!RecoveryInProgress() && forst_wal_ready() && now >= next_round)
+		{
+			/*
+			 * Memory is short, or old WAL is kept only for rows in active
+			 * memtables: flush what tables keep in them.
+			 */
+			if ((forst_memory_wanted() || wal_held_back()) && retiring == NIL)
+				(void) forst_freeze_actives();
+			if (flush_round())
+				failures = 0;
+			else
+			{
+				failures++;
+				next_round = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														 Min(1000L << Min(failures - 1, 5), 30000L));
+			}
+		}
+		/* removes forst/backup_start once no backup runs (checkpoint/backup.c) */
+		(void) forst_backup_in_progress();
+		waiting = free_retired();
+		timeout = waiting ? 50 : 1000;
+		if (failures > 0)
+		{
+			long		until = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+																next_round);
+
+			timeout = Max(Min(timeout, until), 10);
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+	}
+}
+
+void
+forst_worker_register(void)
+{
+	BackgroundWorker bgw;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_ConsistentState;
+	bgw.bgw_restart_time = 1;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "forst");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "forst flush");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "forst flush");
+	RegisterBackgroundWorker(&bgw);
+}

@@ -1,0 +1,188 @@
+/*-------------------------------------------------------------------------
+ *
+ * rel.c
+ *	  Backend-local facts about forst relations (key columns, codec), and
+ *	  building the user part of a row.
+ *
+ * The facts come from the relation's forst_key primary-key index and are
+ * cached per relation OID until a relcache invalidation says otherwise.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/relcache.h"
+
+#include "am/forst_am.h"
+#include "am/ddl/migrate.h"
+#include "am/ddl/rekey.h"
+#include "am/objects/store.h"
+
+static HTAB *relinfo_cache = NULL;
+
+static void
+relinfo_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	ForstRelInfo *info;
+
+	if (relinfo_cache == NULL)
+		return;
+	hash_seq_init(&status, relinfo_cache);
+	while ((info = hash_seq_search(&status)) != NULL)
+	{
+		if (relid == InvalidOid || info->relid == relid)
+			info->valid = false;
+	}
+}
+
+void
+forst_relinfo_init(void)
+{
+	CacheRegisterRelcacheCallback(relinfo_invalidate, (Datum) 0);
+}
+
+static void
+relinfo_build(ForstRelInfo *info, Relation rel)
+{
+	MemoryContext old = MemoryContextSwitchTo(CacheMemoryContext);
+	Oid			pk;
+
+	info->rnode = rel->rd_node;
+	info->pkindex = InvalidOid;
+	info->pkname = NULL;
+	info->nkeys = 0;
+	info->codec = NULL;
+	info->max_key_groups = FORST_MAX_KEY_GROUPS_DEFAULT;
+
+	(void) RelationGetIndexList(rel);	/* computes rd_pkindex */
+	pk = rel->rd_pkindex;
+	/* the transient table of a migration to forst: the migrated table's key */
+	if (!OidIsValid(pk))
+		pk = forst_migrate_borrowed_key(rel);
+	/* the transient table of a rewrite of a forst table: that table's key */
+	if (!OidIsValid(pk))
+		pk = forst_rekey_borrowed_key(rel);
+	if (OidIsValid(pk))
+	{
+		Relation	idx = index_open(pk, AccessShareLock);
+		int			i;
+
+		info->pkindex = pk;
+		info->pkname = pstrdup(RelationGetRelationName(idx));
+		info->nkeys = idx->rd_index->indnkeyatts;
+		for (i = 0; i < info->nkeys; i++)
+			info->keyattrs[i] = idx->rd_index->indkey.values[i];
+		index_close(idx, AccessShareLock);
+		info->codec = forst_keycodec_create(RelationGetDescr(rel), info->nkeys,
+											info->keyattrs, info->max_key_groups);
+	}
+	MemoryContextSwitchTo(old);
+	info->valid = true;
+}
+
+ForstRelInfo *
+forst_relinfo(Relation rel)
+{
+	ForstRelInfo *info;
+	Oid			relid = RelationGetRelid(rel);
+	bool		found;
+
+	if (relinfo_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(ForstRelInfo);
+		ctl.hcxt = CacheMemoryContext;
+		relinfo_cache = hash_create("forst relation info", 64, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	info = hash_search(relinfo_cache, &relid, HASH_ENTER, &found);
+	if (!found)
+	{
+		memset(info, 0, sizeof(*info));
+		info->relid = relid;
+	}
+	if (!info->valid || !RelFileNodeEquals(info->rnode, rel->rd_node))
+	{
+		if (info->pkname)
+			pfree(info->pkname);
+		if (info->codec)
+			pfree(info->codec);
+		info->pkname = NULL;
+		info->codec = NULL;
+		relinfo_build(info, rel);
+	}
+	return info;
+}
+
+void
+forst_row_user_part(ForstRelInfo *info, TupleTableSlot *slot,
+					ForstTableShared *ts, StringInfo out)
+{
+	uint16		kg;
+
+	resetStringInfo(out);
+	appendBinaryStringInfo(out, "\0\0", FST_KG_BYTES);
+	if (info->codec)
+	{
+		slot_getallattrs(slot);
+		forst_key_encode_row(info->codec, slot->tts_values, slot->tts_isnull,
+							 out, &kg);
+		if (ts != NULL)
+		{
+			if (!ts->loaded)
+				forst_table_load(ts);
+			if (ts->fenced)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("forst: this table was claimed by another server and takes no writes here"),
+						 errhint("Write to the table on the server that attached it with mode => 'claim'.")));
+			if (kg < ts->kg_lo || kg > ts->kg_hi)
+				ereport(ERROR,
+						(errcode(ERRCODE_CHECK_VIOLATION),
+						 errmsg("forst: key %s belongs to key group %u, which this table does not own",
+								forst_key_to_text(info->codec, out->data + FST_KG_BYTES,
+												  out->len - FST_KG_BYTES), kg),
+						 errdetail("The table owns key groups %u..%u (it was attached from a part of a table).",
+								   ts->kg_lo, ts->kg_hi),
+						 errhint("Route the row to the server that owns its key group: forst.key_group() tells which.")));
+		}
+	}
+	else
+	{
+		int64		rowid;
+
+		/*
+		 * Hidden row ids are sequence numbers: unique and increasing across
+		 * restarts (shmem/seq.c), so past every row id in the table's files
+		 * (earlier row ids were sequence numbers of their time, or smaller).
+		 * A counter of their own would start again after a restart.
+		 */
+		rowid = (int64) forst_next_seq();
+
+		forst_key_encode_value(INT8OID, Int64GetDatum(rowid), out);
+		kg = forst_key_group_of_bytes(out->data + FST_KG_BYTES,
+									  out->len - FST_KG_BYTES,
+									  info->max_key_groups);
+	}
+	fst_put_be16(out->data, kg);
+}
+
+char *
+forst_user_part_to_text(ForstRelInfo *info, const char *up, int len)
+{
+	if (info->codec == NULL || len < FST_KG_BYTES)
+		return pstrdup("(row id)");
+	return forst_key_to_text(info->codec, up + FST_KG_BYTES, len - FST_KG_BYTES);
+}

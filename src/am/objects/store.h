@@ -1,0 +1,226 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.h
+ *	  forst tables in object storage: names of their objects, their
+ *	  manifests, and cached SST readers, for one backend.
+ *
+ * Layout under forst.remote_dir (docs/architecture.md):
+ *
+ *	<system identifier>/tables/<database oid>.<relfilenode>/manifest/<20 digits>
+ *	<system identifier>/tables/<database oid>.<relfilenode>/sst/<2 hex>/<20 digits>.sst
+ *
+ * The system identifier names the cluster (a streaming standby shares it
+ * and reads the same objects).  A relfilenode is new for every CREATE and
+ * TRUNCATE and is not reused while its storage exists, so a table's prefix
+ * never mixes two tables.
+ *
+ * Manifest versions: version 0 means "no manifest yet" (nothing flushed);
+ * the shared ForstTableShared.manifest_version says which version readers
+ * use, together with the list of memtables that are not in it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_STORE_H
+#define FORST_STORE_H
+
+#include "am/forst_am.h"
+#include "lsm/manifest.h"
+#include "store/objstore.h"
+#include "lsm/sst.h"
+#include "am/objects/borrowed.h"
+
+#define FORST_KEY_LEN 256
+
+/* The backend's object store handle (opened on first use). */
+extern FstObjStore *forst_objstore(void);
+
+/* The handles this process has opened, or NULL (for statistics). */
+extern FstObjStore *forst_objstore_if_open(void);
+extern struct FstBlockCache *forst_block_cache_if_open(void);
+
+extern void forst_table_prefix(const RelFileNode *rnode, char *buf, size_t len);
+
+/*
+ * ERROR if the store holds objects under a new relfilenode's prefix (an
+ * earlier table's, kept by a checkpoint); nothing if the store is down.
+ */
+extern void forst_check_prefix_unused(const RelFileNode *rnode);
+extern void forst_sst_object_key(const RelFileNode *rnode, uint64 file_id,
+								 char *buf, size_t len);
+extern void forst_manifest_object_key(const RelFileNode *rnode, uint64 version,
+									  char *buf, size_t len);
+
+/*
+ * ereport(ERROR) for a failed engine or store call, with a fitting SQLSTATE
+ * (the table is in base/report.c), the table the object belongs to and a
+ * hint.
+ */
+extern void forst_report(FstCode code, FstError *err, const char *what) pg_attribute_noreturn();
+
+/* Creates a missing file:// forst.remote_dir whose parent exists, or ERROR. */
+extern void forst_prepare_remote_dir(const char *url);
+
+/*
+ * Makes sure the table's shared state knows its newest manifest version
+ * (listing the store after a restart); caller must not hold ts->lock.
+ */
+extern void forst_table_load(ForstTableShared *ts);
+
+/*
+ * A new, unique SST file id for the table; it counts as in flight (kept by
+ * garbage collection) until this process publishes a manifest of the table.
+ */
+extern uint64 forst_table_new_file_id(ForstTableShared *ts);
+
+/* The lowest file id in flight (PG_UINT64_MAX: none). */
+extern uint64 forst_table_inflight_low(ForstTableShared *ts);
+
+/*
+ * Writes m as a new manifest version (create-if-absent), at m->version or,
+ * if another writer took that name, the next free one (m->version tells).
+ */
+extern void forst_manifest_publish(const RelFileNode *rnode, FstManifest *m);
+
+/* The manifest of a table at a version (> 0), cached by this backend. */
+extern const FstManifest *forst_manifest_at(const RelFileNode *rnode,
+											uint64 version);
+
+/* Manifests this process has decoded and keeps (read/readers.c). */
+extern int64 forst_manifests_cached(void);
+
+/* The visibility rules of a manifest that forst_manifest_at returned. */
+extern const ForstVisList *forst_manifest_vis(const FstManifest *m);
+
+/*
+ * The manifest record a file's metadata belongs to: every FstFileMeta the
+ * table AM hands around points into a manifest's file array.
+ */
+static inline const FstManifestFile *
+forst_mfile(const FstFileMeta *meta)
+{
+	StaticAssertStmt(offsetof(FstManifestFile, meta) == 0,
+					 "FstFileMeta must be the first member of FstManifestFile");
+	return (const FstManifestFile *) meta;
+}
+
+/*
+ * A file of the manifest by id.  Ids are unique within a table's manifest
+ * whoever owns the file: borrowed files get ids of the borrowing table
+ * when they are attached (checkpoint/attach.c).
+ */
+extern const FstManifestFile *forst_manifest_file_by_id(const FstManifest *m,
+														uint64 file_id);
+
+/* The object key of a file of the table, its own or borrowed. */
+extern void forst_file_object_key(const RelFileNode *rnode,
+								  const FstManifestFile *f, char *buf,
+								  size_t len);
+
+/*
+ * Publishes next (built on the table's current version, which the caller
+ * read under ts->manifest_lock, held) and switches the table to it: the
+ * shared state, and a standby through a MANIFEST record.
+ */
+extern void forst_manifest_install(ForstTableShared *ts, FstManifest *next);
+
+/* The newest manifest version under a table prefix (0: none). */
+extern uint64 forst_newest_manifest_version(const char *table_prefix);
+
+/*
+ * Reads and decodes "<table prefix>/manifest/<version>" into *m (free with
+ * fst_manifest_free); false if absent and missing_ok, else ERROR.
+ */
+extern bool forst_manifest_read(const char *table_prefix, uint64 version,
+								FstManifest *m, bool missing_ok);
+
+/* Every key under a prefix (palloc'd). */
+typedef struct ForstObjKeys
+{
+	int			n;
+	char	  **keys;
+	uint64	   *sizes;
+} ForstObjKeys;
+
+extern void forst_list_objects(const char *prefix, ForstObjKeys *out);
+
+/* An open reader of one of the table's SST files, cached by this backend. */
+extern FstSstReader *forst_sst_reader(const RelFileNode *rnode,
+									  const FstFileMeta *file);
+
+/*
+ * The reader of a file that may hold versions of user_part (within its key
+ * range and not excluded by its bloom filter), or NULL if it cannot.
+ * bloom_hash: user_part's fst_bloom_hash if the caller has it (a lookup
+ * across files), else NULL.
+ */
+extern FstSstReader *forst_sst_reader_for_key(const RelFileNode *rnode,
+											  const FstFileMeta *file,
+											  FstSlice user_part,
+											  const uint64 *bloom_hash);
+
+/*
+ * A reader for a level iterator (read/cursor.c): pinned, it stays open
+ * until released; released, and unused otherwise in this transaction, it
+ * may be closed at once when the open readers exceed
+ * forst.sst_reader_memory (see read/readers.c).
+ */
+extern FstSstReader *forst_sst_reader_pin(const RelFileNode *rnode,
+										  const FstFileMeta *file);
+extern void forst_sst_reader_release(const RelFileNode *rnode, uint64 file_id);
+
+/*
+ * Whether this backend has file_id's reader open; and that reader pinned
+ * (release it with forst_sst_reader_release), or NULL if it is not open:
+ * fetches by TID read one entry and let go, and files a TID names may have
+ * left the current manifest (compacted away) meanwhile.
+ */
+extern bool forst_sst_reader_is_open(const RelFileNode *rnode, uint64 file_id);
+extern FstSstReader *forst_sst_reader_pin_open(const RelFileNode *rnode,
+											   uint64 file_id);
+
+/*
+ * Closing readers.  forst_sst_readers_trim closes the least recently used
+ * until the rest hold at most limit bytes (the first use of the readers in
+ * each transaction does it with forst.sst_reader_memory; pinned readers
+ * stay); _forget closes one file's (a compaction's inputs).  Neither may
+ * run while a reader is in use.  _usage: open readers, their bytes, readers closed by the bound.
+ */
+extern void forst_sst_readers_trim(size_t limit);
+extern void forst_sst_reader_forget(const RelFileNode *rnode, uint64 file_id);
+extern void forst_sst_readers_usage(int64 *readers, int64 *bytes,
+									int64 *evictions);
+
+/*
+ * A consistent view of a table: memtables plus the manifest they complete.
+ * Its slabs stay this backend's to read until it unpins (shmem/slab_pins.c) --
+ * except while it waits for memtable memory, when the flush worker may
+ * reuse them: a view held across a write (an open cursor) must check
+ * forst_table_view_stale before it reads its memtables again.
+ */
+typedef struct ForstTableView
+{
+	RelFileNode rnode;
+	int			nslabs;
+	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	uint32		generations[FORST_MAX_IMMUTABLE + 1];	/* of slabs[] */
+	uint64		manifest_version;
+	const FstManifest *manifest;	/* NULL when version is 0 */
+} ForstTableView;
+
+extern void forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
+							 ForstTableView *view);
+
+/* Whether a slab of the view has been reused since the view was taken. */
+extern bool forst_table_view_stale(const ForstTableView *view);
+
+/*
+ * SST file slots of TIDs (per transaction), with the manifest version the
+ * file was found in: a TID's file may have been compacted away and its
+ * reader closed since, and that manifest still describes it.
+ */
+extern int	forst_file_slot(const RelFileNode *rnode, uint64 file_id,
+							uint64 manifest_version);
+extern bool forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id,
+								uint64 *manifest_version);
+
+#endif							/* FORST_STORE_H */

@@ -1,0 +1,555 @@
+/*-------------------------------------------------------------------------
+ *
+ * cursor.c
+ *	  Visible rows of a forst table in key order (see read/cursor.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "am/read/cursor.h"
+#include "am/read/point.h"
+#include "am/shmem/shmem.h"
+#include "lsm/level_iter.h"
+#include "lsm/merge_iter.h"
+
+/* older versions of one row stepped over before the cursor seeks past */
+#define FORST_CURSOR_SKIPS_BEFORE_SEEK 8
+
+/* StringInfos of a cursor start small: most hold one key */
+static void
+init_small_string(StringInfo s)
+{
+	s->maxlen = 64;
+	s->data = palloc(s->maxlen);
+	s->len = 0;
+	s->data[0] = '\0';
+	s->cursor = 0;
+}
+
+static void
+cursor_reset_callback(void *arg)
+{
+	ForstCursor *c = arg;
+
+	if (c->merge)
+	{
+		fst_iter_destroy(c->merge);
+		c->merge = NULL;
+	}
+}
+
+/* Whether file may hold rows with user parts in [lo, hi), by its range. */
+static bool
+file_in_range(const FstFileMeta *file, FstSlice lo, FstSlice hi)
+{
+	if (lo.len > 0 &&
+		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_largest(file)), lo) < 0)
+		return false;
+	if (hi.len > 0 &&
+		fst_slice_cmp(fst_ikey_user_part(fst_filemeta_smallest(file)), hi) >= 0)
+		return false;
+	return true;
+}
+
+/*
+ * Whether a level 0 file may hold rows with user parts in [lo, hi) (and,
+ * for a point range, lo itself according to its bloom filter).  Opens the
+ * file's reader, which may fail: call before anything is malloc'ed.
+ */
+static bool
+file_may_hold(Relation rel, const FstFileMeta *file, FstSlice lo, FstSlice hi,
+			  bool point)
+{
+	if (point)
+		return forst_sst_reader_for_key(&rel->rd_node, file, lo, NULL) != NULL;
+	if (!file_in_range(file, lo, hi))
+		return false;
+	(void) forst_sst_reader(&rel->rd_node, file);
+	return true;
+}
+
+/*
+ * A level iterator's file i: pinned while the level iterator is in it, so
+ * that a scan over many files holds one reader per level, and the others
+ * may be closed within the bound (read/readers.c).  An error opening the
+ * reader leaves by ereport; the level iterator is then safe to destroy.
+ */
+static FstIter *
+level_open(void *arg, int i, FstError *err)
+{
+	ForstCursorLevel *lv = arg;
+	FstSstReader *r = forst_sst_reader_pin(&lv->rel->rd_node, lv->files[i]);
+	FstIter    *it = fst_sst_iter_create(r);
+
+	if (it == NULL)
+	{
+		forst_sst_reader_release(&lv->rel->rd_node, lv->files[i]->file_id);
+		fst_error(err, FST_NO_MEMORY, "out of memory");
+	}
+	return it;
+}
+
+static void
+level_release(void *arg, int i)
+{
+	ForstCursorLevel *lv = arg;
+
+	forst_sst_reader_release(&lv->rel->rd_node, lv->files[i]->file_id);
+}
+
+/*
+ * (Re)builds the cursor's merge over a new view of the table: its current
+ * memtables, its level 0 files that may hold rows in the cursor's range,
+ * and a level iterator for each deeper level with files in the range.
+ * Runs in the cursor's memory context; the merge is unpositioned.
+ */
+static void
+cursor_build(ForstCursor *c)
+{
+	FstIter   **children;
+	FstSlice	lo = fst_slice(c->range_lo.data, c->range_lo.len);
+	FstSlice	hi = fst_slice(c->range_hi.data, c->range_hi.len);
+	int			nlevels = 0;
+	int			i;
+
+	c->waits_seen = forst_memory_waits;	/* before the view is taken */
+	forst_table_view(c->ts, &c->rel->rd_node, &c->view);
+	c->nchildren = c->view.nslabs;
+	c->nl0 = 0;
+	if (c->files)
+		pfree(c->files);
+	c->files = NULL;
+	if (c->levels)
+	{
+		for (i = 0; i < FST_NUM_LEVELS; i++)
+			if (c->levels[i].files)
+				pfree(c->levels[i].files);
+		pfree(c->levels);
+	}
+	c->levels = palloc0(sizeof(ForstCursorLevel) * FST_NUM_LEVELS);
+	if (c->view.manifest)
+	{
+		const FstManifestLevel *l0 = &c->view.manifest->levels[0];
+		int			level,
+					j;
+
+		/*
+		 * Open the level 0 readers first: that may fail, before anything
+		 * is malloc'ed.  Files outside the range are left out: a point
+		 * read would otherwise seek (and load a block of) every file.
+		 */
+		c->files = palloc0(sizeof(FstFileMeta *) * (c->view.nslabs + l0->nfiles + 1));
+		for (j = 0; j < l0->nfiles; j++)
+		{
+			const FstFileMeta *f = &l0->files[j].meta;
+
+			if (file_may_hold(c->rel, f, lo, hi, c->point))
+				c->files[c->view.nslabs + c->nl0++] = f;
+		}
+		/* deeper levels: their files in range, opened as the merge goes */
+		for (level = 1; level < FST_NUM_LEVELS; level++)
+		{
+			const FstManifestLevel *ml = &c->view.manifest->levels[level];
+			ForstCursorLevel *lv = &c->levels[nlevels];
+
+			lv->rel = c->rel;
+			for (j = 0; j < ml->nfiles; j++)
+			{
+				const FstFileMeta *f = &ml->files[j].meta;
+
+				if (!file_in_range(f, lo, hi))
+					continue;
+				if (lv->files == NULL)
+					lv->files = palloc(sizeof(FstFileMeta *) * ml->nfiles);
+				lv->files[lv->nfiles++] = f;
+			}
+			if (lv->nfiles > 0)
+				nlevels++;
+		}
+	}
+	c->nchildren = c->view.nslabs + c->nl0 + nlevels;
+	children = palloc0(sizeof(FstIter *) * Max(c->nchildren, 1));
+	for (i = 0; i < c->nchildren; i++)
+	{
+		if (i < c->view.nslabs)
+			children[i] = fst_memtable_iter_create(forst_slab_memtable(c->view.slabs[i]));
+		else if (i < c->view.nslabs + c->nl0)
+			children[i] = fst_sst_iter_create(forst_sst_reader(&c->rel->rd_node, c->files[i]));
+		else
+		{
+			ForstCursorLevel *lv = &c->levels[i - c->view.nslabs - c->nl0];
+
+			children[i] = fst_level_iter_create(lv->files, lv->nfiles,
+												level_open, level_release, lv);
+		}
+	}
+	for (i = 0; i < c->nchildren; i++)
+	{
+		if (children[i] == NULL)
+		{
+			for (i = 0; i < c->nchildren; i++)
+				fst_iter_destroy(children[i]);
+			pfree(children);
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
+							errmsg("out of memory")));
+		}
+	}
+	c->merge = fst_merge_iter_create(children, c->nchildren);
+	pfree(children);
+	if (c->merge == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+}
+
+ForstCursor *
+forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
+				  FstSlice lo, FstSlice hi, bool point)
+{
+	/*
+	 * Default sizes: the cursor and its strings fit the first block, and
+	 * contexts of these sizes are recycled without a malloc (an upsert
+	 * opens a point cursor per row).
+	 */
+	MemoryContext mcxt = AllocSetContextCreate(CurrentMemoryContext,
+											   "forst cursor",
+											   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	ForstCursor *c = palloc0(sizeof(ForstCursor));
+
+	c->mcxt = mcxt;
+	c->rel = rel;
+	c->snapshot = snapshot;
+	c->ts = ts;
+	c->point = point;
+	forst_expiry_get(rel, &c->expiry);
+	init_small_string(&c->decided);
+	init_small_string(&c->hi);
+	init_small_string(&c->range_lo);
+	init_small_string(&c->range_hi);
+	init_small_string(&c->seek_lo);
+	appendBinaryStringInfo(&c->range_lo, lo.data, lo.len);
+	appendBinaryStringInfo(&c->range_hi, hi.data, hi.len);
+	if (point)
+	{
+		/* looked up by forst_cursor_next (read/point.h): no merge */
+		MemoryContextSwitchTo(old);
+		return c;
+	}
+	/* the engine's iterators are freed with the context, even on error */
+	c->cb.func = cursor_reset_callback;
+	c->cb.arg = c;
+	MemoryContextRegisterResetCallback(mcxt, &c->cb);
+	PG_TRY();
+	{
+		cursor_build(c);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(mcxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	return c;
+}
+
+/* Positions the merge at the first entry >= (user part up, sequence seq). */
+static void
+merge_seek_at(ForstCursor *c, FstSlice up, uint64 seq)
+{
+	char		stack_target[128];
+	char	   *target = stack_target;
+
+	if (up.len + FST_SEQ_BYTES > sizeof(stack_target))
+		target = MemoryContextAlloc(c->mcxt, up.len + FST_SEQ_BYTES);
+	memcpy(target, up.data, up.len);
+	fst_put_be64(target + up.len, seq);
+	fst_iter_seek(c->merge, fst_slice(target, up.len + FST_SEQ_BYTES));
+	if (target != stack_target)
+		pfree(target);
+}
+
+/* Positions the merge before the first entry of user part >= lo. */
+static void
+merge_seek(ForstCursor *c, FstSlice lo)
+{
+	if (lo.len == 0)
+		fst_iter_seek_first(c->merge);
+	else
+		merge_seek_at(c, lo, FST_MAX_SEQ);	/* versions run newest first */
+}
+
+/* Positions the merge after the last possible version of user part up. */
+static void
+merge_seek_past(ForstCursor *c, FstSlice up)
+{
+	merge_seek_at(c, up, 0);
+}
+
+/* Replaces the cursor's merge by an unpositioned one over a new view. */
+static void
+cursor_rebuild(ForstCursor *c)
+{
+	MemoryContext old;
+
+	fst_iter_destroy(c->merge);
+	c->merge = NULL;
+	old = MemoryContextSwitchTo(c->mcxt);
+	cursor_build(c);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * This backend waited for memtable memory since the cursor last read, and
+ * the flush worker reused a memtable slab of the cursor's view meanwhile
+ * (shmem/slab_pins.c): its entries are in an SST file by now, so a new view holds
+ * the same versions (and newer ones, which the snapshot judges as any
+ * other).  The merge is rebuilt over a new view and positioned where the
+ * old one was: on the row last returned, whose versions the cursor skips
+ * as decided, or where the last seek put it.
+ */
+static void
+cursor_refresh(ForstCursor *c)
+{
+	elog(DEBUG1, "forst: a cursor on \"%s\" moves to a new view: a memtable of its view was reused while this backend waited for memory",
+		 RelationGetRelationName(c->rel));
+	cursor_rebuild(c);
+	if (c->have_decided)
+		merge_seek(c, fst_slice(c->decided.data, c->decided.len));
+	else
+		merge_seek(c, fst_slice(c->seek_lo.data, c->seek_lo.len));
+	c->pending_next = false;
+}
+
+void
+forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
+{
+	resetStringInfo(&c->hi);
+	appendBinaryStringInfo(&c->hi, hi.data, hi.len);
+	resetStringInfo(&c->seek_lo);
+	appendBinaryStringInfo(&c->seek_lo, lo.data, lo.len);
+	c->have_decided = false;
+	c->valid = false;
+	c->pending_next = false;
+	if (c->point)
+	{
+		c->point_done = false;
+		return;
+	}
+	if (c->waits_seen != forst_memory_waits &&
+		forst_table_view_stale(&c->view))
+		cursor_refresh(c);		/* seeks to seek_lo */
+	else
+		merge_seek(c, lo);
+}
+
+typedef struct PointVisCtx
+{
+	Snapshot	snapshot;
+	Relation	rel;
+} PointVisCtx;
+
+static bool
+point_visible(void *arg, FstMemtable *mt, const FstEntryHeader *hdr,
+			  uint32 ref, uint8 hint)
+{
+	PointVisCtx *ctx = arg;
+
+	return forst_version_visible(ctx->snapshot, ctx->rel, hdr, mt, ref, hint);
+}
+
+/*
+ * A point cursor's one row: the newest version of its user part the
+ * snapshot sees, looked up without a merge (read/point.h), over a view
+ * taken now.
+ */
+static bool
+point_next(ForstCursor *c)
+{
+	ForstPointHit hit;
+	PointVisCtx ctx;
+	FstSlice	key;
+	MemoryContext old;
+
+	if (c->point_done)
+		return false;
+	c->point_done = true;
+	key = c->seek_lo.len > 0 ? fst_slice(c->seek_lo.data, c->seek_lo.len) :
+		fst_slice(c->range_lo.data, c->range_lo.len);
+	if (c->hi.len > 0 && fst_slice_cmp(key, fst_slice(c->hi.data, c->hi.len)) >= 0)
+		return false;
+	if (c->ts == NULL)
+		return false;			/* the table never wrote */
+	ctx.snapshot = c->snapshot;
+	ctx.rel = c->rel;
+	old = MemoryContextSwitchTo(c->mcxt);
+	forst_table_view(c->ts, &c->rel->rd_node, &c->view);
+	forst_point_get(&c->view, key, point_visible, &ctx, true, &hit);
+	MemoryContextSwitchTo(old);
+	if (!hit.found)
+		return false;
+	if (!fst_entry_decode(hit.ikey, hit.value, &c->cur.entry))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: malformed entry in table \"%s\"",
+						RelationGetRelationName(c->rel))));
+	if (c->cur.entry.hdr.flags & FST_ENTRY_TOMBSTONE)
+		return false;
+	if (c->expiry.active && forst_row_expired(&c->expiry, c->cur.entry.payload))
+		return false;
+	c->cur.loc = hit.loc;
+	c->cur.hint = hit.hint;
+	c->valid = true;
+	/* the executor fetches this version by TID next */
+	if (hit.loc.in_sst)
+		forst_note_sst_version(c->rel, &hit.loc, hit.ikey, hit.value);
+	return true;
+}
+
+bool
+forst_cursor_next(ForstCursor *c)
+{
+	FstError	err;
+
+	c->valid = false;
+	if (c->point)
+		return point_next(c);
+	if (c->waits_seen != forst_memory_waits)
+	{
+		c->waits_seen = forst_memory_waits;
+		if (forst_table_view_stale(&c->view))
+			cursor_refresh(c);
+	}
+	if (c->pending_next)
+	{
+		c->pending_next = false;
+		fst_iter_next(c->merge);
+	}
+	for (bool advance = false;;)
+	{
+		FstSlice	k;
+		FstSlice	v;
+		FstEntry	e;
+		FstIter    *child;
+		int			ci;
+		uint32		ref;
+		uint8		hint;
+
+		if (advance)
+			fst_iter_next(c->merge);
+		advance = true;
+		if (!fst_iter_valid(c->merge))
+			break;
+		k = fst_iter_key(c->merge);
+		v = fst_iter_value(c->merge);
+
+		if (!fst_entry_decode(k, v, &e))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: malformed entry in table \"%s\"",
+							RelationGetRelationName(c->rel))));
+		if (c->hi.len > 0 &&
+			fst_slice_cmp(e.user_part, fst_slice(c->hi.data, c->hi.len)) >= 0)
+			return false;
+		if (c->have_decided &&
+			fst_slice_cmp(e.user_part, fst_slice(c->decided.data, c->decided.len)) == 0)
+		{
+			/*
+			 * An older version of a decided row.  A key updated again and
+			 * again has many in a memtable: past a few, one seek beyond
+			 * them is cheaper than stepping over each.
+			 */
+			if (++c->skipped >= FORST_CURSOR_SKIPS_BEFORE_SEEK)
+			{
+				c->skipped = 0;
+				merge_seek_past(c, e.user_part);
+				advance = false;
+			}
+			continue;
+		}
+		c->skipped = 0;
+
+		ci = fst_merge_iter_current_child(c->merge);
+		child = fst_merge_iter_child(c->merge, ci);
+		memset(&c->cur.loc, 0, sizeof(c->cur.loc));
+		if (ci < c->view.nslabs)
+		{
+			ref = fst_memtable_iter_ref(child);
+			hint = fst_memtable_iter_hint(child);
+			if (!forst_version_visible(c->snapshot, c->rel, &e.hdr,
+									   forst_slab_memtable(c->view.slabs[ci]), ref, hint))
+				continue;
+			c->cur.loc.slab = c->view.slabs[ci];
+			c->cur.loc.ref = ref;
+			c->cur.hint = hint;
+		}
+		else
+		{
+			if (!forst_version_visible(c->snapshot, c->rel, &e.hdr, NULL, 0, 0))
+				continue;
+			c->cur.loc.in_sst = true;
+			c->cur.hint = 0;
+		}
+		resetStringInfo(&c->decided);
+		appendBinaryStringInfo(&c->decided, e.user_part.data, e.user_part.len);
+		c->have_decided = true;
+		if (e.hdr.flags & FST_ENTRY_TOMBSTONE)
+			continue;
+		if (c->expiry.active && forst_row_expired(&c->expiry, e.payload))
+			continue;
+		if (c->cur.loc.in_sst)
+		{
+			const FstFileMeta *f;
+
+			if (ci < c->view.nslabs + c->nl0)
+				f = c->files[ci];
+			else
+			{
+				ForstCursorLevel *lv = &c->levels[ci - c->view.nslabs - c->nl0];
+
+				f = lv->files[fst_level_iter_current_file(child)];
+				child = fst_level_iter_current(child);
+			}
+			c->cur.loc.file_slot = forst_file_slot(&c->rel->rd_node, f->file_id,
+												   c->view.manifest_version);
+			fst_sst_iter_position(child, &c->cur.loc.block, &c->cur.loc.entry);
+		}
+		c->cur.entry = e;
+		c->valid = true;
+		/* SST entries live in the child's block: advance on the next call */
+		c->pending_next = true;
+		return true;
+	}
+	if (fst_iter_status(c->merge, &err) != FST_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: reading table \"%s\" failed: %s",
+						RelationGetRelationName(c->rel), err.msg)));
+	return false;
+}
+
+bool
+forst_cursor_revalidate(ForstCursor *c)
+{
+	if (!c->valid || c->point || forst_memory_waits == c->waits_seen)
+		return c->valid;
+	c->waits_seen = forst_memory_waits;
+	if (!forst_table_view_stale(&c->view))
+		return true;
+	elog(DEBUG1, "forst: a cursor on \"%s\" reads its current row again: its memtable was reused while this backend waited for memory",
+		 RelationGetRelationName(c->rel));
+	cursor_rebuild(c);
+	/* the current row's user part is decided: find its version again */
+	merge_seek(c, fst_slice(c->decided.data, c->decided.len));
+	c->have_decided = false;
+	c->pending_next = false;
+	return forst_cursor_next(c);
+}
+
+void
+forst_cursor_close(ForstCursor *c)
+{
+	/* the reset callback frees the engine's iterators */
+	MemoryContextDelete(c->mcxt);
+}

@@ -1,0 +1,196 @@
+/*-------------------------------------------------------------------------
+ *
+ * prefetch.c
+ *	  Parallel fetch-ahead into the disk cache (see read/prefetch.h).
+ *
+ * A range scan over all key groups opens one cursor per key group, and each
+ * seeks in every file that overlaps its range: on a fresh backend that is a
+ * file open (its tail) per file and a block per (key group, file), each a
+ * ranged GET made one after another when the store is S3.  Here the scan
+ * first names all of them, and fst_diskcache_prefetch fetches the missing
+ * ones in parallel; the cursors' reads then hit the disk cache.
+ *
+ * The metadata of a file is its tail: footer, index, properties and bloom
+ * filter, about 1% of a file of 200-byte rows (a filter of 10 bits and an
+ * index entry per 8 kB block).  Its size is not known before the footer is
+ * read, so the tail fetched is max(64 kB, size / 64): it holds the whole
+ * metadata of every file forst writes; whatever it misses is read when the
+ * file is opened.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/rel.h"
+
+#include "am/forst.h"
+#include "am/objects/disk_cache.h"
+#include "am/read/prefetch.h"
+#include "am/shmem/shmem.h"
+#include "am/objects/store.h"
+
+#define TAIL_MIN	(64 * 1024)
+
+bool
+forst_prefetch_possible(void)
+{
+	return forst_disk_cache() != NULL &&
+		fst_objstore_parallel_reads(forst_objstore());
+}
+
+void
+forst_prefetch_ranges(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
+					  int n)
+{
+	FstDcPrefetch *items;
+	char	   *keys;
+	FstError	err;
+	FstCode		rc;
+	int			i;
+
+	if (n <= 0 || !forst_prefetch_possible())
+		return;
+	items = palloc(sizeof(FstDcPrefetch) * n);
+	keys = palloc((Size) FORST_KEY_LEN * n);
+	for (i = 0; i < n; i++)
+	{
+		char	   *k = keys + (Size) FORST_KEY_LEN * i;
+
+		forst_file_object_key(rnode, ranges[i].file, k, FORST_KEY_LEN);
+		items[i].key = k;
+		items[i].object_size = ranges[i].file->meta.size;
+		items[i].offset = ranges[i].offset;
+		items[i].len = ranges[i].len;
+	}
+	rc = fst_diskcache_prefetch(forst_disk_cache(), forst_objstore(), items, n, &err);
+	pfree(items);
+	pfree(keys);
+	if (rc == FST_INTERRUPTED)
+		CHECK_FOR_INTERRUPTS();
+	if (rc != FST_OK && rc != FST_INTERRUPTED)
+		forst_report(rc, &err, "prefetching SST blocks");
+}
+
+void
+forst_prefetch_metadata(const RelFileNode *rnode,
+						const FstManifestFile *const *files, int n)
+{
+	ForstPrefetchRange *r;
+	int			i,
+				m = 0;
+
+	if (n <= 0 || !forst_prefetch_possible())
+		return;
+	r = palloc(sizeof(ForstPrefetchRange) * n);
+	for (i = 0; i < n; i++)
+	{
+		uint64		size = files[i]->meta.size;
+		uint64		tail = Min(size, Max((uint64) TAIL_MIN, size / 64));
+
+		if (forst_sst_reader_is_open(rnode, files[i]->meta.file_id))
+			continue;
+		r[m].file = files[i];
+		r[m].offset = size - tail;
+		r[m].len = tail;
+		m++;
+	}
+	forst_prefetch_ranges(rnode, r, m);
+	pfree(r);
+}
+
+/* kg|part into buf (FST_KG_BYTES + part.len bytes) */
+static FstSlice
+with_kg(char *buf, int kg, FstSlice part)
+{
+	fst_put_be16(buf, (uint16) kg);
+	memcpy(buf + FST_KG_BYTES, part.data, part.len);
+	return fst_slice(buf, FST_KG_BYTES + part.len);
+}
+
+void
+forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
+						   FstSlice lo, FstSlice hi)
+{
+	ForstTableView view;
+	const FstManifestFile **files;
+	ForstPrefetchRange *blocks;
+	char	   *lobuf;
+	char	   *hibuf;
+	int			nfiles = 0,
+				nblocks = 0,
+				cap,
+				level,
+				i,
+				kg;
+
+	if (!forst_scan_prefetch || !forst_prefetch_possible())
+		return;
+	forst_table_view(forst_table_shared(&rel->rd_node, true), &rel->rd_node, &view);
+	if (view.manifest == NULL)
+		return;
+	lobuf = palloc(FST_KG_BYTES + lo.len);
+	hibuf = palloc(FST_KG_BYTES + Max(hi.len, 1));
+	files = palloc(sizeof(FstManifestFile *) * Max(fst_manifest_total_files(view.manifest), 1));
+	for (level = 0; level < FST_NUM_LEVELS; level++)
+		for (i = 0; i < view.manifest->levels[level].nfiles; i++)
+		{
+			const FstManifestFile *mf = &view.manifest->levels[level].files[i];
+
+			if (mf->meta.kg_max >= kg_first && mf->meta.kg_min <= kg_last)
+				files[nfiles++] = mf;
+		}
+	forst_prefetch_metadata(&rel->rd_node, files, nfiles);
+
+	cap = 64;
+	blocks = palloc(sizeof(ForstPrefetchRange) * cap);
+	for (i = 0; i < nfiles; i++)
+	{
+		const FstFileMeta *f = &files[i]->meta;
+		FstSlice	fsmall = fst_ikey_user_part(fst_filemeta_smallest(f));
+		FstSlice	flarge = fst_ikey_user_part(fst_filemeta_largest(f));
+		FstSstReader *r = NULL;
+
+		for (kg = Max(kg_first, f->kg_min); kg <= Min(kg_last, f->kg_max); kg++)
+		{
+			FstSlice	klo = with_kg(lobuf, kg, lo);
+			FstSlice	khi;
+			uint64		off,
+						len;
+
+			if (hi.len > 0)
+				khi = with_kg(hibuf, kg, hi);
+			else
+			{
+				fst_put_be16(hibuf, (uint16) (kg + 1));
+				khi = fst_slice(hibuf, kg + 1 < FST_MAX_KEY_GROUPS ? FST_KG_BYTES : 0);
+			}
+			/* the file overlaps [klo, khi)? */
+			if (fst_slice_cmp(flarge, klo) < 0 ||
+				(khi.len > 0 && fst_slice_cmp(fsmall, khi) >= 0))
+				continue;
+			/* pinned for this loop only: see forst_sst_reader_pin */
+			if (r == NULL)
+				r = forst_sst_reader_pin(&rel->rd_node, f);
+			if (!fst_sst_block_for(r, fst_slice_cmp(klo, fsmall) < 0 ? fsmall : klo,
+								   &off, &len))
+				continue;
+			if (nblocks == cap)
+			{
+				cap *= 2;
+				blocks = repalloc(blocks, sizeof(ForstPrefetchRange) * cap);
+			}
+			blocks[nblocks].file = files[i];
+			blocks[nblocks].offset = off;
+			blocks[nblocks].len = len;
+			nblocks++;
+		}
+		if (r != NULL)
+			forst_sst_reader_release(&rel->rd_node, f->file_id);
+	}
+	forst_prefetch_ranges(&rel->rd_node, blocks, nblocks);
+	pfree(blocks);
+	pfree(files);
+	pfree(lobuf);
+	pfree(hibuf);
+}

@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * prefetch.h
+ *	  Parallel fetch-ahead into the disk cache for reads that would
+ *	  otherwise go to the object store one request at a time: the metadata
+ *	  of SST files about to be opened, the blocks that range scans start in,
+ *	  and byte ranges of files (forst.prewarm).
+ *
+ * Active only where it pays: an object store with parallel reads (s3://)
+ * and the disk cache on.  Prefetching is a hint: what could not be fetched
+ * is read (and its error reported) by the read that needs it.  A cancel
+ * or statement_timeout during a prefetch is raised at once.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_PREFETCH_H
+#define FORST_PREFETCH_H
+
+#include "storage/relfilenode.h"
+#include "utils/relcache.h"
+
+#include "lsm/manifest.h"
+
+/* Whether prefetching applies in this process (store and cache). */
+extern bool forst_prefetch_possible(void);
+
+/* Byte range [offset, offset + len) of a table's file. */
+typedef struct ForstPrefetchRange
+{
+	const FstManifestFile *file;
+	uint64		offset;
+	uint64		len;
+} ForstPrefetchRange;
+
+/* Fetches the ranges into the disk cache (no-op when not possible). */
+extern void forst_prefetch_ranges(const RelFileNode *rnode,
+								  const ForstPrefetchRange *ranges, int n);
+
+/*
+ * Fetches the metadata (the tail) of those files whose reader this backend
+ * has not opened yet.
+ */
+extern void forst_prefetch_metadata(const RelFileNode *rnode,
+									const FstManifestFile *const *files,
+									int n);
+
+/*
+ * Before a scan of key groups [kg_first, kg_last], each from kg|lo to
+ * kg|hi (hi empty: to the end of the key group), of the files of the
+ * table's current view: the metadata of the files involved, then the block
+ * each key group's range starts in, in every file that overlaps it.
+ */
+extern void forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
+									   FstSlice lo, FstSlice hi);
+
+#endif							/* FORST_PREFETCH_H */

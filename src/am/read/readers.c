@@ -1,0 +1,844 @@
+/*-------------------------------------------------------------------------
+ *
+ * readers.c
+ *	  Reading forst tables in one backend (see objects/store.h): decoded
+ *	  manifests by version, consistent views of a table (memtables plus
+ *	  manifest), open SST readers over the object store and the disk cache
+ *	  with the block caches above them, and the file slots of SST TIDs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "lsm/blockcache.h"
+#include "am/forst.h"
+#include "am/read/shared_blocks.h"
+#include "am/objects/disk_cache.h"
+#include "store/diskcache.h"
+#include "am/base/stats.h"
+#include "am/objects/store.h"
+#include "store/objstore_source.h"
+#include "am/shmem/shmem.h"
+
+static FstBlockCache *block_cache = NULL;
+
+/* ---------------------------------------------------------------------- */
+/* Manifest cache: (rnode, version) -> decoded manifest                    */
+
+typedef struct ManifestKey
+{
+	RelFileNode rnode;
+	uint64		version;
+} ManifestKey;
+
+typedef struct ManifestEntry
+{
+	ManifestKey key;
+	FstManifest manifest;
+	ForstVisList vis;			/* parsed from the manifest's schema blob */
+	MemoryContext vis_cxt;		/* holds vis; NULL if it is empty */
+	LocalTransactionId used_lxid;	/* the last transaction that asked */
+} ManifestEntry;
+
+/*
+ * Every flush and compaction makes a new version, and a backend (or a
+ * worker) asks for each version it meets.  Entries are freed at the first
+ * request of a later transaction, unless they hold a table's newest
+ * version cached here: pointers into them are kept only by views, which
+ * last at most as long as their transaction (a TID names a file by its
+ * version only within one), while SST readers, which outlive it, copy
+ * their visibility rules.  Sweeps run when the cache has grown to twice
+ * its size after the last one, so their cost is constant per version.
+ */
+static HTAB *manifest_cache = NULL;
+static ManifestEntry *manifest_last = NULL; /* the last one asked for */
+static LocalTransactionId manifests_lxid = InvalidLocalTransactionId;
+static long manifests_after_sweep = 0;
+
+static void
+manifest_entry_free(ManifestEntry *e)
+{
+	ManifestKey key = e->key;
+
+	if (manifest_last == e)
+		manifest_last = NULL;
+	fst_manifest_free(&e->manifest);
+	if (e->vis_cxt != NULL)
+		MemoryContextDelete(e->vis_cxt);
+	hash_search(manifest_cache, &key, HASH_REMOVE, NULL);
+}
+
+static int
+manifest_entry_cmp(const void *a, const void *b)
+{
+	const ManifestEntry *x = *(ManifestEntry *const *) a;
+	const ManifestEntry *y = *(ManifestEntry *const *) b;
+	int			r = memcmp(&x->key.rnode, &y->key.rnode, sizeof(RelFileNode));
+
+	if (r != 0)
+		return r;
+	/* newest first */
+	return x->key.version > y->key.version ? -1 : x->key.version < y->key.version ? 1 : 0;
+}
+
+/* Frees every entry but the newest of each table and this transaction's. */
+static void
+manifests_sweep(void)
+{
+	HASH_SEQ_STATUS seq;
+	ManifestEntry *e;
+	ManifestEntry **all;
+	long		n = 0,
+				i;
+
+	all = palloc(sizeof(ManifestEntry *) * hash_get_num_entries(manifest_cache));
+	hash_seq_init(&seq, manifest_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		all[n++] = e;
+	qsort(all, n, sizeof(ManifestEntry *), manifest_entry_cmp);
+	for (i = 0; i < n; i++)
+	{
+		bool		newest = i == 0 ||
+			!RelFileNodeEquals(all[i - 1]->key.rnode, all[i]->key.rnode);
+
+		if (!newest && all[i]->used_lxid != manifests_lxid)
+			manifest_entry_free(all[i]);
+	}
+	pfree(all);
+	manifests_after_sweep = hash_get_num_entries(manifest_cache);
+}
+
+int64
+forst_manifests_cached(void)
+{
+	return manifest_cache ? hash_get_num_entries(manifest_cache) : 0;
+}
+
+const FstManifest *
+forst_manifest_at(const RelFileNode *rnode, uint64 version)
+{
+	ManifestKey key;
+	ManifestEntry *e;
+	bool		found;
+	char		okey[FORST_KEY_LEN];
+	FstBuf		buf;
+	FstError	err;
+	FstCode		rc;
+	bool		from_store = false;
+
+	if (manifest_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(ManifestKey);
+		ctl.entrysize = sizeof(ManifestEntry);
+		ctl.hcxt = TopMemoryContext;
+		manifest_cache = hash_create("forst manifests", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	if (MyProc != NULL && MyProc->lxid != manifests_lxid)
+	{
+		manifests_lxid = MyProc->lxid;
+		if (hash_get_num_entries(manifest_cache) > 2 * manifests_after_sweep + 4)
+			manifests_sweep();
+	}
+	if (manifest_last != NULL && manifest_last->key.version == version &&
+		RelFileNodeEquals(manifest_last->key.rnode, *rnode))
+	{
+		manifest_last->used_lxid = manifests_lxid;
+		return &manifest_last->manifest;
+	}
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.version = version;
+	e = hash_search(manifest_cache, &key, HASH_FIND, NULL);
+	if (e)
+	{
+		e->used_lxid = manifests_lxid;
+		manifest_last = e;
+		return &e->manifest;
+	}
+
+	forst_manifest_object_key(rnode, version, okey, sizeof(okey));
+	fst_buf_init(&buf);
+
+	/*
+	 * Manifests are immutable: the local disk cache keeps a copy, so that
+	 * new backends open tables without the store (an outage) and without a
+	 * request each.
+	 */
+	if (forst_disk_cache() != NULL &&
+		fst_diskcache_get(forst_disk_cache(), okey, &buf, &err) == FST_OK)
+		rc = FST_OK;
+	else
+	{
+		fst_buf_reset(&buf);
+		rc = fst_objstore_get(forst_objstore(), okey, &buf, &err);
+		if (rc != FST_OK)
+		{
+			fst_buf_free(&buf);
+			forst_report(rc, &err, psprintf("reading manifest \"%s\"", okey));
+		}
+		from_store = true;
+	}
+	e = hash_search(manifest_cache, &key, HASH_ENTER, &found);
+	e->used_lxid = manifests_lxid;
+	e->vis_cxt = NULL;
+	e->vis.n = 0;
+	e->vis.items = NULL;
+	rc = fst_manifest_decode(buf.data, buf.len, &e->manifest, &err);
+	if (rc == FST_OK && from_store)
+		forst_cache_admit(okey, buf.data, buf.len);
+	fst_buf_free(&buf);
+	if (rc == FST_OK && e->manifest.schema_len > 0)
+	{
+		e->vis_cxt = AllocSetContextCreate(TopMemoryContext, "forst manifest rules",
+										   ALLOCSET_SMALL_SIZES);
+		if (!forst_vis_parse(e->manifest.schema, e->manifest.schema_len, &e->vis,
+							 e->vis_cxt))
+		{
+			fst_manifest_free(&e->manifest);
+			rc = fst_error(&err, FST_CORRUPT, "malformed table description");
+		}
+	}
+	if (rc != FST_OK)
+	{
+		if (e->vis_cxt != NULL)
+			MemoryContextDelete(e->vis_cxt);
+		hash_search(manifest_cache, &key, HASH_REMOVE, NULL);
+		forst_report(rc, &err, psprintf("decoding manifest \"%s\"", okey));
+	}
+	return &e->manifest;
+}
+
+const ForstVisList *
+forst_manifest_vis(const FstManifest *m)
+{
+	/* m is the manifest member of a cache entry (forst_manifest_at) */
+	return &((const ManifestEntry *) ((const char *) m - offsetof(ManifestEntry, manifest)))->vis;
+}
+
+const FstManifestFile *
+forst_manifest_file_by_id(const FstManifest *m, uint64 file_id)
+{
+	int			l,
+				i;
+
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+		for (i = 0; i < m->levels[l].nfiles; i++)
+			if (m->levels[l].files[i].meta.file_id == file_id)
+				return &m->levels[l].files[i];
+	return NULL;
+}
+
+void
+forst_file_object_key(const RelFileNode *rnode, const FstManifestFile *f,
+					  char *buf, size_t len)
+{
+	const char *colon;
+
+	if (f->owner == NULL)
+		forst_sst_object_key(rnode, f->meta.file_id, buf, len);
+	else if ((colon = strchr(f->owner, ':')) != NULL)
+		strlcpy(buf, colon + 1, len);
+	else
+		strlcpy(buf, f->owner, len);
+}
+
+/*
+ * The visibility rules of a borrowed file: the owner string's "<n>[+<m>]:"
+ * names entries of the rule list, which only grows, so the table's
+ * current manifest has them.
+ */
+static void
+borrowed_vis(const RelFileNode *rnode, const char *owner, ForstVisSet *set)
+{
+	ForstTableShared *ts = forst_table_shared(rnode, true);
+	uint64		version;
+	const ForstVisList *vl;
+
+	forst_table_load(ts);
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	version = ts->manifest_version;
+	LWLockRelease(&ts->lock);
+	vl = version > 0 ? forst_manifest_vis(forst_manifest_at(rnode, version)) : NULL;
+	if (forst_vis_owner(owner, vl, set) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: borrowed file \"%s\" names visibility rules that the table's manifest lacks",
+						owner)));
+}
+
+void
+forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
+				 ForstTableView *view)
+{
+	int			i;
+
+	memset(view, 0, sizeof(*view));
+	view->rnode = *rnode;
+	if (ts == NULL)
+		return;
+	/* before the view: its slabs stay until this backend unpins */
+	forst_pin();
+	forst_table_load(ts);
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	if (ts->active >= 0)
+		view->slabs[view->nslabs++] = ts->active;
+	memcpy(&view->slabs[view->nslabs], ts->immutable, sizeof(int) * ts->nimmutable);
+	view->nslabs += ts->nimmutable;
+	view->manifest_version = ts->manifest_version;
+	/* a slab's generation changes only when it is freed, which our pin stops */
+	for (i = 0; i < view->nslabs; i++)
+		view->generations[i] = forst_shared->slabs[view->slabs[i]].generation;
+	LWLockRelease(&ts->lock);
+	if (view->manifest_version > 0)
+		view->manifest = forst_manifest_at(rnode, view->manifest_version);
+}
+
+bool
+forst_table_view_stale(const ForstTableView *view)
+{
+	int			i;
+
+	pg_read_barrier();
+	for (i = 0; i < view->nslabs; i++)
+		if (forst_shared->slabs[view->slabs[i]].generation != view->generations[i])
+			return true;
+	return false;
+}
+
+/* ---------------------------------------------------------------------- */
+/* SST readers: (rnode, file id) -> open reader                            */
+
+typedef struct ReaderKey
+{
+	RelFileNode rnode;
+	uint64		file_id;
+} ReaderKey;
+
+typedef struct ReaderEntry
+{
+	ReaderKey	key;
+	FstRangeSource *src;
+	FstSstReader *reader;
+	ForstVisSet *vis;			/* borrowed files: their rules */
+	uint64		last_used;		/* reader_clock at the last use */
+	size_t		mem;			/* bytes counted in reader_mem */
+	int			pins;			/* level iterators positioned in the file */
+	LocalTransactionId plain_lxid;	/* of the last use without a pin */
+} ReaderEntry;
+
+static HTAB *reader_cache = NULL;
+
+/*
+ * A direct-mapped front for reader_cache: point lookups ask for the same
+ * few files again and again, and a dynahash probe (hashing the 20-byte
+ * key) was a twentieth of a warm point read's instructions.  A slot holds
+ * an entry of the hash table, whose memory stays where it is while the
+ * entry exists; reader_entry_close clears the entry's slot.
+ */
+#define READER_FRONT_SLOTS	64
+static ReaderEntry *reader_front[READER_FRONT_SLOTS];
+
+static inline int
+reader_front_slot(const RelFileNode *rnode, uint64 file_id)
+{
+	uint64		h = file_id ^ ((uint64) rnode->relNode << 32) ^ rnode->dbNode;
+
+	return (int) ((h * UINT64CONST(0x9E3779B97F4A7C15)) >> 58);
+}
+
+static inline ReaderEntry *
+reader_front_get(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderEntry *e = reader_front[reader_front_slot(rnode, file_id)];
+
+	if (e != NULL && e->key.file_id == file_id &&
+		RelFileNodeEquals(e->key.rnode, *rnode))
+		return e;
+	return NULL;
+}
+
+/*
+ * The open readers' memory (index blocks, bloom filters, read windows) is
+ * bounded by forst.sst_reader_memory.
+ *
+ * Between transactions: the first use of the readers in a transaction
+ * closes the least recently used ones until the rest fit.  Not earlier for
+ * readers used without a pin: whoever used one may still point into it
+ * (the previous transaction's scans hold readers until its cleanup is
+ * over, as portals are dropped after the transaction callbacks have run).
+ *
+ * Within a transaction: a scan reads the files of each level >= 1 through
+ * a level iterator, which pins a file's reader while it is positioned in
+ * the file (forst_sst_reader_pin) and releases it when it moves on.  A
+ * reader that is released, and that nothing used without a pin in this
+ * transaction, has no user left: when the open readers exceed the bound,
+ * those are closed, least recently used first, at once.  So a scan over
+ * any number of files holds the level 0 files, one file per level and
+ * what the bound allows.  A TID may still name a closed file: fetching it
+ * opens the file again, through the manifest the TID's slot recorded.
+ */
+static uint64 reader_clock = 0;
+static size_t reader_mem = 0;
+static LocalTransactionId readers_lxid = InvalidLocalTransactionId;
+static uint64 reader_evictions = 0;
+static bool released_since_trim = false;	/* a reader became closable */
+static int	pins_held = 0;		/* the entries' pins, summed */
+
+/*
+ * A reader's read window: through the disk cache, one chunk
+ * (forst_cache_chunk_bytes), so that a point read caches only the chunk it
+ * needs, not its neighbours; straight from the store, 32 kB, so that a
+ * scan of consecutive data blocks makes one request for several.
+ */
+static size_t
+reader_window(void)
+{
+	if (forst_disk_cache() != NULL)
+		return (size_t) forst_cache_chunk_bytes();
+	return FST_DISKCACHE_DEFAULT_CHUNK;
+}
+
+/* What a reader costs: its metadata and its read window. */
+static size_t
+reader_entry_mem(const ReaderEntry *e)
+{
+	return fst_sst_memory(e->reader) + reader_window() + sizeof(ReaderEntry);
+}
+
+static void
+reader_entry_close(ReaderEntry *e)
+{
+	ReaderKey	key = e->key;
+	int			slot = reader_front_slot(&key.rnode, key.file_id);
+
+	if (reader_front[slot] == e)
+		reader_front[slot] = NULL;
+	reader_mem -= Min(reader_mem, e->mem);
+	pins_held -= Min(pins_held, e->pins);
+	fst_sst_close(e->reader);
+	fst_range_close(e->src);
+	if (e->vis != NULL)
+		forst_vis_set_free(e->vis);
+	hash_search(reader_cache, &key, HASH_REMOVE, NULL);
+}
+
+static int
+entry_lru_cmp(const void *a, const void *b)
+{
+	uint64		x = (*(ReaderEntry *const *) a)->last_used;
+	uint64		y = (*(ReaderEntry *const *) b)->last_used;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * Closes unpinned readers, least recently used first, until the open ones
+ * hold at most target bytes or none is left; with released_only, only
+ * those nothing used without a pin in this transaction (see above).
+ */
+static void
+close_lru(size_t target, bool released_only)
+{
+	HASH_SEQ_STATUS seq;
+	ReaderEntry *e;
+	ReaderEntry **cand;
+	long		n = 0,
+				i;
+	LocalTransactionId lxid = MyProc ? MyProc->lxid : InvalidLocalTransactionId;
+
+	cand = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
+	hash_seq_init(&seq, reader_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (e->pins == 0 && !(released_only && e->plain_lxid == lxid))
+			cand[n++] = e;
+	qsort(cand, n, sizeof(ReaderEntry *), entry_lru_cmp);
+	for (i = 0; i < n && reader_mem > target; i++)
+	{
+		reader_entry_close(cand[i]);
+		reader_evictions++;
+	}
+	pfree(cand);
+}
+
+void
+forst_sst_readers_trim(size_t limit)
+{
+	HASH_SEQ_STATUS seq;
+	ReaderEntry *e;
+
+	if (reader_cache == NULL)
+		return;
+	/* recount: bloom filters are read after open */
+	reader_mem = 0;
+	hash_seq_init(&seq, reader_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		e->mem = reader_entry_mem(e);
+		reader_mem += e->mem;
+	}
+	if (reader_mem <= limit)
+		return;
+	/* down to three quarters, so that the next transactions need not trim */
+	close_lru(limit - limit / 4, false);
+}
+
+void
+forst_sst_reader_forget(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderKey	key;
+	ReaderEntry *e;
+
+	if (reader_cache == NULL)
+		return;
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.file_id = file_id;
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	if (e != NULL)
+		reader_entry_close(e);
+}
+
+void
+forst_sst_readers_usage(int64 *readers, int64 *bytes, int64 *evictions)
+{
+	*readers = reader_cache ? hash_get_num_entries(reader_cache) : 0;
+	*bytes = (int64) reader_mem;
+	*evictions = (int64) reader_evictions;
+}
+
+/*
+ * Closes released readers (see above), least recently used first, until
+ * the open readers fit in the bound or none is left.
+ */
+static void
+readers_trim_released(void)
+{
+	size_t		limit = (size_t) forst_sst_reader_memory_kb * 1024;
+
+	if (reader_cache == NULL || reader_mem <= limit || !released_since_trim)
+		return;
+	released_since_trim = false;
+	close_lru(limit, true);
+}
+
+/* The first use of the readers in a transaction: apply the bound. */
+static inline void
+readers_new_xact(void)
+{
+	if (MyProc != NULL && MyProc->lxid != readers_lxid)
+	{
+		HASH_SEQ_STATUS seq;
+		ReaderEntry *e;
+
+		/*
+		 * No level iterator outlives its transaction: a pin left now is one
+		 * an error skipped the release of.
+		 */
+		if (pins_held > 0)
+		{
+			hash_seq_init(&seq, reader_cache);
+			while ((e = hash_seq_search(&seq)) != NULL)
+				e->pins = 0;
+			pins_held = 0;
+		}
+		readers_lxid = MyProc->lxid;
+		if (reader_mem > (size_t) forst_sst_reader_memory_kb * 1024)
+			forst_sst_readers_trim((size_t) forst_sst_reader_memory_kb * 1024);
+	}
+}
+
+FstSstReader *
+forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
+						 FstSlice user_part, const uint64 *bloom_hash)
+{
+	FstSstReader *r;
+	bool		may;
+	FstError	err;
+	FstCode		rc;
+
+	if (fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_smallest(file))) < 0 ||
+		fst_slice_cmp(user_part, fst_ikey_user_part(fst_filemeta_largest(file))) > 0)
+		return NULL;
+	r = forst_sst_reader(rnode, file);
+	rc = bloom_hash ? fst_sst_may_contain_hash(r, *bloom_hash, &may, &err) :
+		fst_sst_may_contain(r, user_part, &may, &err);
+	if (rc != FST_OK)
+		forst_report(rc, &err, psprintf("reading the bloom filter of SST file " UINT64_FORMAT
+										" of relation %u", file->file_id, rnode->relNode));
+	forst_local_bloom_checks++;
+	if (!may)
+	{
+		forst_local_bloom_negatives++;
+		return NULL;
+	}
+	return r;
+}
+
+/* The cache entry of an open file's reader, or NULL. */
+static ReaderEntry *
+reader_entry_find(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderKey	key;
+
+	ReaderEntry *e;
+
+	if (reader_cache == NULL)
+		return NULL;
+	readers_new_xact();
+	if ((e = reader_front_get(rnode, file_id)) != NULL)
+		return e;
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.file_id = file_id;
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	if (e != NULL)
+		reader_front[reader_front_slot(rnode, file_id)] = e;
+	return e;
+}
+
+bool
+forst_sst_reader_is_open(const RelFileNode *rnode, uint64 file_id)
+{
+	return reader_entry_find(rnode, file_id) != NULL;
+}
+
+FstSstReader *
+forst_sst_reader_pin_open(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderEntry *e = reader_entry_find(rnode, file_id);
+
+	if (e == NULL)
+		return NULL;
+	e->last_used = ++reader_clock;
+	e->pins++;
+	pins_held++;
+	return e->reader;
+}
+
+/* The cache entry of file's reader, opened if need be. */
+static ReaderEntry *
+reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
+{
+	ReaderKey	key;
+	ReaderEntry *e;
+	bool		found;
+	char		okey[FORST_KEY_LEN];
+	FstSstReadOptions ro;
+	FstError	err;
+	FstCode		rc;
+	const FstManifestFile *mf;
+	ForstVisSet *vis = NULL;
+
+	if (reader_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(ReaderKey);
+		ctl.entrysize = sizeof(ReaderEntry);
+		ctl.hcxt = TopMemoryContext;
+		reader_cache = hash_create("forst SST readers", 256, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		block_cache = fst_block_cache_create((size_t) forst_block_cache_size_kb * 1024);
+		if (block_cache == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	readers_new_xact();
+	if ((e = reader_front_get(rnode, file->file_id)) != NULL)
+	{
+		e->last_used = ++reader_clock;
+		return e;
+	}
+	memset(&key, 0, sizeof(key));
+	key.rnode = *rnode;
+	key.file_id = file->file_id;
+	e = hash_search(reader_cache, &key, HASH_FIND, NULL);
+	if (e)
+	{
+		reader_front[reader_front_slot(rnode, file->file_id)] = e;
+		e->last_used = ++reader_clock;
+		return e;
+	}
+
+	mf = forst_mfile(file);
+	forst_file_object_key(rnode, mf, okey, sizeof(okey));
+	if (mf->owner)
+	{
+		vis = MemoryContextAlloc(TopMemoryContext, sizeof(ForstVisSet));
+		borrowed_vis(rnode, mf->owner, vis);
+		/* the reader outlives the manifest entry its rules are in */
+		forst_vis_set_own(vis, TopMemoryContext);
+	}
+	e = hash_search(reader_cache, &key, HASH_ENTER, &found);
+	e->src = NULL;
+	e->reader = NULL;
+	e->vis = vis;
+	e->last_used = ++reader_clock;
+	e->mem = 0;
+	e->pins = 0;
+	e->plain_lxid = InvalidLocalTransactionId;
+	rc = fst_range_source_object(forst_objstore(), okey, file->size, &e->src, &err);
+	if (rc == FST_OK && forst_disk_cache() != NULL)
+	{
+		/* read through the local disk cache (it owns the origin then) */
+		FstRangeSource *cached;
+
+		rc = fst_range_source_cached(forst_disk_cache(), e->src, okey,
+									 file->size, &cached, &err);
+		if (rc == FST_OK)
+			e->src = cached;
+	}
+	if (rc == FST_OK)
+	{
+		e->src = fst_range_source_window(e->src, reader_window());
+		if (e->src == NULL)
+		{
+			reader_entry_close(e);
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
+	}
+	if (rc == FST_OK)
+	{
+		fst_sst_read_options_default(&ro);
+		ro.cache = block_cache;
+		ro.cache_id = hash_bytes_extended((const unsigned char *) okey, strlen(okey), 0);
+		if (forst_blockshare_enabled())
+		{
+			ro.shared_get = forst_blockshare_get;
+			ro.shared_put = forst_blockshare_put;
+			ro.shared_peek = forst_blockshare_peek;
+		}
+		if (vis != NULL)
+		{
+			/*
+			 * entries rewritten by this table's rule: blocks of their own
+			 * (the owner string names the rule; one file may be read with
+			 * two rules in one table, after a merge)
+			 */
+			ro.rewrite_entry = forst_vis_rewrite;
+			ro.rewrite_arg = e->vis;
+			ro.cache_id = hash_bytes_extended((const unsigned char *) rnode,
+											  sizeof(RelFileNode),
+											  hash_bytes_extended((const unsigned char *) mf->owner,
+																  strlen(mf->owner), 1));
+		}
+		rc = fst_sst_open(e->src, &ro, &e->reader, &err);
+	}
+	if (rc != FST_OK)
+	{
+		reader_entry_close(e);
+		forst_report(rc, &err, psprintf("opening SST \"%s\"", okey));
+	}
+	e->mem = reader_entry_mem(e);
+	reader_mem += e->mem;
+	return e;
+}
+
+FstSstReader *
+forst_sst_reader(const RelFileNode *rnode, const FstFileMeta *file)
+{
+	ReaderEntry *e = reader_entry_get(rnode, file);
+
+	e->plain_lxid = MyProc ? MyProc->lxid : InvalidLocalTransactionId;
+	return e->reader;
+}
+
+FstSstReader *
+forst_sst_reader_pin(const RelFileNode *rnode, const FstFileMeta *file)
+{
+	ReaderEntry *e;
+
+	/* a new reader may take the place of released ones */
+	readers_trim_released();
+	e = reader_entry_get(rnode, file);
+	e->pins++;
+	pins_held++;
+	return e->reader;
+}
+
+void
+forst_sst_reader_release(const RelFileNode *rnode, uint64 file_id)
+{
+	ReaderEntry *e = reader_entry_find(rnode, file_id);
+
+	if (e == NULL || e->pins <= 0)
+		return;
+	pins_held--;
+	if (--e->pins == 0 && (MyProc == NULL || e->plain_lxid != MyProc->lxid))
+		released_since_trim = true;
+}
+
+FstBlockCache *
+forst_block_cache_if_open(void)
+{
+	return block_cache;
+}
+
+/* ---------------------------------------------------------------------- */
+/* File slots: the SST part of TIDs names files by a per-transaction slot  */
+
+#define MAX_FILE_SLOTS 4096
+
+typedef struct FileSlot
+{
+	RelFileNode rnode;
+	uint64		file_id;
+	uint64		manifest_version;	/* the first that listed it for us */
+} FileSlot;
+
+static FileSlot *file_slots = NULL;
+static int	nfile_slots = 0;
+static LocalTransactionId slots_lxid = InvalidLocalTransactionId;
+
+int
+forst_file_slot(const RelFileNode *rnode, uint64 file_id,
+				uint64 manifest_version)
+{
+	int			i;
+
+	if (file_slots == NULL)
+		file_slots = MemoryContextAlloc(TopMemoryContext, sizeof(FileSlot) * MAX_FILE_SLOTS);
+	if (slots_lxid != MyProc->lxid)
+	{
+		nfile_slots = 0;
+		slots_lxid = MyProc->lxid;
+	}
+	for (i = nfile_slots - 1; i >= 0; i--)
+	{
+		if (file_slots[i].file_id == file_id &&
+			RelFileNodeEquals(file_slots[i].rnode, *rnode))
+			return i;
+	}
+	if (nfile_slots >= MAX_FILE_SLOTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("forst: one transaction read more than %d SST files", MAX_FILE_SLOTS),
+				 errhint("Split the work into several transactions.")));
+	file_slots[nfile_slots].rnode = *rnode;
+	file_slots[nfile_slots].file_id = file_id;
+	file_slots[nfile_slots].manifest_version = manifest_version;
+	return nfile_slots++;
+}
+
+bool
+forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id,
+					uint64 *manifest_version)
+{
+	if (slots_lxid != MyProc->lxid || slot < 0 || slot >= nfile_slots)
+		return false;
+	*rnode = file_slots[slot].rnode;
+	*file_id = file_slots[slot].file_id;
+	if (manifest_version)
+		*manifest_version = file_slots[slot].manifest_version;
+	return true;
+}

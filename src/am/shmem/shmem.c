@@ -1,0 +1,725 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.c
+ *	  Shared memory of forst: memtable slab pool and table registry
+ *	  (see shmem/shmem.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
+#include "miscadmin.h"
+#include "postmaster/startup.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "am/forst.h"
+#include "am/shmem/shmem.h"
+#include "am/base/stats.h"
+#include "am/wal/wal.h"
+
+ForstShared *forst_shared = NULL;
+uint64		forst_memory_waits = 0;
+static HTAB *forst_tables = NULL;
+static char *slab_base = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static int
+forst_pool_slabs(void)
+{
+	int64		n = (int64) forst_memtable_memory_kb / forst_memtable_size_kb;
+
+	return (int) Max(n, 2);
+}
+
+/* The pool and WAL replay's reserve (shmem/shmem.h). */
+static int
+forst_nslabs(void)
+{
+	int			pool = forst_pool_slabs();
+
+	return pool + Min(pool, Max(FORST_MAX_SLABS - pool, 0));
+}
+
+static Size
+forst_shared_size(void)
+{
+	return add_size(add_size(offsetof(ForstShared, slabs),
+							 mul_size(forst_nslabs(), sizeof(ForstSlab))),
+					add_size(mul_size(2 * (MaxBackends + 1), sizeof(bool)),
+							 add_size(mul_size(MaxBackends + 1, sizeof(ForstBackendWords)),
+									  PG_CACHE_LINE_SIZE)));
+}
+
+static Size
+forst_slabs_size(void)
+{
+	return mul_size(forst_nslabs(), (Size) forst_memtable_size_kb * 1024);
+}
+
+static void
+forst_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(forst_shared_size());
+	RequestAddinShmemSpace(forst_slabs_size());
+	RequestAddinShmemSpace(hash_estimate_size(forst_max_tables,
+											  sizeof(ForstTableShared)));
+	RequestNamedLWLockTranche("forst", 1);
+}
+
+static void
+forst_shmem_startup(void)
+{
+	bool		found;
+	bool		found_slabs;
+	HASHCTL		info;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	forst_shared = ShmemInitStruct("forst shared state", forst_shared_size(), &found);
+	slab_base = ShmemInitStruct("forst memtables", forst_slabs_size(), &found_slabs);
+	if (!found)
+	{
+		int			i;
+
+		forst_shared->lock = &(GetNamedLWLockTranche("forst"))->lock;
+		forst_shared->tranche_id = LWLockNewTrancheId();
+		/* past every number handed out before (shmem/seq.c) */
+		pg_atomic_init_u64(&forst_shared->seq_lease, forst_seq_lease_read());
+		pg_atomic_init_u64(&forst_shared->next_seq,
+							pg_atomic_read_u64(&forst_shared->seq_lease));
+		pg_atomic_init_u64(&forst_shared->writer_epoch, 0);
+		forst_shared->nslabs = forst_nslabs();
+		forst_shared->pool_slabs = forst_pool_slabs();
+		forst_shared->slab_size = (Size) forst_memtable_size_kb * 1024;
+		for (i = 0; i < forst_shared->nslabs; i++)
+		{
+			forst_shared->slabs[i].state = FORST_SLAB_FREE;
+			forst_shared->slabs[i].generation = 0;
+			forst_shared->slabs[i].first_lsn = InvalidXLogRecPtr;
+			forst_shared->slabs[i].last_lsn = InvalidXLogRecPtr;
+			forst_shared->slabs[i].next_free =
+				(i + 1 < forst_shared->nslabs) ? i + 1 : -1;
+		}
+		forst_shared->free_head = 0;
+		forst_shared->nfree = forst_shared->nslabs;
+		forst_shared->flush_latch = NULL;
+		for (i = 0; i < FORST_MAX_COMPACTION_WORKERS; i++)
+			forst_shared->compact_latch[i] = NULL;
+		forst_shared->waiting = (bool *) &forst_shared->slabs[forst_shared->nslabs];
+		forst_shared->victim = forst_shared->waiting + MaxBackends + 1;
+		memset(forst_shared->waiting, 0, sizeof(bool) * 2 * (MaxBackends + 1));
+		forst_shared->backends = (ForstBackendWords *)
+			CACHELINEALIGN(forst_shared->victim + MaxBackends + 1);
+		for (i = 0; i <= MaxBackends; i++)
+		{
+			pg_atomic_init_u64(FORST_INFLIGHT(i), 0);
+			pg_atomic_init_u64(FORST_PIN(i), 0);
+		}
+		pg_atomic_init_u64(&forst_shared->retire_epoch, 0);
+		pg_atomic_init_u64(&forst_shared->tables_removed, 0);
+		ConditionVariableInit(&forst_shared->slab_cv);
+	}
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(RelFileNode);
+	info.entrysize = sizeof(ForstTableShared);
+	forst_tables = ShmemInitHash("forst tables", forst_max_tables, forst_max_tables,
+								 &info, HASH_ELEM | HASH_BLOBS);
+	LWLockRelease(AddinShmemInitLock);
+	LWLockRegisterTranche(forst_shared->tranche_id, "forst_table");
+}
+
+void
+forst_shmem_init(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = forst_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = forst_shmem_startup;
+}
+
+FstMemtable *
+forst_slab_memtable(int slab)
+{
+	/* the handle of a memtable is its region's address */
+	Assert(slab >= 0 && slab < forst_shared->nslabs);
+	return (FstMemtable *) (slab_base + (Size) slab * forst_shared->slab_size);
+}
+
+/*
+ * This backend's direct-mapped cache of registry lookups.  Every statement
+ * on a forst table looks its entry up, and the registry's shared lock is
+ * one cache line written by every backend that takes it.  An entry stays
+ * where it is in shared memory until it is removed, and every removal
+ * counts in forst_shared->tables_removed: the cache is valid while that
+ * count is the one it was filled under.
+ */
+#define TABLE_FRONT_SLOTS	16
+
+static struct
+{
+	RelFileNode rnode;
+	ForstTableShared *ts;
+}			table_front[TABLE_FRONT_SLOTS];
+static uint64 table_front_removed = PG_UINT64_MAX;
+
+static inline int
+table_front_slot(const RelFileNode *rnode)
+{
+	return (int) ((rnode->relNode ^ rnode->dbNode * 31) % TABLE_FRONT_SLOTS);
+}
+
+ForstTableShared *
+forst_table_shared(const RelFileNode *rnode, bool create)
+{
+	ForstTableShared *ts;
+	bool		found;
+	uint64		removed;
+	int			slot = table_front_slot(rnode);
+
+	/* memtables are whole only after the WAL catch-up (wal/wal.c) */
+	forst_wal_ensure_ready();
+	removed = pg_atomic_read_u64(&forst_shared->tables_removed);
+	if (removed != table_front_removed)
+	{
+		memset(table_front, 0, sizeof(table_front));
+		table_front_removed = removed;
+	}
+	else if (table_front[slot].ts != NULL &&
+			 RelFileNodeEquals(table_front[slot].rnode, *rnode))
+		return table_front[slot].ts;
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
+	LWLockRelease(forst_shared->lock);
+	if (ts)
+	{
+		table_front[slot].rnode = *rnode;
+		table_front[slot].ts = ts;
+	}
+	if (ts || !create)
+		return ts;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts = hash_search(forst_tables, rnode, HASH_ENTER_NULL, &found);
+	if (ts == NULL)
+	{
+		LWLockRelease(forst_shared->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many forst tables are in use"),
+				 errhint("Increase forst.max_tables (currently %d) and restart the server.",
+						 forst_max_tables)));
+	}
+	if (!found)
+	{
+		LWLockInitialize(&ts->lock, forst_shared->tranche_id);
+		LWLockInitialize(&ts->write_lock, forst_shared->tranche_id);
+		LWLockInitialize(&ts->manifest_lock, forst_shared->tranche_id);
+		pg_atomic_init_u64(&ts->next_file_id, 0);
+		ts->active = -1;
+		ts->nimmutable = 0;
+		ts->loaded = false;
+		ts->manifest_version = 0;
+		ts->kg_lo = 0;
+		ts->kg_hi = PG_UINT16_MAX;
+		ts->fenced = false;
+		memset(ts->inflight_pid, 0, sizeof(ts->inflight_pid));
+		ts->busy = 0;
+		ts->compacting = false;
+		ts->drop_pending = false;
+		pg_atomic_init_u64(&ts->live_estimate, 0);
+		memset(&ts->expiry, 0, sizeof(ts->expiry));
+		pg_atomic_init_u64(&ts->expiry.reclaimed_bytes, 0);
+		pg_atomic_init_u64(&ts->expiry.reclaimed_rows, 0);
+		pg_atomic_init_u64(&ts->expiry.dropped_files, 0);
+	}
+	LWLockRelease(forst_shared->lock);
+	return ts;
+}
+
+/* Returns a slab to the pool; caller holds forst_shared->lock exclusively. */
+static void
+slab_free_locked(int slab)
+{
+	ForstSlab  *s = &forst_shared->slabs[slab];
+
+	s->state = FORST_SLAB_FREE;
+	s->generation++;
+	s->first_lsn = InvalidXLogRecPtr;
+	s->last_lsn = InvalidXLogRecPtr;
+	s->next_free = forst_shared->free_head;
+	forst_shared->free_head = slab;
+	forst_shared->nfree++;
+}
+
+/* Frees a table's memtables and forgets it; forst_shared->lock held. */
+static void
+table_drop_locked(ForstTableShared *ts)
+{
+	int			i;
+
+	if (ts->active >= 0)
+		slab_free_locked(ts->active);
+	for (i = 0; i < ts->nimmutable; i++)
+		slab_free_locked(ts->immutable[i]);
+	/* before the entry's memory can be reused: lookup caches drop it */
+	pg_atomic_fetch_add_u64(&forst_shared->tables_removed, 1);
+	hash_search(forst_tables, &ts->rnode, HASH_REMOVE, NULL);
+}
+
+/* Tables with shared state; caller holds forst_shared->lock. */
+int
+forst_tables_count(void)
+{
+	return (int) hash_get_num_entries(forst_tables);
+}
+
+/*
+ * Up to max tables of database dbid that are not being dropped already;
+ * 0 when none is left.
+ */
+/*
+ * Up to max tables with shared state for which pred is true (called under
+ * forst_shared->lock), their RelFileNodes in out.
+ */
+int
+forst_collect_tables(bool (*pred) (ForstTableShared *ts, void *arg), void *arg,
+					 RelFileNode *out, int max)
+{
+	HASH_SEQ_STATUS status;
+	ForstTableShared *ts;
+	int			n = 0;
+
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	hash_seq_init(&status, forst_tables);
+	while ((ts = hash_seq_search(&status)) != NULL)
+	{
+		if (n < max && pred(ts, arg))
+			out[n++] = ts->rnode;
+	}
+	LWLockRelease(forst_shared->lock);
+	return n;
+}
+
+static bool
+in_database(ForstTableShared *ts, void *arg)
+{
+	return ts->rnode.dbNode == *(Oid *) arg && !ts->drop_pending;
+}
+
+int
+forst_tables_of_database(Oid dbid, RelFileNode *out, int max)
+{
+	return forst_collect_tables(in_database, &dbid, out, max);
+}
+
+static bool
+same_db_rel(ForstTableShared *ts, void *arg)
+{
+	const RelFileNode *want = arg;
+
+	return ts->rnode.dbNode == want->dbNode && ts->rnode.relNode == want->relNode;
+}
+
+ForstTableShared *
+forst_table_shared_any_spc(const RelFileNode *rnode)
+{
+	RelFileNode found;
+
+	if (forst_collect_tables(same_db_rel, (void *) rnode, &found, 1) == 0)
+		return NULL;
+	return forst_table_shared(&found, false);
+}
+
+void
+forst_table_shared_drop(const RelFileNode *rnode)
+{
+	ForstTableShared *ts;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
+	if (ts)
+	{
+		/* the flush worker drops it when its flush ends */
+		if (ts->busy > 0)
+			ts->drop_pending = true;
+		else
+			table_drop_locked(ts);
+	}
+	LWLockRelease(forst_shared->lock);
+	ConditionVariableBroadcast(&forst_shared->slab_cv);
+}
+
+ForstTableShared *
+forst_flush_begin(const RelFileNode *rnode)
+{
+	ForstTableShared *ts;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
+	if (ts && !ts->drop_pending)
+		ts->busy++;
+	else
+		ts = NULL;
+	LWLockRelease(forst_shared->lock);
+	return ts;
+}
+
+void
+forst_flush_end(ForstTableShared *ts)
+{
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	Assert(ts->busy > 0);
+	ts->busy--;
+	if (ts->drop_pending && ts->busy == 0)
+		table_drop_locked(ts);
+	LWLockRelease(forst_shared->lock);
+	ConditionVariableBroadcast(&forst_shared->slab_cv);
+}
+
+/*
+ * A compaction worker claims a table (NULL if another one has it, or it is
+ * being dropped); forst_compact_end gives it back.
+ */
+ForstTableShared *
+forst_compact_begin(const RelFileNode *rnode)
+{
+	ForstTableShared *ts;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
+	if (ts && !ts->drop_pending && !ts->compacting)
+	{
+		ts->busy++;
+		ts->compacting = true;
+	}
+	else
+		ts = NULL;
+	LWLockRelease(forst_shared->lock);
+	return ts;
+}
+
+void
+forst_compact_end(ForstTableShared *ts)
+{
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	ts->compacting = false;
+	LWLockRelease(forst_shared->lock);
+	forst_flush_end(ts);
+}
+
+/* Up to max tables with shared state (their RelFileNodes). */
+static bool
+not_dropped(ForstTableShared *ts, void *arg)
+{
+	return !ts->drop_pending;
+}
+
+int
+forst_all_tables(RelFileNode *out, int max)
+{
+	return forst_collect_tables(not_dropped, NULL, out, max);
+}
+
+void
+forst_wake_flusher(void)
+{
+	Latch	   *latch = forst_shared->flush_latch;
+
+	if (latch)
+		SetLatch(latch);
+}
+
+/*
+ * Writers never fail for lack of memtable memory: they wait, here, until
+ * the flush worker has written memtables to SST files and freed slabs.
+ */
+static void
+wait_for_slab(void)
+{
+	static TimestampTz waiting_since = 0;
+	TimestampTz start;
+
+	/* the flush worker itself must not wait for itself */
+	if (forst_in_flush_worker)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("forst: no memtable memory to carry entries over; the flush will be retried")));
+
+	/*
+	 * WAL replay (a standby's startup process) has no backend slot and
+	 * cannot flush: memory comes back when a MANIFEST record says what the
+	 * primary flushed, or when queries let go of retired memtables.  Say
+	 * so when that takes long, instead of stalling silently.
+	 */
+	if (MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		if (waiting_since == 0)
+			waiting_since = now;
+		else if (TimestampDifferenceExceeds(waiting_since, now, 10000))
+		{
+			ereport(WARNING,
+					(errmsg("forst: WAL replay has waited %ld s for memtable memory",
+							(long) ((now - waiting_since) / USECS_PER_SEC)),
+					 errdetail("All %d memtables hold entries that the primary has not flushed yet, or that queries on this server still read.",
+							   forst_shared->nslabs),
+					 errhint("Give this server at least the primary's forst.memtable_memory (replay may use as much again for the memtables a standby keeps longer than the primary), and a forst.remote_dir that reaches the primary's object store.")));
+			waiting_since = now;
+		}
+		forst_wake_flusher();
+		ConditionVariablePrepareToSleep(&forst_shared->slab_cv);
+		(void) ConditionVariableTimedSleep(&forst_shared->slab_cv, 100,
+										   PG_WAIT_EXTENSION);
+		ConditionVariableCancelSleep();
+		if (AmStartupProcess())
+			HandleStartupProcInterrupts();
+		else
+			CHECK_FOR_INTERRUPTS();
+		return;
+	}
+	waiting_since = 0;
+	/*
+	 * While it waits, this backend does not hold the flush worker back
+	 * from reusing slabs (see keys/tid.c): otherwise a transaction that
+	 * writes more than the pool holds would wait for itself.
+	 */
+	forst_shared->waiting[MyBackendId] = true;
+	forst_memory_waits++;
+	forst_wake_flusher();
+	start = GetCurrentTimestamp();
+	ConditionVariablePrepareToSleep(&forst_shared->slab_cv);
+	(void) ConditionVariableTimedSleep(&forst_shared->slab_cv, 100,
+									   PG_WAIT_EXTENSION);
+	ConditionVariableCancelSleep();
+	forst_shared->waiting[MyBackendId] = false;
+
+	/*
+	 * The flush worker found this wait in a cycle (see flush/flush_worker.c): the
+	 * memory can only come from a transaction that waits for this one.
+	 */
+	if (forst_shared->victim[MyBackendId])
+	{
+		forst_shared->victim[MyBackendId] = false;
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_DEADLOCK_DETECTED),
+				 errmsg("deadlock detected"),
+				 errdetail("This transaction waits for forst memtable memory, which only becomes free when a transaction that waits for this one ends."),
+				 errhint("Retry the transaction.  Raise forst.memtable_memory if this happens often.")));
+	}
+	forst_stats_add(FS_WRITE_STALLS, 1);
+	forst_stats_add(FS_WRITE_STALL_US,
+					(uint64) Max(GetCurrentTimestamp() - start, 0));
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* Takes a free slab and formats it as an empty memtable owned by ts. */
+static int
+slab_take(ForstTableShared *ts)
+{
+	int			slab;
+	FstMemtable *mt;
+	FstError	err;
+
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	slab = forst_shared->free_head;
+	/* past the pool only for WAL replay (shmem/shmem.h) */
+	if (slab >= 0 && !AmStartupProcess() &&
+		forst_shared->nslabs - forst_shared->nfree >= forst_shared->pool_slabs)
+		slab = -1;
+	if (slab >= 0)
+	{
+		forst_shared->free_head = forst_shared->slabs[slab].next_free;
+		forst_shared->nfree--;
+		forst_shared->slabs[slab].state = FORST_SLAB_ACTIVE;
+		forst_shared->slabs[slab].owner = ts->rnode;
+	}
+	LWLockRelease(forst_shared->lock);
+	if (slab < 0)
+		return -1;
+	if (fst_memtable_init(forst_slab_memtable(slab), forst_shared->slab_size,
+						  (uint64) slab * 7919 + 1, &mt, &err) != FST_OK)
+		elog(ERROR, "forst: could not format memtable slab %d: %s", slab, err.msg);
+	return slab;
+}
+
+/*
+ * Makes the table's active memtable its newest immutable one (the table
+ * then has no active memtable).  Caller holds ts->write_lock and ts->lock
+ * exclusively and has checked that there is room among the immutable ones.
+ */
+void
+forst_freeze_active_locked(ForstTableShared *ts)
+{
+	Assert(ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE);
+	Assert(LWLockHeldByMeInMode(&ts->write_lock, LW_EXCLUSIVE));
+	fst_memtable_freeze(forst_slab_memtable(ts->active));
+	forst_shared->slabs[ts->active].state = FORST_SLAB_IMMUTABLE;
+	memmove(&ts->immutable[1], &ts->immutable[0],
+			sizeof(int) * ts->nimmutable);
+	ts->immutable[0] = ts->active;
+	ts->nimmutable++;
+	ts->active = -1;
+}
+
+void
+forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
+				   XLogRecPtr lsn, int *slab_out, uint32 *ref_out)
+{
+	FstMemtableSplice splice;
+	int			splice_slab = -1;
+	uint32		splice_generation = 0;
+
+	/*
+	 * The search for where the entry goes, as a reader of the active
+	 * memtable (ts->lock keeps it active, and so its slab from reuse), so
+	 * that write_lock is held for the link alone: concurrent writers of the
+	 * table otherwise queued on it for each other's searches.
+	 */
+	splice.mt = NULL;
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	if (ts->active >= 0)
+	{
+		splice_slab = ts->active;
+		splice_generation = forst_shared->slabs[splice_slab].generation;
+		fst_memtable_find_splice(forst_slab_memtable(splice_slab), ikey, &splice);
+	}
+	LWLockRelease(&ts->lock);
+
+	for (;;)
+	{
+		FstError	err;
+		FstCode		rc;
+		int			newslab;
+
+		/*
+		 * write_lock keeps ts->active and its memtable's state still (see
+		 * Locking in shmem/shmem.h); readers of the table do not wait.
+		 */
+		LWLockAcquire(&ts->write_lock, LW_EXCLUSIVE);
+		if (ts->active >= 0)
+		{
+			/* the splice only if its memtable is still this one */
+			bool		same = ts->active == splice_slab &&
+				forst_shared->slabs[splice_slab].generation == splice_generation;
+
+			rc = fst_memtable_insert_at(forst_slab_memtable(ts->active), ikey,
+										value, same ? &splice : NULL,
+										ref_out, &err);
+			if (rc == FST_OK)
+			{
+				ForstSlab  *s = &forst_shared->slabs[ts->active];
+
+				if (XLogRecPtrIsInvalid(s->first_lsn) ||
+					(!XLogRecPtrIsInvalid(lsn) && lsn < s->first_lsn))
+					s->first_lsn = lsn;
+				if (lsn > s->last_lsn)
+					s->last_lsn = lsn;
+				*slab_out = ts->active;
+				LWLockRelease(&ts->write_lock);
+				return;
+			}
+			if (rc != FST_FULL)
+			{
+				LWLockRelease(&ts->write_lock);
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("forst: could not insert into a memtable: %s", err.msg)));
+			}
+		}
+
+		/* switch to a new memtable: also under the lock readers take */
+		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+		if (ts->active >= 0 && ts->nimmutable >= FORST_MAX_IMMUTABLE)
+		{
+			/* too many memtables wait for the flush: wait with them */
+			LWLockRelease(&ts->lock);
+			LWLockRelease(&ts->write_lock);
+			wait_for_slab();
+			continue;
+		}
+		newslab = slab_take(ts);
+		if (newslab < 0)
+		{
+			/* the pool is used up: wait until a flush frees a slab */
+			LWLockRelease(&ts->lock);
+			LWLockRelease(&ts->write_lock);
+			wait_for_slab();
+			continue;
+		}
+		if (ts->active >= 0)
+			forst_freeze_active_locked(ts);
+		ts->active = newslab;
+		LWLockRelease(&ts->lock);
+		LWLockRelease(&ts->write_lock);
+		forst_wake_flusher();
+		/* and try again in the new memtable */
+	}
+}
+
+int
+forst_table_slabs(ForstTableShared *ts, int *slabs)
+{
+	int			n = 0;
+	int			i;
+
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	if (ts->active >= 0)
+		slabs[n++] = ts->active;
+	for (i = 0; i < ts->nimmutable; i++)
+		slabs[n++] = ts->immutable[i];
+	LWLockRelease(&ts->lock);
+	return n;
+}
+
+void
+forst_slab_free(int slab)
+{
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	slab_free_locked(slab);
+	LWLockRelease(forst_shared->lock);
+	ConditionVariableBroadcast(&forst_shared->slab_cv);
+}
+
+static bool
+has_immutable(ForstTableShared *ts, void *arg)
+{
+	return ts->nimmutable > 0;
+}
+
+int
+forst_tables_to_flush(RelFileNode *out, int max)
+{
+	return forst_collect_tables(has_immutable, NULL, out, max);
+}
+
+bool
+forst_pool_exhausted(void)
+{
+	return forst_shared->nslabs - forst_shared->nfree >= forst_shared->pool_slabs;
+}
+
+bool
+forst_memory_wanted(void)
+{
+	int			i;
+
+	if (forst_pool_exhausted())
+		return true;
+	for (i = 0; i <= MaxBackends; i++)
+		if (forst_shared->waiting[i])
+			return true;
+	return false;
+}

@@ -1,0 +1,606 @@
+/*-------------------------------------------------------------------------
+ *
+ * keyindex.c
+ *	  forst_key: the index access method behind a forst table's primary
+ *	  key.  It stores nothing: its entries are the table's own key order.
+ *
+ * Uniqueness is enforced by the table AM when it writes (the key is where
+ * the row lives), so aminsert has nothing to do.  Scans turn the scan keys
+ * into a range of user parts: equality on leading key columns gives a
+ * prefix, the first column without equality may add bounds.  The key group
+ * leads every user part and is a hash of the first column, so a scan that
+ * fixes the first column reads one key group; any other scan reads every
+ * key group and merges them in key order (the planner may rely on that
+ * order).  The executor rechecks every qual (xs_recheck), so the range may
+ * be wider than the quals: keys this code cannot encode are left to it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "catalog/index.h"
+#include "catalog/pg_type.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/predicate.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+#include "utils/index_selfuncs.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/selfuncs.h"
+
+#include "am/forst.h"
+#include "am/forst_am.h"
+#include "am/ddl/migrate.h"
+#include "am/ddl/rekey.h"
+#include "am/read/cursor.h"
+#include "am/read/prefetch.h"
+#include "am/write/onconflict.h"
+
+PG_FUNCTION_INFO_V1(forst_key_handler);
+
+typedef struct KeyScanState
+{
+	ForstCursor **cursors;		/* one per key group read */
+	int			ncursors;
+	bool	   *has_row;
+	bool		started;
+	StringInfoData lo;			/* encoded key range without key group */
+	StringInfoData hi;			/* exclusive; len 0: none */
+	bool		empty;			/* the quals can match nothing */
+	int			kg;				/* the one key group, or -1 for all */
+	bool		point;			/* equality on every key column */
+	bool		returned;		/* a row was returned going forward */
+
+	/*
+	 * Backward scans (max(), ORDER BY ... DESC: PostgreSQL plans them for
+	 * any ordered index) read the range forward once and return its row
+	 * ids from the end.  The cursors merge key groups forward only.
+	 */
+	bool		reversed;
+	ItemPointerData *rev;
+	int64		nrev;
+	int64		revpos;			/* next to return is rev[revpos - 1] */
+} KeyScanState;
+
+static IndexBuildResult *
+fkey_build(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result = palloc0(sizeof(IndexBuildResult));
+	ForstTableShared *ts;
+
+	if (!forst_is_forst_relation(heap))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("forst_key indexes are only for forst tables"),
+				 errhint("Use btree for \"%s\".", RelationGetRelationName(heap))));
+	if (!index->rd_index->indisprimary)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a forst_key index can only be a table's primary key")));
+	forst_check_key_columns(RelationGetDescr(heap), index->rd_index->indnkeyatts,
+							index->rd_index->indkey.values);
+	ts = forst_table_shared(&heap->rd_node, false);
+
+	/*
+	 * The rows must be stored under this key.  A table migrating to forst,
+	 * a rewritten table and a reindexed one have them so; a key that ALTER
+	 * TABLE adds to a table with rows makes ddl/rekey.c rewrite the
+	 * table under it when the statement ends.  Anything else would leave
+	 * rows where the key cannot find them.
+	 */
+	if (ts && !forst_migrate_building(heap) && forst_relation_has_rows(heap) &&
+		!forst_rekey_build_ok(heap, index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot build primary key \"%s\" of forst table \"%s\" because it has rows",
+						RelationGetRelationName(index), RelationGetRelationName(heap)),
+				 errdetail("A forst table is stored in the order of its key: rows are written again under a new key by ALTER TABLE only."),
+				 errhint("Add the primary key with ALTER TABLE ... ADD PRIMARY KEY.")));
+	return result;
+}
+
+static void
+fkey_buildempty(Relation index)
+{
+}
+
+static bool
+fkey_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
+			Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
+			IndexInfo *indexInfo)
+{
+	/*
+	 * The table AM wrote the row at its key and checked uniqueness.  For a
+	 * speculative insertion (ON CONFLICT) it wrote nothing if the key was
+	 * taken, and the executor learns that here.
+	 */
+	if (checkUnique == UNIQUE_CHECK_PARTIAL)
+		return forst_spec_index_ok(heap, tid);
+	return true;
+}
+
+static IndexBulkDeleteResult *
+fkey_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				IndexBulkDeleteCallback callback, void *callback_state)
+{
+	return stats;
+}
+
+static IndexBulkDeleteResult *
+fkey_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	return stats;
+}
+
+static void
+fkey_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				  Cost *indexStartupCost, Cost *indexTotalCost,
+				  Selectivity *indexSelectivity, double *indexCorrelation,
+				  double *indexPages)
+{
+	GenericCosts costs;
+
+	MemSet(&costs, 0, sizeof(costs));
+	genericcostestimate(root, path, loop_count, &costs);
+	*indexStartupCost = costs.indexStartupCost;
+	*indexTotalCost = costs.indexTotalCost;
+	*indexSelectivity = costs.indexSelectivity;
+	*indexCorrelation = 1.0;	/* the table is in key order */
+	*indexPages = costs.numIndexPages;
+}
+
+static bytea *
+fkey_options(Datum reloptions, bool validate)
+{
+	return NULL;
+}
+
+static bool
+fkey_validate(Oid opclassoid)
+{
+	return true;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static IndexScanDesc
+fkey_beginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	KeyScanState *st = palloc0(sizeof(KeyScanState));
+
+	/* a key or two: start small (ON CONFLICT begins a scan per row) */
+	st->lo.maxlen = st->hi.maxlen = 64;
+	st->lo.data = palloc(64);
+	st->hi.data = palloc(64);
+	resetStringInfo(&st->lo);
+	resetStringInfo(&st->hi);
+	scan->opaque = st;
+	return scan;
+}
+
+static void
+close_cursors(KeyScanState *st)
+{
+	int			i;
+
+	for (i = 0; i < st->ncursors; i++)
+		forst_cursor_close(st->cursors[i]);
+	st->ncursors = 0;
+	if (st->cursors)
+		pfree(st->cursors);
+	if (st->has_row)
+		pfree(st->has_row);
+	st->cursors = NULL;
+	st->has_row = NULL;
+}
+
+/*
+ * Converts a scan key's argument to the key column's type where the
+ * opfamily compares across types (integers).  Returns false when the value
+ * cannot be represented (the key is then left to the recheck).
+ */
+static bool
+arg_for_column(ScanKey key, Oid coltype, Datum *out)
+{
+	Oid			argtype = OidIsValid(key->sk_subtype) ? key->sk_subtype : coltype;
+	int64		v;
+
+	if (argtype == coltype)
+	{
+		*out = key->sk_argument;
+		return true;
+	}
+	switch (argtype)
+	{
+		case INT2OID:
+			v = DatumGetInt16(key->sk_argument);
+			break;
+		case INT4OID:
+			v = DatumGetInt32(key->sk_argument);
+			break;
+		case INT8OID:
+			v = DatumGetInt64(key->sk_argument);
+			break;
+		default:
+			return false;
+	}
+	switch (coltype)
+	{
+		case INT2OID:
+			if (v < PG_INT16_MIN || v > PG_INT16_MAX)
+				return false;
+			*out = Int16GetDatum((int16) v);
+			return true;
+		case INT4OID:
+			if (v < PG_INT32_MIN || v > PG_INT32_MAX)
+				return false;
+			*out = Int32GetDatum((int32) v);
+			return true;
+		case INT8OID:
+			*out = Int64GetDatum(v);
+			return true;
+	}
+	return false;
+}
+
+/* Computes st->lo/hi/kg/empty from the scan keys. */
+static void
+plan_range(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
+{
+	Datum		eq[INDEX_MAX_KEYS];
+	int			neq = 0;
+	int			col;
+	uint16		kg;
+
+	resetStringInfo(&st->lo);
+	resetStringInfo(&st->hi);
+	st->empty = false;
+	st->kg = -1;
+	st->point = false;
+	if (info->codec == NULL)
+		return;
+
+	for (col = 1; col <= info->nkeys; col++)
+	{
+		Oid			coltype = TupleDescAttr(RelationGetDescr(scan->heapRelation),
+											info->keyattrs[col - 1] - 1)->atttypid;
+		bool		found = false;
+		int			i;
+
+		for (i = 0; i < scan->numberOfKeys; i++)
+		{
+			ScanKey		key = &scan->keyData[i];
+
+			if (key->sk_flags & SK_ISNULL)
+			{
+				st->empty = true;	/* key columns are never NULL */
+				return;
+			}
+			if (key->sk_attno == col && key->sk_strategy == BTEqualStrategyNumber &&
+				arg_for_column(key, coltype, &eq[neq]))
+			{
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			break;
+		neq++;
+	}
+	if (neq > 0)
+	{
+		forst_key_encode_prefix(info->codec, neq, eq, &st->lo, &kg);
+		st->kg = kg;
+		st->point = (neq == info->nkeys);
+		appendBinaryStringInfo(&st->hi, st->lo.data, st->lo.len);
+		if (!forst_key_successor_prefix(&st->hi))
+			resetStringInfo(&st->hi);
+	}
+	else if (scan->numberOfKeys > 0)
+	{
+		/* bounds on the first column only; everything else is rechecked */
+		Oid			coltype = TupleDescAttr(RelationGetDescr(scan->heapRelation),
+											info->keyattrs[0] - 1)->atttypid;
+		int			i;
+
+		for (i = 0; i < scan->numberOfKeys; i++)
+		{
+			ScanKey		key = &scan->keyData[i];
+			Datum		arg;
+			StringInfoData b;
+
+			if (key->sk_attno != 1 || !arg_for_column(key, coltype, &arg))
+				continue;
+			initStringInfo(&b);
+			forst_key_encode_prefix(info->codec, 1, &arg, &b, NULL);
+			switch (key->sk_strategy)
+			{
+				case BTGreaterEqualStrategyNumber:
+				case BTGreaterStrategyNumber:
+					if (key->sk_strategy == BTGreaterStrategyNumber &&
+						!forst_key_successor_prefix(&b))
+					{
+						st->empty = true;
+						return;
+					}
+					if (st->lo.len == 0 ||
+						fst_slice_cmp(fst_slice(b.data, b.len),
+									  fst_slice(st->lo.data, st->lo.len)) > 0)
+					{
+						resetStringInfo(&st->lo);
+						appendBinaryStringInfo(&st->lo, b.data, b.len);
+					}
+					break;
+				case BTLessStrategyNumber:
+				case BTLessEqualStrategyNumber:
+					if (key->sk_strategy == BTLessEqualStrategyNumber &&
+						!forst_key_successor_prefix(&b))
+						break;	/* no upper bound */
+					if (st->hi.len == 0 ||
+						fst_slice_cmp(fst_slice(b.data, b.len),
+									  fst_slice(st->hi.data, st->hi.len)) < 0)
+					{
+						resetStringInfo(&st->hi);
+						appendBinaryStringInfo(&st->hi, b.data, b.len);
+					}
+					break;
+				default:
+					break;
+			}
+			pfree(b.data);
+		}
+	}
+}
+
+static void
+fkey_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
+			int norderbys)
+{
+	KeyScanState *st = scan->opaque;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	close_cursors(st);
+	st->started = false;
+	st->returned = false;
+	st->reversed = false;
+	if (st->rev)
+		pfree(st->rev);
+	st->rev = NULL;
+	st->nrev = st->revpos = 0;
+}
+
+/* Opens the cursors of the key groups to read and positions them. */
+static void
+start_scan(IndexScanDesc scan, KeyScanState *st)
+{
+	Relation	heap = scan->heapRelation;
+	ForstRelInfo *info = forst_relinfo(heap);
+	ForstTableShared *ts = forst_table_shared(&heap->rd_node, true);
+	int			first,
+				last,
+				kg;
+
+	plan_range(scan, info, st);
+	st->started = true;
+	if (st->empty)
+		return;
+	if (IsMVCCSnapshot(scan->xs_snapshot))
+		PredicateLockRelation(heap, scan->xs_snapshot);
+	if (st->kg >= 0)
+		first = last = st->kg;
+	else
+	{
+		first = 0;
+		last = info->max_key_groups - 1;
+	}
+	/* on S3: the first blocks of all key groups' ranges, in parallel */
+	if (last > first)
+		forst_prefetch_scan_starts(heap, first, last,
+								   fst_slice(st->lo.data, st->lo.len),
+								   fst_slice(st->hi.data, st->hi.len));
+	st->cursors = palloc(sizeof(ForstCursor *) * (last - first + 1));
+	st->has_row = palloc0(sizeof(bool) * (last - first + 1));
+	for (kg = first; kg <= last; kg++)
+	{
+		StringInfoData lo,
+					hi;
+		ForstCursor *c;
+		char		kgb[FST_KG_BYTES];
+
+		fst_put_be16(kgb, (uint16) kg);
+		initStringInfo(&lo);
+		appendBinaryStringInfo(&lo, kgb, FST_KG_BYTES);
+		appendBinaryStringInfo(&lo, st->lo.data, st->lo.len);
+		initStringInfo(&hi);
+		if (st->hi.len > 0)
+		{
+			appendBinaryStringInfo(&hi, kgb, FST_KG_BYTES);
+			appendBinaryStringInfo(&hi, st->hi.data, st->hi.len);
+		}
+		else
+		{
+			/* the start of the next key group */
+			fst_put_be16(kgb, (uint16) (kg + 1));
+			if (kg + 1 < FST_MAX_KEY_GROUPS)
+				appendBinaryStringInfo(&hi, kgb, FST_KG_BYTES);
+		}
+		c = forst_cursor_open(heap, scan->xs_snapshot, ts,
+							  fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len),
+							  st->point);
+		st->cursors[st->ncursors] = c;
+		forst_cursor_seek(c, fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len));
+		st->has_row[st->ncursors] = forst_cursor_next(c);
+		st->ncursors++;
+		pfree(lo.data);
+		pfree(hi.data);
+	}
+}
+
+/* The next row id in key order across key groups, or false at the end. */
+static bool
+next_forward(IndexScanDesc scan, KeyScanState *st, ItemPointer tid)
+{
+	int			best = -1;
+	int			i;
+
+	if (!st->started)
+		start_scan(scan, st);
+	if (st->empty)
+		return false;
+
+	/* the smallest current row across key groups, compared without them */
+	for (i = 0; i < st->ncursors; i++)
+	{
+		FstSlice	a,
+					b;
+
+		/*
+		 * Each cursor has read its row ahead: the executor may have written
+		 * since, waited for memory and let that row's memtable go.
+		 */
+		if (st->has_row[i])
+			st->has_row[i] = forst_cursor_revalidate(st->cursors[i]);
+		if (!st->has_row[i])
+			continue;
+		if (best < 0)
+		{
+			best = i;
+			continue;
+		}
+		a = st->cursors[i]->cur.entry.user_key;
+		b = st->cursors[best]->cur.entry.user_key;
+		if (fst_slice_cmp(a, b) < 0)
+			best = i;
+	}
+	if (best < 0)
+		return false;
+	forst_tid_set(tid, &st->cursors[best]->cur.loc);
+	st->has_row[best] = forst_cursor_next(st->cursors[best]);
+	return true;
+}
+
+static bool
+fkey_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	KeyScanState *st = scan->opaque;
+
+	scan->xs_recheck = true;
+	if (dir != BackwardScanDirection)
+	{
+		if (st->reversed)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("changing the direction of a backward scan of a forst primary key is not supported")));
+		if (!next_forward(scan, st, &scan->xs_heaptid))
+			return false;
+		st->returned = true;
+		return true;
+	}
+
+	if (!st->reversed)
+	{
+		Size		cap = 1024;
+		ItemPointerData tid;
+
+		if (st->returned)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("changing the direction of a scan of a forst primary key is not supported"),
+					 errhint("Declare the cursor with ORDER BY in the direction it is read, or without SCROLL.")));
+		st->rev = palloc(sizeof(ItemPointerData) * cap);
+		while (next_forward(scan, st, &tid))
+		{
+			if ((Size) st->nrev == cap)
+			{
+				cap *= 2;
+				st->rev = repalloc_huge(st->rev, sizeof(ItemPointerData) * cap);
+			}
+			st->rev[st->nrev++] = tid;
+			CHECK_FOR_INTERRUPTS();
+		}
+		st->reversed = true;
+		st->revpos = st->nrev;
+	}
+	if (st->revpos == 0)
+		return false;
+	scan->xs_heaptid = st->rev[--st->revpos];
+	return true;
+}
+
+static void
+fkey_endscan(IndexScanDesc scan)
+{
+	KeyScanState *st = scan->opaque;
+
+	/*
+	 * Everything goes: the executor begins and ends a scan per inserted row
+	 * to check ON CONFLICT arbiters and unique constraints, all in the
+	 * statement's memory context.
+	 */
+	close_cursors(st);
+	if (st->rev)
+		pfree(st->rev);
+	pfree(st->lo.data);
+	pfree(st->hi.data);
+	pfree(st);
+	scan->opaque = NULL;
+}
+
+Datum
+forst_key_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = BTMaxStrategyNumber;
+	amroutine->amsupport = 1;
+	amroutine->amoptsprocnum = 0;
+	amroutine->amcanorder = true;
+	amroutine->amcanorderbyop = false;
+	amroutine->amcanbackward = false;
+	amroutine->amcanunique = true;
+	amroutine->amcanmulticol = true;
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = false;
+	amroutine->amsearchnulls = false;
+	amroutine->amstorage = false;
+	amroutine->amclusterable = false;
+	amroutine->ampredlocks = false;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = false;
+	amroutine->amusemaintenanceworkmem = false;
+	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = fkey_build;
+	amroutine->ambuildempty = fkey_buildempty;
+	amroutine->aminsert = fkey_insert;
+	amroutine->ambulkdelete = fkey_bulkdelete;
+	amroutine->amvacuumcleanup = fkey_vacuumcleanup;
+	amroutine->amcanreturn = NULL;
+	amroutine->amcostestimate = fkey_costestimate;
+	amroutine->amoptions = fkey_options;
+	amroutine->amproperty = NULL;
+	amroutine->ambuildphasename = NULL;
+	amroutine->amvalidate = fkey_validate;
+	amroutine->amadjustmembers = NULL;
+	amroutine->ambeginscan = fkey_beginscan;
+	amroutine->amrescan = fkey_rescan;
+	amroutine->amgettuple = fkey_gettuple;
+	amroutine->amgetbitmap = NULL;
+	amroutine->amendscan = fkey_endscan;
+	amroutine->ammarkpos = NULL;
+	amroutine->amrestrpos = NULL;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(amroutine);
+}

@@ -1,0 +1,717 @@
+/*-------------------------------------------------------------------------
+ *
+ * tableam.c
+ *	  The forst table access method: the TableAmRoutine, scans, fetching
+ *	  by TID, storage lifecycle and size estimates.
+ *
+ * Writes live in write/dml.c, the visible-row cursor in read/cursor.c.
+ * What forst does not offer (TABLESAMPLE, bitmap and TID-range scans,
+ * CLUSTER/VACUUM FULL, SET TABLESPACE, other index types) is refused with
+ * a clear error rather than half done.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/heapam.h"
+#include "access/multixact.h"
+#include "access/parallel.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_am.h"
+#include "catalog/storage.h"
+#include "commands/defrem.h"
+#include "commands/vacuum.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "optimizer/plancat.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+
+#include "am/forst.h"
+#include "am/forst_am.h"
+#include "am/wal/wal.h"
+#include "am/tableam/analyze.h"
+#include "am/tableam/size.h"
+#include "am/tableam/vacuum.h"
+#include "am/read/cursor.h"
+#include "am/objects/store.h"
+#include "am/write/onconflict.h"
+#include "am/ddl/migrate.h"
+
+PG_FUNCTION_INFO_V1(forst_tableam_handler);
+
+static const TableAmRoutine forst_methods;
+
+static void
+not_supported(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported on forst tables", what)));
+}
+
+static const TupleTableSlotOps *
+forst_slot_callbacks(Relation rel)
+{
+	return &forst_slot_ops;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sequential scans                                                        */
+
+typedef struct ForstParallelScan
+{
+	ParallelTableScanDescData base;
+	pg_atomic_uint32 claimed;	/* the first participant scans everything */
+} ForstParallelScan;
+
+typedef struct ForstScanDescData
+{
+	TableScanDescData rs_base;
+	ForstCursor *cursor;
+	bool		empty;			/* a parallel participant with nothing to do */
+	bool		analyzed;		/* ANALYZE chose how to sample */
+	struct ForstAnalyze *sampler;	/* its sampler; NULL: read it whole */
+	/* ANALYZE's counters (see forst_scan_analyze_next_block) */
+	double	   *an_liverows;	/* the caller's live-row counter */
+	double		an_live;		/* live rows the scan found */
+	double		an_blocks;		/* pseudo-blocks the caller asked for */
+	BlockNumber an_total;		/* the relation's size in blocks */
+} ForstScanDescData;
+
+typedef ForstScanDescData *ForstScanDesc;
+
+static void
+scan_start(ForstScanDesc scan)
+{
+	Relation	rel = scan->rs_base.rs_rd;
+
+	if (scan->cursor)
+		forst_cursor_close(scan->cursor);
+	/* ANALYZE scans without a snapshot: it samples what is committed */
+	scan->cursor = forst_cursor_open(rel, scan->rs_base.rs_snapshot ?
+									 scan->rs_base.rs_snapshot : SnapshotSelf,
+									 forst_table_shared(&rel->rd_node, true),
+									 fst_slice(NULL, 0), fst_slice(NULL, 0), false);
+	forst_cursor_seek(scan->cursor, fst_slice(NULL, 0), fst_slice(NULL, 0));
+}
+
+static TableScanDesc
+forst_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+				 struct ScanKeyData *key, ParallelTableScanDesc pscan,
+				 uint32 flags)
+{
+	ForstScanDesc scan = palloc0(sizeof(ForstScanDescData));
+
+	RelationIncrementReferenceCount(rel);
+	scan->rs_base.rs_rd = rel;
+	scan->rs_base.rs_snapshot = snapshot;
+	scan->rs_base.rs_nkeys = nkeys;
+	scan->rs_base.rs_key = key;
+	scan->rs_base.rs_flags = flags;
+	scan->rs_base.rs_parallel = pscan;
+	if (pscan)
+	{
+		ForstParallelScan *fp = (ForstParallelScan *) pscan;
+
+		scan->empty = pg_atomic_fetch_add_u32(&fp->claimed, 1) != 0;
+	}
+	if (snapshot && IsMVCCSnapshot(snapshot))
+		PredicateLockRelation(rel, snapshot);
+	if (!scan->empty)
+		scan_start(scan);
+	return &scan->rs_base;
+}
+
+static void
+forst_scan_end(TableScanDesc sscan)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	if (scan->sampler)
+		forst_analyze_end(scan->sampler);
+	if (scan->cursor)
+		forst_cursor_close(scan->cursor);
+	if (scan->rs_base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(scan->rs_base.rs_snapshot);
+	RelationDecrementReferenceCount(scan->rs_base.rs_rd);
+	pfree(scan);
+}
+
+static void
+forst_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
+				  bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	if (!scan->empty)
+		scan_start(scan);
+}
+
+static bool
+forst_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					   TupleTableSlot *slot)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	if (direction == BackwardScanDirection)
+		not_supported("scanning backward");
+	if (scan->empty || !forst_cursor_next(scan->cursor))
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	pgstat_count_heap_getnext(scan->rs_base.rs_rd);
+	forst_store_version(slot, &scan->cursor->cur,
+						RelationGetRelid(scan->rs_base.rs_rd));
+	return true;
+}
+
+static Size
+forst_parallelscan_estimate(Relation rel)
+{
+	return sizeof(ForstParallelScan);
+}
+
+static Size
+forst_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	ForstParallelScan *fp = (ForstParallelScan *) pscan;
+
+	fp->base.phs_relid = RelationGetRelid(rel);
+	fp->base.phs_syncscan = false;
+	fp->base.phs_snapshot_any = false;
+	pg_atomic_init_u32(&fp->claimed, 0);
+	return sizeof(ForstParallelScan);
+}
+
+static void
+forst_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	pg_atomic_write_u32(&((ForstParallelScan *) pscan)->claimed, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fetching by TID                                                         */
+
+static IndexFetchTableData *
+forst_index_fetch_begin(Relation rel)
+{
+	IndexFetchTableData *scan = palloc0(sizeof(IndexFetchTableData));
+
+	scan->rel = rel;
+	return scan;
+}
+
+static void
+forst_index_fetch_reset(IndexFetchTableData *scan)
+{
+}
+
+static void
+forst_index_fetch_end(IndexFetchTableData *scan)
+{
+	pfree(scan);
+}
+
+static bool
+fetch_visible(Relation rel, ItemPointer tid, Snapshot snapshot,
+			  TupleTableSlot *slot)
+{
+	ForstVersion v;
+
+	ForstExpiry x;
+
+	if (!forst_fetch_version(rel, tid, &v))
+		return false;
+	if ((v.entry.hdr.flags & FST_ENTRY_TOMBSTONE) ||
+		!forst_version_visible_v(snapshot, rel, &v))
+	{
+		forst_version_free(&v);
+		return false;
+	}
+	forst_expiry_get(rel, &x);
+	if (forst_row_expired(&x, v.entry.payload))
+	{
+		forst_version_free(&v);
+		return false;			/* expired rows are invisible everywhere */
+	}
+	forst_store_version(slot, &v, RelationGetRelid(rel));
+	forst_version_free(&v);
+	return true;
+}
+
+static bool
+forst_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
+						Snapshot snapshot, TupleTableSlot *slot,
+						bool *call_again, bool *all_dead)
+{
+	*call_again = false;
+	if (all_dead)
+		*all_dead = false;
+	return fetch_visible(scan->rel, tid, snapshot, slot);
+}
+
+static bool
+forst_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+						TupleTableSlot *slot)
+{
+	return fetch_visible(rel, tid, snapshot, slot);
+}
+
+static bool
+forst_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
+{
+	ForstVersion v;
+
+	if (!forst_fetch_version(scan->rs_rd, tid, &v))
+		return false;
+	forst_version_free(&v);
+	return true;
+}
+
+static void
+forst_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+	Relation	rel = scan->rs_rd;
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	ForstVersion v;
+	ForstNewest newest;
+
+	if (ts == NULL || !forst_fetch_version(rel, tid, &v))
+		return;
+	forst_find_newest(ts, v.entry.user_part, &newest);
+	forst_version_free(&v);
+	if (newest.found && !(newest.hdr.flags & FST_ENTRY_TOMBSTONE))
+		forst_tid_set(tid, &newest.loc);
+}
+
+static bool
+forst_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+							   Snapshot snapshot)
+{
+	ForstVersion v;
+	bool		visible;
+
+	if (!forst_fetch_version(rel, &slot->tts_tid, &v))
+		return false;
+	visible = forst_version_visible_v(snapshot, rel, &v);
+	forst_version_free(&v);
+	/* ON CONFLICT at REPEATABLE READ (see write/onconflict.c) */
+	return forst_onconflict_satisfies_snapshot(snapshot, v.entry.hdr.xid, visible);
+}
+
+static TransactionId
+forst_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	/* no index of a forst table stores TIDs */
+	return InvalidTransactionId;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Writes                                                                  */
+
+static void
+forst_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+				   int options, BulkInsertState bistate)
+{
+	forst_insert_row(rel, slot, cid);
+}
+
+/*
+ * ON CONFLICT (see write/onconflict.c): the row is written only if its key
+ * is free, and then for good; fkey_insert reports a conflict to the
+ * executor, and there is never a row to take back.
+ */
+static void
+forst_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
+							   CommandId cid, int options,
+							   BulkInsertState bistate, uint32 specToken)
+{
+	bool		inserted = forst_insert_row_speculative(rel, slot, cid);
+
+	forst_spec_begin(rel, &slot->tts_tid, !inserted);
+}
+
+static void
+forst_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+								 uint32 specToken, bool succeeded)
+{
+	forst_spec_end(rel);
+}
+
+static void
+forst_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+				   CommandId cid, int options, BulkInsertState bistate)
+{
+	int			i;
+
+	for (i = 0; i < nslots; i++)
+		forst_insert_row(rel, slots[i], cid);
+}
+
+static TM_Result
+forst_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+				   Snapshot snapshot, Snapshot crosscheck, bool wait,
+				   TM_FailureData *tmfd, bool changingPart)
+{
+	return forst_delete_row(rel, tid, cid, crosscheck, wait, tmfd);
+}
+
+static TM_Result
+forst_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+				   CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+				   bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+				   bool *update_indexes)
+{
+	*update_indexes = false;	/* the key is the storage: nothing to add */
+	return forst_update_row(rel, otid, slot, cid, crosscheck, wait, tmfd,
+							lockmode);
+}
+
+static TM_Result
+forst_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+				 TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+				 LockWaitPolicy wait_policy, uint8 flags,
+				 TM_FailureData *tmfd)
+{
+	/* a row this command wrote: ON CONFLICT's "second time" error */
+	forst_onconflict_check_lock(rel, tid, cid);
+	return forst_lock_row(rel, tid, snapshot, slot, cid, mode, wait_policy,
+						  flags, tmfd);
+}
+
+static void
+forst_finish_bulk_insert(Relation rel, int options)
+{
+}
+
+/* ---------------------------------------------------------------------- */
+/* Storage lifecycle                                                       */
+
+static void
+forst_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+								char persistence, TransactionId *freezeXid,
+								MultiXactId *minmulti)
+{
+	SMgrRelation srel;
+
+	if (persistence != RELPERSISTENCE_PERMANENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("forst tables cannot be temporary or unlogged"),
+				 errhint("Create the table without TEMPORARY or UNLOGGED, or use the heap access method.")));
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
+	/* a replay forgets any state of an earlier user of this number */
+	forst_wal_log_rel(XLOG_FORST_CREATE, newrnode);
+
+	/*
+	 * A new relfilenode has nothing flushed.  The store may still hold the
+	 * objects of an earlier table with this number, though: dropped, but
+	 * kept because a retained checkpoint or a clone names them.  Sharing
+	 * their prefix would overwrite them, so the command fails instead (run
+	 * again, it gets another number).  While the store is down this check
+	 * is skipped, so that creating a table does not need the store.
+	 */
+	forst_check_prefix_unused(newrnode);
+	{
+		ForstTableShared *ts = forst_table_shared(newrnode, true);
+
+		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+		if (!ts->loaded)
+		{
+			ts->loaded = true;
+			ts->manifest_version = 0;
+		}
+		LWLockRelease(&ts->lock);
+	}
+
+	/*
+	 * An empty main fork, so that PostgreSQL's own storage bookkeeping
+	 * (pending deletes, DROP DATABASE) works as for any relation.
+	 */
+	srel = RelationCreateStorage(*newrnode, persistence, true);
+	smgrclose(srel);
+
+	/* the new state goes away if this (sub)transaction aborts ... */
+	forst_drop_storage_at(newrnode, false);
+	/* ... and a TRUNCATE's old state when it commits */
+	if (OidIsValid(rel->rd_node.relNode) && !RelFileNodeEquals(*newrnode, rel->rd_node))
+		forst_drop_storage_at(&rel->rd_node, true);
+}
+
+static void
+forst_relation_nontransactional_truncate(Relation rel)
+{
+	forst_wal_log_rel(XLOG_FORST_DROP, &rel->rd_node);
+	forst_table_shared_drop(&rel->rd_node);
+}
+
+static void
+forst_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	not_supported("moving to another tablespace");
+}
+
+static void
+forst_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
+								Relation OldIndex, bool use_sort,
+								TransactionId OldestXmin,
+								TransactionId *xid_cutoff,
+								MultiXactId *multi_cutoff,
+								double *num_tuples, double *tups_vacuumed,
+								double *tups_recently_dead)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("CLUSTER and VACUUM FULL are not supported on forst tables"),
+			 errhint("forst tables are kept in key order and compacted in the background.")));
+}
+
+/*
+ * ANALYZE.  A table with files below level 0 is sampled by cells of its
+ * largest level (tableam/analyze.h): each pseudo-block asked for yields the
+ * rows of one cell.  Others (their rows in memtables and level 0, bounded
+ * by forst.memtable_memory and level 0's compaction trigger) are read
+ * whole: the first pseudo-block asked for yields every row, the later ones
+ * nothing, and ANALYZE's reservoir samples them uniformly.
+ *
+ * ANALYZE then extrapolates the row count as live rows / blocks sampled *
+ * relation blocks.  So the live-row counter the caller passes is kept at
+ * (estimated rows) * (blocks asked for so far) / (relation blocks), and
+ * after the last block the caller's extrapolation gives the estimate:
+ * the sampler's, or the rows found by a whole read.
+ */
+static void
+analyze_set_liverows(ForstScanDesc scan)
+{
+	double		rows;
+
+	if (scan->an_liverows == NULL)
+		return;
+	rows = scan->sampler ? forst_analyze_estimate(scan->sampler) : scan->an_live;
+	*scan->an_liverows = rows * scan->an_blocks / scan->an_total;
+}
+
+static bool
+forst_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+							  BufferAccessStrategy bstrategy)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+	bool		first = !scan->analyzed;
+
+	if (scan->cursor == NULL)
+		return false;
+	if (scan->an_total == 0)
+		scan->an_total = Max(forst_reported_blocks(sscan->rs_rd), 1);
+	if (first)
+	{
+		scan->analyzed = true;
+		scan->sampler = forst_analyze_begin(scan->cursor, scan->an_total);
+	}
+	scan->an_blocks += 1;
+	if (scan->sampler)
+	{
+		bool		rows = forst_analyze_block(scan->sampler, blockno);
+
+		analyze_set_liverows(scan);
+		return rows;
+	}
+	analyze_set_liverows(scan);
+	/* read whole: the first block asked for yields every row */
+	return first;
+}
+
+static bool
+forst_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+							  double *liverows, double *deadrows,
+							  TupleTableSlot *slot)
+{
+	ForstScanDesc scan = (ForstScanDesc) sscan;
+
+	if (!forst_cursor_next(scan->cursor))
+	{
+		/* see forst_scan_analyze_next_block */
+		scan->an_liverows = liverows;
+		analyze_set_liverows(scan);
+		return false;
+	}
+	forst_store_version(slot, &scan->cursor->cur,
+						RelationGetRelid(scan->rs_base.rs_rd));
+	scan->an_live += 1;
+	if (scan->sampler)
+		forst_analyze_row(scan->sampler);
+	return true;
+}
+
+static double
+forst_index_build_range_scan(Relation table_rel, Relation index_rel,
+							 struct IndexInfo *index_info, bool allow_sync,
+							 bool anyvisible, bool progress,
+							 BlockNumber start_blockno,
+							 BlockNumber numblocks,
+							 IndexBuildCallback callback,
+							 void *callback_state, TableScanDesc scan)
+{
+	not_supported("building an index other than the primary key");
+	return 0;
+}
+
+static void
+forst_index_validate_scan(Relation table_rel, Relation index_rel,
+						  struct IndexInfo *index_info, Snapshot snapshot,
+						  struct ValidateIndexState *state)
+{
+	not_supported("CREATE INDEX CONCURRENTLY");
+}
+
+static bool
+forst_relation_needs_toast_table(Relation rel)
+{
+	/* rows are stored whole; but see forst_migrate_wants_toast() */
+	return forst_migrate_wants_toast(rel);
+}
+
+/* ... and that TOAST table, which forst itself never uses, is a heap */
+static Oid
+forst_relation_toast_am(Relation rel)
+{
+	return HEAP_TABLE_AM_OID;
+}
+
+static bool
+forst_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres)
+{
+	not_supported("a bitmap scan");
+	return false;
+}
+
+static bool
+forst_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
+							 TupleTableSlot *slot)
+{
+	not_supported("a bitmap scan");
+	return false;
+}
+
+static bool
+forst_scan_sample_next_block(TableScanDesc scan, struct SampleScanState *scanstate)
+{
+	not_supported("TABLESAMPLE");
+	return false;
+}
+
+static bool
+forst_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
+							 TupleTableSlot *slot)
+{
+	not_supported("TABLESAMPLE");
+	return false;
+}
+
+static const TableAmRoutine forst_methods = {
+	.type = T_TableAmRoutine,
+
+	.slot_callbacks = forst_slot_callbacks,
+
+	.scan_begin = forst_scan_begin,
+	.scan_end = forst_scan_end,
+	.scan_rescan = forst_scan_rescan,
+	.scan_getnextslot = forst_scan_getnextslot,
+
+	.parallelscan_estimate = forst_parallelscan_estimate,
+	.parallelscan_initialize = forst_parallelscan_initialize,
+	.parallelscan_reinitialize = forst_parallelscan_reinitialize,
+
+	.index_fetch_begin = forst_index_fetch_begin,
+	.index_fetch_reset = forst_index_fetch_reset,
+	.index_fetch_end = forst_index_fetch_end,
+	.index_fetch_tuple = forst_index_fetch_tuple,
+
+	.tuple_fetch_row_version = forst_fetch_row_version,
+	.tuple_tid_valid = forst_tuple_tid_valid,
+	.tuple_get_latest_tid = forst_tuple_get_latest_tid,
+	.tuple_satisfies_snapshot = forst_tuple_satisfies_snapshot,
+	.index_delete_tuples = forst_index_delete_tuples,
+
+	.tuple_insert = forst_tuple_insert,
+	.tuple_insert_speculative = forst_tuple_insert_speculative,
+	.tuple_complete_speculative = forst_tuple_complete_speculative,
+	.multi_insert = forst_multi_insert,
+	.tuple_delete = forst_tuple_delete,
+	.tuple_update = forst_tuple_update,
+	.tuple_lock = forst_tuple_lock,
+	.finish_bulk_insert = forst_finish_bulk_insert,
+
+	.relation_set_new_filenode = forst_relation_set_new_filenode,
+	.relation_nontransactional_truncate = forst_relation_nontransactional_truncate,
+	.relation_copy_data = forst_relation_copy_data,
+	.relation_copy_for_cluster = forst_relation_copy_for_cluster,
+	.relation_vacuum = forst_relation_vacuum,
+	.scan_analyze_next_block = forst_scan_analyze_next_block,
+	.scan_analyze_next_tuple = forst_scan_analyze_next_tuple,
+	.index_build_range_scan = forst_index_build_range_scan,
+	.index_validate_scan = forst_index_validate_scan,
+
+	.relation_size = forst_relation_size,
+	.relation_needs_toast_table = forst_relation_needs_toast_table,
+	.relation_toast_am = forst_relation_toast_am,
+
+	.relation_estimate_size = forst_relation_estimate_size,
+
+	.scan_bitmap_next_block = forst_scan_bitmap_next_block,
+	.scan_bitmap_next_tuple = forst_scan_bitmap_next_tuple,
+	.scan_sample_next_block = forst_scan_sample_next_block,
+	.scan_sample_next_tuple = forst_scan_sample_next_tuple
+};
+
+const TableAmRoutine *
+forst_table_am_routine(void)
+{
+	return &forst_methods;
+}
+
+bool
+forst_is_forst_relation(Relation rel)
+{
+	return rel->rd_tableam == &forst_methods;
+}
+
+Datum
+forst_tableam_handler(PG_FUNCTION_ARGS)
+{
+	if (!forst_preloaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("forst must be loaded via shared_preload_libraries")));
+	PG_RETURN_POINTER(&forst_methods);
+}
+
+bool
+forst_relation_has_rows(Relation rel)
+{
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	int			slabs[FORST_MAX_IMMUTABLE + 1];
+	int			n,
+				i;
+
+	/* anything flushed counts (even if deleted since: conservative) */
+	forst_table_load(ts);
+	if (ts->manifest_version > 0)
+		return true;
+	n = forst_table_slabs(ts, slabs);
+	for (i = 0; i < n; i++)
+		if (fst_memtable_num_entries(forst_slab_memtable(slabs[i])) > 0)
+			return true;
+	return false;
+}

@@ -1,0 +1,64 @@
+/*-------------------------------------------------------------------------
+ *
+ * dml.h
+ *	  What write/dml.c (inserts, deletes, updates) shares with
+ *	  write/row_locks.c (row locks): following a row's update chain and
+ *	  fetching the version a TID names.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_DML_H
+#define FORST_DML_H
+
+#include "am/forst_am.h"
+#include "am/objects/store.h"
+
+/*
+ * What became of the row at a version of user_part with sequence seq (heap:
+ * where its update chain leads).  A DELETE writes a tombstone, and a later
+ * INSERT of the same key a new row on top of it; that new row is not an
+ * update of the old one (not on its update chain), so a writer or locker
+ * that read the old row must see it deleted.  A key-changing UPDATE writes
+ * a tombstone marked FST_ENTRY_MOVED whose payload is the new key: the
+ * chain continues there.  The first tombstone of a transaction that did
+ * not abort, among the versions newer than seq, decides; without one, the
+ * newest version is the row's (FORST_CHAIN_HERE).
+ */
+typedef enum ForstChain
+{
+	FORST_CHAIN_HERE,
+	FORST_CHAIN_DELETED,
+	FORST_CHAIN_MOVED
+} ForstChain;
+
+/*
+ * How the row of the version at seq goes on (above), and with
+ * FORST_CHAIN_MOVED the tombstone that moved it in *moved (if not NULL).
+ */
+extern ForstChain forst_chain_after(ForstTableShared *ts, FstSlice user_part,
+									uint64 seq, ForstKeyVersion *moved);
+
+/* A copy of v's user part (key group + key) in up (palloc'd). */
+extern void forst_version_user_part(const ForstVersion *v, StringInfo up);
+
+/* forst_fetch_version, with an internal error if tid names no version. */
+extern void forst_fetch_or_error(Relation rel, ItemPointer tid, ForstVersion *v);
+
+/* Versions this backend has written (put_entry counts them). */
+extern uint64 forst_local_writes;
+
+/*
+ * The newest version of a key that forst_lock_row found and locked with a
+ * lock that no other transaction's writer can share (FOR NO KEY UPDATE or
+ * FOR UPDATE), kept until the transaction ends: until this backend writes
+ * a version of its own or leaves the subtransaction, no version of the key
+ * can appear, so an UPDATE of the row it locked (ON CONFLICT DO UPDATE's
+ * lock then update, or SELECT FOR UPDATE then UPDATE) need not look the
+ * key up again (write/row_locks.c).
+ */
+extern void forst_note_locked_newest(Relation rel, FstSlice user_part,
+									 LOCKMODE mode, const ForstNewest *newest);
+extern bool forst_locked_newest(Relation rel, FstSlice user_part,
+								ForstNewest *out);
+
+#endif							/* FORST_DML_H */

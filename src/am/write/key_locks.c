@@ -1,0 +1,198 @@
+/*-------------------------------------------------------------------------
+ *
+ * key_locks.c
+ *	  Key locks: heavyweight tuple locks named by a key's hash.
+ *
+ * A forst row has no fixed place to record a locker, so the lock manager
+ * keeps it: the lock tag is a tuple lock on the relation at a pseudo TID
+ * made of the 48 low bits of a hash of the row's user part.  Two keys whose
+ * hashes collide only wait for each other needlessly.  The tuple lock modes
+ * follow heap's mapping (LockTupleKeyShare -> AccessShareLock, ...), so
+ * FOR KEY SHARE and FOR NO KEY UPDATE do not conflict, as in heap.
+ *
+ * A row lock (forst_lock_row) is held until the end of the transaction,
+ * in the lock manager's table, which holds a few thousand locks in all.
+ * When the same subtransaction then writes a version of the key (the
+ * UPDATE of INSERT ... ON CONFLICT DO UPDATE, an UPDATE or DELETE after
+ * SELECT ... FOR UPDATE), that version -- in progress, so every other
+ * writer and locker waits for its transaction -- takes the lock's place,
+ * and the lock is released (forst_release_kept), as heap releases its
+ * tuple lock once xmax is set.  Without that, one statement upserting
+ * more keys than the lock table holds failed with "out of shared memory".
+ * Locks kept by an outer (sub)transaction level stay.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+
+#include "access/xact.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "am/forst_am.h"
+
+typedef struct KeptKey
+{
+	LOCKTAG		tag;
+	LOCKMODE	mode;
+} KeptKey;
+
+typedef struct KeptLock
+{
+	KeptKey		key;
+	SubTransactionId subxid;	/* of the latest acquisition */
+	int			count;			/* acquisitions in that subtransaction */
+} KeptLock;
+
+static HTAB *kept = NULL;
+static LocalTransactionId kept_lxid = InvalidLocalTransactionId;
+
+static void
+key_tag(Relation rel, FstSlice user_part, LOCKTAG *tag)
+{
+	uint64		h = hash_bytes_extended((const unsigned char *) user_part.data,
+										(int) user_part.len, 0x466f727374ULL);
+
+	SET_LOCKTAG_TUPLE(*tag, MyDatabaseId, RelationGetRelid(rel),
+					  (BlockNumber) (h >> 16), (OffsetNumber) (h & 0xFFFF));
+}
+
+void
+forst_lock_key(Relation rel, FstSlice user_part, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	key_tag(rel, user_part, &tag);
+	(void) LockAcquire(&tag, mode, false, false);
+}
+
+bool
+forst_lock_key_try(Relation rel, FstSlice user_part, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	key_tag(rel, user_part, &tag);
+	return LockAcquire(&tag, mode, false, true) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+void
+forst_unlock_key(Relation rel, FstSlice user_part, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	key_tag(rel, user_part, &tag);
+	LockRelease(&tag, mode, false);
+}
+
+LOCKMODE
+forst_tuple_lock_mode(LockTupleMode mode)
+{
+	switch (mode)
+	{
+		case LockTupleKeyShare:
+			return AccessShareLock;
+		case LockTupleShare:
+			return RowShareLock;
+		case LockTupleNoKeyExclusive:
+			return ExclusiveLock;
+		case LockTupleExclusive:
+			return AccessExclusiveLock;
+	}
+	return AccessExclusiveLock;
+}
+
+/* The kept-locks table of this transaction (emptied at its first use). */
+static HTAB *
+kept_table(void)
+{
+	if (kept == NULL || kept_lxid != MyProc->lxid)
+	{
+		HASHCTL		ctl;
+
+		if (kept != NULL)
+			hash_destroy(kept);
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(KeptKey);
+		ctl.entrysize = sizeof(KeptLock);
+		ctl.hcxt = TopMemoryContext;
+		kept = hash_create("forst kept row locks", 64, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		kept_lxid = MyProc->lxid;
+	}
+	return kept;
+}
+
+void
+forst_lock_key_keep(Relation rel, FstSlice user_part, LOCKMODE mode)
+{
+	KeptKey		k;
+	KeptLock   *e;
+	bool		found;
+	SubTransactionId sub = GetCurrentSubTransactionId();
+
+	memset(&k, 0, sizeof(k));
+	key_tag(rel, user_part, &k.tag);
+	k.mode = mode;
+	e = hash_search(kept_table(), &k, HASH_ENTER, &found);
+	if (!found || e->subxid != sub)
+	{
+		e->subxid = sub;
+		e->count = 0;
+	}
+	e->count++;
+
+	/*
+	 * Hand the lock from the statement's resource owner to the
+	 * subtransaction's, so that a later statement can release it.
+	 */
+	if (CurrentResourceOwner != CurTransactionResourceOwner)
+	{
+		ResourceOwner save = CurrentResourceOwner;
+
+		CurrentResourceOwner = CurTransactionResourceOwner;
+		(void) LockAcquire(&k.tag, mode, false, false);
+		CurrentResourceOwner = save;
+		LockRelease(&k.tag, mode, false);
+	}
+}
+
+void
+forst_release_kept(Relation rel, FstSlice user_part)
+{
+	static const LOCKMODE modes[] = {AccessShareLock, RowShareLock, ExclusiveLock,
+	AccessExclusiveLock};
+	SubTransactionId sub = GetCurrentSubTransactionId();
+	int			i;
+
+	if (kept == NULL || kept_lxid != MyProc->lxid || hash_get_num_entries(kept) == 0)
+		return;
+	for (i = 0; i < (int) lengthof(modes); i++)
+	{
+		KeptKey		k;
+		KeptLock   *e;
+
+		memset(&k, 0, sizeof(k));
+		key_tag(rel, user_part, &k.tag);
+		k.mode = modes[i];
+		e = hash_search(kept, &k, HASH_FIND, NULL);
+		if (e == NULL)
+			continue;
+		if (e->subxid == sub)
+		{
+			ResourceOwner save = CurrentResourceOwner;
+
+			CurrentResourceOwner = CurTransactionResourceOwner;
+			while (e->count-- > 0)
+				LockRelease(&k.tag, k.mode, false);
+			CurrentResourceOwner = save;
+		}
+		hash_search(kept, &k, HASH_REMOVE, NULL);
+	}
+}
