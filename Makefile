@@ -4,6 +4,7 @@
 #   make                 the server module (forst.so)
 #   make install         install it (as root)
 #   make unit            engine unit tests, no server (ASan + UBSan build)
+#   make layout-check    the folders of src/ call each other only downwards
 #   make fuzz            libFuzzer targets, a short bounded run each
 #   make bench-engine    the stand-alone engine benchmark (bench/engine)
 #   make bench-cache     the disk cache benchmark (bench/cache)
@@ -22,7 +23,7 @@ OBJS = $(ENGINE_SRCS:.c=.o) $(SERVER_SRCS:.c=.o)
 
 WARN_FLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 PG_CPPFLAGS = -Isrc -Isrc/lsm -Isrc/store $(shell xml2-config --cflags)
-PG_CFLAGS = $(WARN_FLAGS)
+PG_CFLAGS = $(WARN_FLAGS) -Werror=implicit-function-declaration
 SHLIB_LINK = -llz4 -lzstd -lcurl -lssl -lcrypto -lxml2
 
 # pg_regress tests (sql/, expected/) and TAP tests (t/*.pl).  scripts/test.sh
@@ -64,6 +65,10 @@ $(BUILD)/unit_tests: $(ENGINE_SRCS) $(UNIT_SRCS) $(wildcard src/lsm/*.h src/stor
 	@mkdir -p $(BUILD)
 	$(CC) -std=gnu99 -g -O1 $(WARN_FLAGS) -Werror $(SAN_FLAGS) $(SA_CPPFLAGS) \
 		-o $@ $(ENGINE_SRCS) $(UNIT_SRCS) $(SA_LIBS)
+
+# The folders of src/ call each other only downwards: no call circle.
+layout-check: $(OBJS)
+	python3 tools/layout_check.py
 
 unit: $(BUILD)/unit_tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/unit_tests $(UNIT_FILTER)
@@ -135,7 +140,7 @@ print-isolation-opts:
 print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)
 
-.PHONY: unit fuzz bench-engine bench-cache bench-s3-upload sst-verify print-regress print-regress-opts print-fuzz-targets \
+.PHONY: unit layout-check fuzz bench-engine bench-cache bench-s3-upload sst-verify print-regress print-regress-opts print-fuzz-targets \
 	print-isolation print-isolation-opts
 EXTRA_CLEAN = $(BUILD) results regression.diffs regression.out output_iso
 

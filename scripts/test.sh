@@ -111,6 +111,10 @@ step_unit()
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/unit.log" | tail -n 1 || true)
 	[ -z "$line" ] || read -r p _ f _ <<<"$line"
 	[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+	# The folders of src/ call each other only downwards (tools/layout_check.py).
+	log "unit: make layout-check"
+	run_logged "$logs/layout.log" forst_make layout-check
+	if [ "$rc" -eq 0 ]; then p=$((p + 1)); else f=$((f + 1)); fi
 	record unit "$p" "$f"
 }
 

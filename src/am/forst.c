@@ -21,7 +21,11 @@
 #include "am/read/shared_blocks.h"
 #include "am/checkpoint/checkpoint.h"
 #include "am/base/progress.h"
-#include "am/forst_am.h"
+#include "am/ddl/pending.h"
+#include "am/ddl/utility.h"
+#include "am/keys/rel.h"
+#include "am/keys/slot.h"
+#include "am/tableam/tableam.h"
 #include "am/objects/disk_cache.h"
 #include "am/expiry/expiry.h"
 #include "am/flush/flush.h"
@@ -29,11 +33,11 @@
 #include "am/shmem/shmem.h"
 #include "am/base/stats.h"
 #include "am/wal/wal.h"
+#include "am/checkpoint/gc.h"
+#include "am/ddl/migrate.h"
+#include "am/ddl/rekey.h"
 
 PG_MODULE_MAGIC;
-
-/* True in the postmaster and, by inheritance, in every backend it forks. */
-bool		forst_preloaded = false;
 
 void		_PG_init(void);
 
@@ -42,18 +46,24 @@ _PG_init(void)
 {
 	/* before anything can fail: the AM hands this slot type out */
 	forst_slot_init();
+	forst_table_am = forst_table_am_routine();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
 	forst_define_gucs();
+	forst_checkpoint_define_gucs();
+	forst_gc_init();
 	forst_shmem_init();
 	forst_cache_init();
 	forst_blockshare_init();
 	forst_stats_init();
+	forst_stats_view_init();
 	forst_utility_init();
 	forst_onconflict_init();
 	forst_relinfo_init();
+	forst_register_key_lender(forst_migrate_borrowed_key);
+	forst_register_key_lender(forst_rekey_borrowed_key);
 	forst_pending_init();
 	forst_pin_init();
 	forst_expiry_init();

@@ -44,6 +44,7 @@ extern bool forst_scan_prefetch;
 extern char *forst_cache_dir;
 extern int	forst_cache_size_kb;
 extern int	forst_cache_chunk_size_kb;
+extern int	forst_checkpoint_timeout_s;	/* defined by checkpoint/checkpoint.c */
 
 extern void forst_define_gucs(void);
 

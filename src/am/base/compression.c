@@ -41,7 +41,7 @@
 #include "lsm/block.h"
 #include "lsm/filemeta.h"
 #include "am/forst.h"
-#include "am/forst_am.h"
+#include "am/keys/tid.h"
 
 /* forst.block_size's bounds, in kB (see forst_block_size_for_level) */
 #define BLOCK_SIZE_MIN_KB	4

@@ -29,6 +29,10 @@ static const char remote_dir_forms[] =
 	"forst.remote_dir must be empty (the default), file:///absolute/path or s3://bucket/prefix.";
 
 char	   *forst_remote_dir = NULL;
+/* True in the postmaster and, by inheritance, in every backend it forks. */
+bool		forst_preloaded = false;
+int			forst_shared_block_cache_size_kb = 64 * 1024;
+int			forst_checkpoint_timeout_s = 300;
 int			forst_compaction_workers = 1;
 int			forst_compaction_rate_limit_kb = 0;
 int			forst_memtable_size_kb = 8 * 1024;
@@ -296,8 +300,6 @@ forst_define_gucs(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
-	forst_checkpoint_define_gucs();
-	forst_gc_init();
 	MarkGUCPrefixReserved("forst");
 
 	if (forst_memtable_memory_kb / forst_memtable_size_kb > 1024)

@@ -19,6 +19,8 @@
 #ifndef FORST_STATS_H
 #define FORST_STATS_H
 
+#include "utils/timestamp.h"
+
 typedef enum ForstStat
 {
 	/* object store requests by kind (FstObjOp order), published */
@@ -67,5 +69,13 @@ extern uint64 forst_local_bloom_false_positives;
 
 /* Publishes this process's deltas. */
 extern void forst_stats_publish(void);
+
+/* For functions/stats_view.c. */
+extern void forst_stats_view_init(void);
+extern bool forst_stats_loaded(void);
+/* Adds cur minus what this process published of it so far. */
+extern void forst_stats_publish_count(ForstStat which, uint64 cur);
+extern void forst_stats_zero(void);
+extern TimestampTz forst_stats_reset_time(void);
 
 #endif							/* FORST_STATS_H */

@@ -55,6 +55,8 @@
 #include "am/shmem/shmem.h"
 #include "am/objects/store.h"
 #include "am/objects/borrowed.h"
+#include "am/wal/wal.h"
+#include "am/keys/rel.h"
 
 PG_FUNCTION_INFO_V1(forst_attach_files);
 
@@ -159,6 +161,28 @@ write_object(const char *key, const char *data, bool if_absent)
 		rc = fst_objstore_put(forst_objstore(), key, data, strlen(data), &err);
 	if (rc != FST_OK)
 		forst_report(rc, &err, psprintf("writing \"%s\"", key));
+}
+
+/*
+ * Publishes next (built on the table's current version, which the caller
+ * read under ts->manifest_lock, held) and switches the table to it: the
+ * shared state, and a standby through a MANIFEST record.
+ */
+static void
+install_manifest(ForstTableShared *ts, FstManifest *next)
+{
+	RelFileNode rnode = ts->rnode;
+	XLogRecPtr	covered;
+
+	forst_manifest_publish(&rnode, next);
+	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+	ts->manifest_version = next->version;
+	ts->kg_lo = next->kg_lo;
+	ts->kg_hi = next->kg_hi;
+	ts->loaded = true;
+	covered = forst_table_unflushed_lsn(ts);
+	LWLockRelease(&ts->lock);
+	forst_wal_log_manifest(&rnode, next->version, covered);
 }
 
 /*
@@ -452,7 +476,7 @@ forst_attach_files(PG_FUNCTION_ARGS)
 				   !pg_atomic_compare_exchange_u64(&forst_shared->next_seq, &cur, next.last_seq))
 				;
 		}
-		forst_manifest_install(ts, &next);
+		install_manifest(ts, &next);
 		fst_manifest_free(&next);
 	}
 	PG_FINALLY();

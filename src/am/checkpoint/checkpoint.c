@@ -51,7 +51,6 @@
 
 int			forst_checkpoint_interval_s = 300;
 int			forst_checkpoints_retained = 3;
-int			forst_checkpoint_timeout_s = 300;
 
 typedef struct ForstCkptStatus
 {

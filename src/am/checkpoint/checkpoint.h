@@ -39,7 +39,6 @@
 
 extern int	forst_checkpoint_interval_s;
 extern int	forst_checkpoints_retained;
-extern int	forst_checkpoint_timeout_s;
 
 /* Defines forst.checkpoint_* (from forst_define_gucs). */
 extern void forst_checkpoint_define_gucs(void);

@@ -34,7 +34,7 @@
 #include "utils/rel.h"
 
 #include "am/forst.h"
-#include "am/forst_am.h"
+#include "am/keys/rel.h"
 #include "am/objects/disk_cache.h"
 #include "am/read/prefetch.h"
 #include "am/base/privileges.h"

@@ -65,6 +65,8 @@
 #include "am/base/stats.h"
 #include "am/objects/store.h"
 #include "am/wal/wal.h"
+#include "am/read/mvcc.h"
+#include "am/keys/tid.h"
 #include "lsm/merge_iter.h"
 
 typedef struct DropCtx

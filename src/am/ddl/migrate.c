@@ -108,7 +108,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "am/forst_am.h"
+#include "am/ddl/publication.h"
+#include "am/keys/keycodec.h"
 #include "am/ddl/migrate.h"
 
 /* The migration this backend is running, if any. */

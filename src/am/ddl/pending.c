@@ -24,7 +24,8 @@
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
-#include "am/forst_am.h"
+#include "am/ddl/pending.h"
+#include "am/keys/rel.h"
 #include "am/ddl/migrate.h"
 #include "am/wal/wal.h"
 

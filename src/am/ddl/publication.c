@@ -41,7 +41,8 @@
 #include "utils/rel.h"
 
 #include "am/forst.h"
-#include "am/forst_am.h"
+#include "am/ddl/publication.h"
+#include "am/ddl/utility.h"
 
 #define NOT_DECODED_DETAIL \
 	"Logical decoding does not see the changes of forst tables: forst writes them as WAL records of its own, which it does not decode."

@@ -73,7 +73,9 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "am/forst_am.h"
+#include "am/ddl/utility.h"
+#include "am/keys/rel.h"
+#include "am/read/mvcc.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/rekey.h"
 #include "am/shmem/shmem.h"

@@ -36,7 +36,10 @@
 #include "utils/rel.h"
 
 #include "am/forst.h"
-#include "am/forst_am.h"
+#include "am/ddl/pending.h"
+#include "am/ddl/publication.h"
+#include "am/ddl/utility.h"
+#include "am/keys/rel.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/rekey.h"
 

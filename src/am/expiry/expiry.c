@@ -48,7 +48,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "am/forst_am.h"
+#include "am/keys/rel.h"
+#include "am/read/mvcc.h"
 #include "am/expiry/expiry.h"
 #include "am/base/privileges.h"
 

@@ -48,6 +48,7 @@
 #include "am/base/stats.h"
 #include "am/objects/store.h"
 #include "am/wal/wal.h"
+#include "am/read/mvcc.h"
 
 
 /*

@@ -56,8 +56,6 @@
 
 PGDLLEXPORT void forst_worker_main(Datum arg);
 
-bool		forst_in_flush_worker = false;
-
 typedef struct Retiring
 {
 	int			slab;

@@ -17,7 +17,7 @@
 #include "utils/rel.h"
 
 #include "am/forst.h"
-#include "am/forst_am.h"
+#include "am/keys/rel.h"
 #include "am/base/privileges.h"
 #include "am/objects/store.h"
 

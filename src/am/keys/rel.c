@@ -21,12 +21,37 @@
 #include "utils/memutils.h"
 #include "utils/relcache.h"
 
-#include "am/forst_am.h"
-#include "am/ddl/migrate.h"
-#include "am/ddl/rekey.h"
+#include "am/keys/rel.h"
+#include "am/read/mvcc.h"
 #include "am/objects/store.h"
 
 static HTAB *relinfo_cache = NULL;
+
+/* The table AM's routine (set by _PG_init from tableam/tableam.c). */
+const TableAmRoutine *forst_table_am = NULL;
+
+/*
+ * Who may lend a transient table its primary key (ddl/migrate.c while a
+ * migration to forst runs, ddl/rekey.c while a forst table is rewritten):
+ * registered at load, consulted in order when a table has no key of its own.
+ */
+#define MAX_KEY_LENDERS 4
+static ForstKeyLender key_lenders[MAX_KEY_LENDERS];
+static int	n_key_lenders = 0;
+
+void
+forst_register_key_lender(ForstKeyLender lender)
+{
+	if (n_key_lenders >= MAX_KEY_LENDERS)
+		elog(ERROR, "forst: too many key lenders");
+	key_lenders[n_key_lenders++] = lender;
+}
+
+bool
+forst_is_forst_relation(Relation rel)
+{
+	return forst_table_am != NULL && rel->rd_tableam == forst_table_am;
+}
 
 static void
 relinfo_invalidate(Datum arg, Oid relid)
@@ -65,12 +90,12 @@ relinfo_build(ForstRelInfo *info, Relation rel)
 
 	(void) RelationGetIndexList(rel);	/* computes rd_pkindex */
 	pk = rel->rd_pkindex;
-	/* the transient table of a migration to forst: the migrated table's key */
-	if (!OidIsValid(pk))
-		pk = forst_migrate_borrowed_key(rel);
-	/* the transient table of a rewrite of a forst table: that table's key */
-	if (!OidIsValid(pk))
-		pk = forst_rekey_borrowed_key(rel);
+	/*
+	 * The transient table of a migration to forst (the migrated table's key)
+	 * or of a rewrite of a forst table (that table's key).
+	 */
+	for (int i = 0; i < n_key_lenders && !OidIsValid(pk); i++)
+		pk = key_lenders[i] (rel);
 	if (OidIsValid(pk))
 	{
 		Relation	idx = index_open(pk, AccessShareLock);

@@ -32,7 +32,7 @@
 #include "access/transam.h"
 #include "executor/tuptable.h"
 
-#include "am/forst_am.h"
+#include "am/keys/slot.h"
 
 typedef struct ForstTupleTableSlot
 {

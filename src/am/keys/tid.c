@@ -22,7 +22,8 @@
  */
 #include "postgres.h"
 
-#include "am/forst_am.h"
+#include "am/keys/tid.h"
+#include "am/read/mvcc.h"
 
 #define TID_KIND_SST		(UINT64CONST(1) << 39)
 #define MT_SLAB_SHIFT		29

@@ -4,11 +4,13 @@
  *	  The object store of this backend, object names, error reports, file
  *	  ids and publishing manifests of forst tables (see objects/store.h;
  *	  reading them -- manifests by version, views, SST readers -- is in
- *	  read/readers.c).
+ *	  read/sst_readers.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <unistd.h>
 
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -588,21 +590,15 @@ forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
 			 errhint("Another server may be writing this table's objects; check forst.remote_dir.")));
 }
 
-void
-forst_manifest_install(ForstTableShared *ts, FstManifest *next)
+/*
+ * Whether this server was started from a base backup (wal/backup.c keeps
+ * the backup's start file under this name): its copy of the store may hold
+ * manifests whose SST files it lacks.
+ */
+bool
+forst_backup_restored(void)
 {
-	RelFileNode rnode = ts->rnode;
-	XLogRecPtr	covered;
-
-	forst_manifest_publish(&rnode, next);
-	LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
-	ts->manifest_version = next->version;
-	ts->kg_lo = next->kg_lo;
-	ts->kg_hi = next->kg_hi;
-	ts->loaded = true;
-	covered = forst_table_unflushed_lsn(ts);
-	LWLockRelease(&ts->lock);
-	forst_wal_log_manifest(&rnode, next->version, covered);
+	return access(FORST_RESTORED_FILE, F_OK) == 0;
 }
 
 void

@@ -23,7 +23,7 @@
 #ifndef FORST_STORE_H
 #define FORST_STORE_H
 
-#include "am/forst_am.h"
+#include "am/shmem/shmem.h"
 #include "lsm/manifest.h"
 #include "store/objstore.h"
 #include "lsm/sst.h"
@@ -33,6 +33,10 @@
 
 /* The backend's object store handle (opened on first use). */
 extern FstObjStore *forst_objstore(void);
+
+/* This server was started from a base backup (see wal/backup.c). */
+#define FORST_RESTORED_FILE		"forst/restored_from_backup"
+extern bool forst_backup_restored(void);
 
 /* The handles this process has opened, or NULL (for statistics). */
 extern FstObjStore *forst_objstore_if_open(void);
@@ -85,7 +89,7 @@ extern void forst_manifest_publish(const RelFileNode *rnode, FstManifest *m);
 extern const FstManifest *forst_manifest_at(const RelFileNode *rnode,
 											uint64 version);
 
-/* Manifests this process has decoded and keeps (read/readers.c). */
+/* Manifests this process has decoded and keeps (read/sst_readers.c). */
 extern int64 forst_manifests_cached(void);
 
 /* The visibility rules of a manifest that forst_manifest_at returned. */
@@ -115,13 +119,6 @@ extern const FstManifestFile *forst_manifest_file_by_id(const FstManifest *m,
 extern void forst_file_object_key(const RelFileNode *rnode,
 								  const FstManifestFile *f, char *buf,
 								  size_t len);
-
-/*
- * Publishes next (built on the table's current version, which the caller
- * read under ts->manifest_lock, held) and switches the table to it: the
- * shared state, and a standby through a MANIFEST record.
- */
-extern void forst_manifest_install(ForstTableShared *ts, FstManifest *next);
 
 /* The newest manifest version under a table prefix (0: none). */
 extern uint64 forst_newest_manifest_version(const char *table_prefix);
@@ -162,7 +159,7 @@ extern FstSstReader *forst_sst_reader_for_key(const RelFileNode *rnode,
  * A reader for a level iterator (read/cursor.c): pinned, it stays open
  * until released; released, and unused otherwise in this transaction, it
  * may be closed at once when the open readers exceed
- * forst.sst_reader_memory (see read/readers.c).
+ * forst.sst_reader_memory (see read/sst_readers.c).
  */
 extern FstSstReader *forst_sst_reader_pin(const RelFileNode *rnode,
 										  const FstFileMeta *file);

@@ -72,7 +72,7 @@ file_may_hold(Relation rel, const FstFileMeta *file, FstSlice lo, FstSlice hi,
 /*
  * A level iterator's file i: pinned while the level iterator is in it, so
  * that a scan over many files holds one reader per level, and the others
- * may be closed within the bound (read/readers.c).  An error opening the
+ * may be closed within the bound (read/sst_readers.c).  An error opening the
  * reader leaves by ereport; the level iterator is then safe to destroy.
  */
 static FstIter *

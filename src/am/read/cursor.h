@@ -24,7 +24,8 @@
 #ifndef FORST_CURSOR_H
 #define FORST_CURSOR_H
 
-#include "am/forst_am.h"
+#include "am/keys/rel.h"
+#include "am/read/mvcc.h"
 #include "am/expiry/expiry.h"
 #include "am/objects/store.h"
 #include "lsm/iter.h"

@@ -23,7 +23,10 @@
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
-#include "am/forst_am.h"
+#include "am/keys/rel.h"
+#include "am/keys/slot.h"
+#include "am/keys/tid.h"
+#include "am/read/mvcc.h"
 #include "am/read/point.h"
 #include "am/base/stats.h"
 #include "am/objects/store.h"

@@ -27,7 +27,8 @@
 #ifndef FORST_POINT_H
 #define FORST_POINT_H
 
-#include "am/forst_am.h"
+#include "am/keys/tid.h"
+#include "am/read/mvcc.h"
 #include "am/objects/store.h"
 
 /* Like FstMtVisibleFn; mt is NULL (and ref, hint 0) for an SST version. */

@@ -77,7 +77,6 @@ typedef struct SbcShared
 	/* then: SbcRecord dir[dir_cap], the ring */
 } SbcShared;
 
-int			forst_shared_block_cache_size_kb = 64 * 1024;
 
 static SbcShared *sbc = NULL;
 static HTAB *sbc_hash = NULL;

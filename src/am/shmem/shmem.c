@@ -25,6 +25,12 @@
 
 ForstShared *forst_shared = NULL;
 uint64		forst_memory_waits = 0;
+/* Installed by wal/wal.c: waits for (or does) the WAL catch-up. */
+void		(*forst_memtables_ready_hook) (void) = NULL;
+
+/* Set in the flush and compaction workers, which never wait for memtable memory. */
+bool		forst_in_flush_worker = false;
+
 static HTAB *forst_tables = NULL;
 static char *slab_base = NULL;
 
@@ -189,7 +195,8 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 	int			slot = table_front_slot(rnode);
 
 	/* memtables are whole only after the WAL catch-up (wal/wal.c) */
-	forst_wal_ensure_ready();
+	if (forst_memtables_ready_hook)
+		forst_memtables_ready_hook();
 	removed = pg_atomic_read_u64(&forst_shared->tables_removed);
 	if (removed != table_front_removed)
 	{

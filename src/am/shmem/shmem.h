@@ -284,8 +284,14 @@ extern void forst_slab_free(int slab);
 /* Copies the RelFileNodes of tables with immutable memtables (max n). */
 extern int	forst_tables_to_flush(RelFileNode *out, int max);
 
-/* Set in the flush worker (flush/flush_worker.c). */
+/* Set in the flush and compaction workers. */
 extern bool forst_in_flush_worker;
+
+/*
+ * Called before anyone uses a table's memtables, which are whole only
+ * after the WAL catch-up: wal/wal.c installs its catch-up here at load.
+ */
+extern void (*forst_memtables_ready_hook) (void);
 
 /* Whether the pool is used up or a writer waits for memtable memory. */
 extern bool forst_memory_wanted(void);

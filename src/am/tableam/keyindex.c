@@ -35,7 +35,10 @@
 #include "utils/selfuncs.h"
 
 #include "am/forst.h"
-#include "am/forst_am.h"
+#include "am/keys/rel.h"
+#include "am/keys/tid.h"
+#include "am/read/mvcc.h"
+#include "am/tableam/tableam.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/rekey.h"
 #include "am/read/cursor.h"

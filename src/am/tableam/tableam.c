@@ -37,7 +37,13 @@
 #include "utils/snapmgr.h"
 
 #include "am/forst.h"
-#include "am/forst_am.h"
+#include "am/ddl/pending.h"
+#include "am/keys/rel.h"
+#include "am/keys/slot.h"
+#include "am/keys/tid.h"
+#include "am/read/mvcc.h"
+#include "am/tableam/tableam.h"
+#include "am/write/dml.h"
 #include "am/wal/wal.h"
 #include "am/tableam/analyze.h"
 #include "am/tableam/size.h"
@@ -679,12 +685,6 @@ const TableAmRoutine *
 forst_table_am_routine(void)
 {
 	return &forst_methods;
-}
-
-bool
-forst_is_forst_relation(Relation rel)
-{
-	return rel->rd_tableam == &forst_methods;
 }
 
 Datum

@@ -27,7 +27,8 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "am/forst_am.h"
+#include "am/keys/rel.h"
+#include "am/read/mvcc.h"
 #include "am/objects/store.h"
 #include "am/wal/wal.h"
 

@@ -141,6 +141,7 @@ void
 forst_wal_init(void)
 {
 	RegisterCustomRmgr(FORST_RMGR_ID, &forst_rmgr);
+	forst_memtables_ready_hook = forst_wal_ensure_ready;
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = forst_wal_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;

@@ -122,15 +122,13 @@ extern void forst_wal_redo_ensure_slot(void);
  * files (no object may be deleted), or 0.  forst_backup_take_file(): at the
  * catch-up, the position before which a backup start flushed every row,
  * from forst/backup_start (a server started from that backup has a copy),
- * or Invalid.  forst_backup_restored(): this server was started from such
- * a backup (its copy of the store may hold manifests whose files it lacks).
+ * or Invalid.  (forst_backup_restored() in objects/store.h.)
  */
 extern void forst_backup_init(void);
 extern bool forst_backup_gate_closed(void);
 extern void forst_backup_gate_wait(void);
 extern int	forst_backup_in_progress(void);
 extern XLogRecPtr forst_backup_take_file(bool slot_missing);
-extern bool forst_backup_restored(void);
 
 /* wal/replay.c: applying records (redo and catch-up) */
 extern void forst_redo(XLogReaderState *record);

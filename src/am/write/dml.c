@@ -32,7 +32,12 @@
 #include "utils/rel.h"
 
 #include "am/forst.h"
-#include "am/forst_am.h"
+#include "am/keys/rel.h"
+#include "am/keys/slot.h"
+#include "am/keys/tid.h"
+#include "am/read/mvcc.h"
+#include "am/write/dml.h"
+#include "am/write/key_locks.h"
 #include "am/write/dml.h"
 #include "am/objects/store.h"
 #include "am/expiry/expiry.h"

@@ -10,7 +10,11 @@
 #ifndef FORST_DML_H
 #define FORST_DML_H
 
-#include "am/forst_am.h"
+#include "access/tableam.h"
+#include "nodes/lockoptions.h"
+
+#include "am/keys/rel.h"
+#include "am/read/mvcc.h"
 #include "am/objects/store.h"
 
 /*
@@ -60,5 +64,22 @@ extern void forst_note_locked_newest(Relation rel, FstSlice user_part,
 									 LOCKMODE mode, const ForstNewest *newest);
 extern bool forst_locked_newest(Relation rel, FstSlice user_part,
 								ForstNewest *out);
+
+/* write/dml.c */
+extern void forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);
+extern bool forst_insert_row_speculative(Relation rel, TupleTableSlot *slot,
+										 CommandId cid);
+extern TM_Result forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
+								  Snapshot crosscheck, bool wait,
+								  TM_FailureData *tmfd);
+extern TM_Result forst_update_row(Relation rel, ItemPointer otid,
+								  TupleTableSlot *slot, CommandId cid,
+								  Snapshot crosscheck, bool wait,
+								  TM_FailureData *tmfd, LockTupleMode *lockmode);
+/* write/row_locks.c */
+extern TM_Result forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
+								TupleTableSlot *slot, CommandId cid,
+								LockTupleMode mode, LockWaitPolicy wait_policy,
+								uint8 flags, TM_FailureData *tmfd);
 
 #endif							/* FORST_DML_H */

@@ -36,7 +36,8 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "am/forst_am.h"
+#include "am/write/dml.h"
+#include "am/write/key_locks.h"
 
 typedef struct KeptKey
 {

@@ -72,7 +72,8 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "am/forst_am.h"
+#include "am/keys/rel.h"
+#include "am/read/mvcc.h"
 #include "am/write/onconflict.h"
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;

@@ -89,7 +89,7 @@
 #include "utils/timestamp.h"
 
 #include "am/forst.h"
-#include "am/checkpoint/checkpoint.h"
+#include "am/objects/store.h"
 #include "am/shmem/shmem.h"
 #include "am/wal/wal.h"
 
@@ -103,7 +103,6 @@ typedef void (*forst_client_auth_hook_type) (struct Port *port, int status);
 extern PGDLLIMPORT forst_client_auth_hook_type ClientAuthentication_hook;
 
 #define FORST_BACKUP_FILE		"forst/backup_start"
-#define FORST_RESTORED_FILE		"forst/restored_from_backup"
 #define MAX_BACKUPS				16
 #define GATE_TIMEOUT_MS			30000
 
@@ -358,11 +357,6 @@ forst_backup_take_file(bool slot_missing)
 	return lsn;
 }
 
-bool
-forst_backup_restored(void)
-{
-	return access(FORST_RESTORED_FILE, F_OK) == 0;
-}
 
 static void
 write_backup_file(XLogRecPtr lsn)
