@@ -26,6 +26,7 @@
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -38,25 +39,41 @@
 PGDLLEXPORT void forst_ckpt_scheduler_main(Datum arg);
 PGDLLEXPORT void forst_ckpt_db_main(Datum arg);
 
-/* Databases with forst tables in shared memory (distinct, at most max). */
-static int
-databases_with_tables(Oid *out, int max)
-{
-	RelFileNode rnodes[1024];
-	int			n = forst_all_tables(rnodes, lengthof(rnodes));
-	int			ndb = 0;
-	int			i,
-				j;
+static void run_for_database(Oid db);
 
-	for (i = 0; i < n; i++)
-	{
-		for (j = 0; j < ndb; j++)
-			if (out[j] == rnodes[i].dbNode)
-				break;
-		if (j == ndb && ndb < max)
-			out[ndb++] = rnodes[i].dbNode;
-	}
-	return ndb;
+/*
+ * Runs the per-database worker for every database with forst tables in
+ * shared memory, each once: a pass over all the tables, FORST_TABLES_BATCH
+ * at a time, and a database's worker runs when the pass meets the first
+ * of its tables.  Memory: the batch, and the databases done (a hash).
+ */
+static void
+run_for_databases(void)
+{
+	ForstTableScan scan;
+	RelFileNode rnodes[FORST_TABLES_BATCH];
+	HASHCTL		info;
+	HTAB	   *done;
+	int			n,
+				i;
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(Oid);
+	info.entrysize = sizeof(Oid);
+	info.hcxt = CurrentMemoryContext;
+	done = hash_create("forst checkpoint databases", 64, &info,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	forst_tables_scan_begin(&scan, 0);
+	while ((n = forst_all_tables(&scan, rnodes, lengthof(rnodes))) > 0)
+		for (i = 0; i < n; i++)
+		{
+			bool		found;
+
+			(void) hash_search(done, &rnodes[i].dbNode, HASH_ENTER, &found);
+			if (!found)
+				run_for_database(rnodes[i].dbNode);
+		}
+	hash_destroy(done);
 }
 
 /* Runs the per-database worker and waits for it to exit. */
@@ -130,12 +147,7 @@ forst_ckpt_scheduler_main(Datum arg)
 				next = TimestampTzPlusMilliseconds(now, forst_checkpoint_interval_s * 1000L);
 			if (now >= next)
 			{
-				Oid			dbs[64];
-				int			n = databases_with_tables(dbs, lengthof(dbs));
-				int			i;
-
-				for (i = 0; i < n; i++)
-					run_for_database(dbs[i]);
+				run_for_databases();
 				next = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 												   forst_checkpoint_interval_s * 1000L);
 			}

@@ -7,13 +7,14 @@
  *	  holds flushes up (and, through them, writers waiting for memtable
  *	  memory).
  *
- * Each worker goes round the tables that have shared state, starting at a
- * different place, and claims a table before compacting it (one worker per
- * table at a time; flushes of the table go on meanwhile, see
- * compact/compact.c).  The flush worker wakes them after it flushed; they
- * also look every second.  A failed compaction is logged and tried again
- * on a later round.  Workers do nothing while the server is in recovery
- * (they start once it is a primary).
+ * Each worker goes round all the tables that have shared state, in batches
+ * (forst_tables_next), each round from where its last one ended, and
+ * claims a table before compacting it (one worker per table at a time;
+ * flushes of the table go on meanwhile, see compact/compact.c).  The flush
+ * worker wakes them after it flushed; they also look every second.  A
+ * failed compaction is logged and tried again on a later round.  Workers
+ * do nothing while the server is in recovery (they start once it is a
+ * primary).
  *
  *-------------------------------------------------------------------------
  */
@@ -39,18 +40,16 @@
 
 PGDLLEXPORT void forst_compactor_main(Datum arg);
 
-/* Compacts what is due in every table; false if any compaction failed. */
+/* Compacts what is due in n tables; false if any compaction failed. */
 static bool
-compact_round(int worker)
+compact_tables(const RelFileNode *rnodes, int n)
 {
-	RelFileNode rnodes[256];
-	int			n = forst_all_tables(rnodes, lengthof(rnodes));
 	int			k;
-	bool		ok = true;
+	volatile bool ok = true;	/* set in PG_CATCH */
 
 	for (k = 0; k < n; k++)
 	{
-		ForstTableShared *ts = forst_compact_begin(&rnodes[(k + worker) % n]);
+		ForstTableShared *ts = forst_compact_begin(&rnodes[k]);
 		MemoryContext oldcxt = CurrentMemoryContext;
 
 		if (ts == NULL)
@@ -79,6 +78,39 @@ compact_round(int worker)
 		forst_compact_end(ts);
 		CHECK_FOR_INTERRUPTS();
 	}
+	return ok;
+}
+
+/*
+ * Compacts what is due in every table, FORST_TABLES_BATCH at a time; false
+ * if any compaction failed.  Each round begins where the last one ended,
+ * the first one of worker i at i/n of the way round, so that workers
+ * seldom reach the same table together and none waits behind the rest.
+ */
+static bool
+compact_round(int worker)
+{
+	static int	start = -1;
+	ForstTableScan scan;
+	RelFileNode rnodes[FORST_TABLES_BATCH];
+	int			n;
+	bool		ok = true;
+
+	if (start < 0)
+	{
+		forst_tables_scan_begin(&scan, 0);
+		if (scan.wrap > 0)
+			start = (int) ((int64) scan.wrap * worker /
+						   Max(forst_compaction_workers, 1));
+	}
+	forst_tables_scan_begin(&scan, Max(start, 0));
+	while ((n = forst_all_tables(&scan, rnodes, lengthof(rnodes))) > 0)
+	{
+		if (!compact_tables(rnodes, n))
+			ok = false;
+	}
+	if (start >= 0)
+		start = scan.pos;
 	return ok;
 }
 

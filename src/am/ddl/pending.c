@@ -72,12 +72,14 @@ forst_xact_callback(XactEvent event, void *arg)
 
 		if (p->at_commit == commit && !OidIsValid(p->rnode.relNode))
 		{
-			RelFileNode rnodes[256];
+			RelFileNode rnodes[FORST_TABLES_BATCH];
+			ForstTableScan scan;
 			int			n,
 						i;
 
 			/* a dropped database: all its tables, in rounds */
-			while ((n = forst_tables_of_database(p->rnode.dbNode, rnodes,
+			forst_tables_scan_begin(&scan, 0);
+			while ((n = forst_tables_of_database(&scan, p->rnode.dbNode, rnodes,
 												 lengthof(rnodes))) > 0)
 				for (i = 0; i < n; i++)
 				{

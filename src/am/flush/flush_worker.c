@@ -167,12 +167,34 @@ free_retired(void)
 	return retiring != NIL;
 }
 
-/* Flushes and compacts what is due; returns false if any table failed. */
-static bool
-flush_round(void)
+/*
+ * The next batch of tables to flush: up to FORST_TABLES_BATCH, going on
+ * round all the tables from where the last batch stopped.  *more is set if
+ * the pass has tables left to look at.
+ */
+static int
+tables_to_flush(RelFileNode *rnodes, bool *more)
 {
-	RelFileNode rnodes[64];
-	int			n = forst_tables_to_flush(rnodes, lengthof(rnodes));
+	static ForstTableScan scan;
+	int			n;
+
+	if (scan.left == 0)
+		forst_tables_scan_begin(&scan, scan.pos);
+	n = forst_tables_to_flush(&scan, rnodes, FORST_TABLES_BATCH);
+	*more = scan.left > 0;
+	return n;
+}
+
+/*
+ * Flushes and compacts what is due in the next batch of tables; *more is
+ * set if tables are left (the caller comes back at once, after freeing
+ * what it could).  Returns false if any table failed.
+ */
+static bool
+flush_round(bool *more)
+{
+	RelFileNode rnodes[FORST_TABLES_BATCH];
+	int			n = tables_to_flush(rnodes, more);
 	int			i;
 	bool		flushed = false;
 	bool		ok = true;
@@ -252,6 +274,7 @@ forst_worker_main(Datum arg)
 	int			i;
 	int			failures = 0;
 	TimestampTz next_round = 0;
+	bool		more = false;	/* flush_round's pass goes on */
 
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -306,9 +329,10 @@ forst_worker_main(Datum arg)
 			 * Memory is short, or old WAL is kept only for rows in active
 			 * memtables: flush what tables keep in them.
 			 */
-			if ((forst_memory_wanted() || wal_held_back()) && retiring == NIL)
+			if ((forst_memory_wanted() || wal_held_back()) && retiring == NIL &&
+				!more)
 				(void) forst_freeze_actives();
-			if (flush_round())
+			if (flush_round(&more))
 				failures = 0;
 			else
 			{
@@ -317,10 +341,14 @@ forst_worker_main(Datum arg)
 														 Min(1000L << Min(failures - 1, 5), 30000L));
 			}
 		}
-		/* removes forst/backup_start once no backup runs (checkpoint/backup.c) */
+		else
+			more = false;		/* no round now: no hurry either */
+		/* removes forst/backup_start once no backup runs (wal/backup.c) */
 		(void) forst_backup_in_progress();
 		waiting = free_retired();
 		timeout = waiting ? 50 : 1000;
+		if (more)
+			timeout = 0;		/* the rest of the tables */
 		if (failures > 0)
 		{
 			long		until = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),

@@ -192,28 +192,33 @@ forst_table_freeze_before(const RelFileNode *rnode, XLogRecPtr lsn)
 int
 forst_freeze_actives(void)
 {
-	RelFileNode rnodes[256];
+	RelFileNode rnodes[FORST_TABLES_BATCH];
+	ForstTableScan scan;
 	ForstTableShared *ts;
-	int			n = forst_collect_tables(has_active, NULL, rnodes, lengthof(rnodes));
+	int			n;
 	int			frozen = 0;
 	int			i;
 
-	for (i = 0; i < n; i++)
-	{
-		ts = forst_flush_begin(&rnodes[i]);
-		if (ts == NULL)
-			continue;
-		LWLockAcquire(&ts->write_lock, LW_EXCLUSIVE);
-		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
-		if (ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE &&
-			fst_memtable_num_entries(forst_slab_memtable(ts->active)) > 0)
+	/* every table, a batch at a time */
+	forst_tables_scan_begin(&scan, 0);
+	while ((n = forst_tables_next(&scan, has_active, NULL, rnodes,
+								  lengthof(rnodes))) > 0)
+		for (i = 0; i < n; i++)
 		{
-			forst_freeze_active_locked(ts);
-			frozen++;
+			ts = forst_flush_begin(&rnodes[i]);
+			if (ts == NULL)
+				continue;
+			LWLockAcquire(&ts->write_lock, LW_EXCLUSIVE);
+			LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
+			if (ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE &&
+				fst_memtable_num_entries(forst_slab_memtable(ts->active)) > 0)
+			{
+				forst_freeze_active_locked(ts);
+				frozen++;
+			}
+			LWLockRelease(&ts->lock);
+			LWLockRelease(&ts->write_lock);
+			forst_flush_end(ts);
 		}
-		LWLockRelease(&ts->lock);
-		LWLockRelease(&ts->write_lock);
-		forst_flush_end(ts);
-	}
 	return frozen;
 }

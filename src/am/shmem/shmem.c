@@ -32,6 +32,21 @@ void		(*forst_memtables_ready_hook) (void) = NULL;
 bool		forst_in_flush_worker = false;
 
 static HTAB *forst_tables = NULL;
+
+/*
+ * The registry's slots (forst_tables_next): ts[i] is the entry in slot i
+ * or NULL; slots below used were handed out, free[0..nfree) of them are
+ * free again.  forst_shared->lock protects them as the hash.
+ */
+typedef struct ForstTableSlots
+{
+	int			used;
+	int			nfree;
+	int		   *free;			/* forst.max_tables of them */
+	ForstTableShared *ts[FLEXIBLE_ARRAY_MEMBER];	/* as many */
+} ForstTableSlots;
+
+static ForstTableSlots *table_slots = NULL;
 static char *slab_base = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -65,6 +80,14 @@ forst_shared_size(void)
 }
 
 static Size
+forst_table_slots_size(void)
+{
+	return add_size(offsetof(ForstTableSlots, ts),
+					mul_size(forst_max_tables,
+							 sizeof(ForstTableShared *) + sizeof(int)));
+}
+
+static Size
 forst_slabs_size(void)
 {
 	return mul_size(forst_nslabs(), (Size) forst_memtable_size_kb * 1024);
@@ -79,6 +102,7 @@ forst_shmem_request(void)
 	RequestAddinShmemSpace(forst_slabs_size());
 	RequestAddinShmemSpace(hash_estimate_size(forst_max_tables,
 											  sizeof(ForstTableShared)));
+	RequestAddinShmemSpace(forst_table_slots_size());
 	RequestNamedLWLockTranche("forst", 1);
 }
 
@@ -87,6 +111,7 @@ forst_shmem_startup(void)
 {
 	bool		found;
 	bool		found_slabs;
+	bool		found_slots;
 	HASHCTL		info;
 
 	if (prev_shmem_startup_hook)
@@ -95,6 +120,14 @@ forst_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	forst_shared = ShmemInitStruct("forst shared state", forst_shared_size(), &found);
 	slab_base = ShmemInitStruct("forst memtables", forst_slabs_size(), &found_slabs);
+	table_slots = ShmemInitStruct("forst table slots", forst_table_slots_size(),
+								  &found_slots);
+	if (!found_slots)
+	{
+		table_slots->used = 0;
+		table_slots->nfree = 0;
+	}
+	table_slots->free = (int *) &table_slots->ts[forst_max_tables];
 	if (!found)
 	{
 		int			i;
@@ -186,6 +219,23 @@ table_front_slot(const RelFileNode *rnode)
 	return (int) ((rnode->relNode ^ rnode->dbNode * 31) % TABLE_FRONT_SLOTS);
 }
 
+/* Gives a new entry a slot; false if all are taken.  Lock held exclusively. */
+static bool
+table_slot_take(ForstTableShared *ts)
+{
+	int			slot;
+
+	if (table_slots->nfree > 0)
+		slot = table_slots->free[--table_slots->nfree];
+	else if (table_slots->used < forst_max_tables)
+		slot = table_slots->used++;
+	else
+		return false;
+	ts->slot = slot;
+	table_slots->ts[slot] = ts;
+	return true;
+}
+
 ForstTableShared *
 forst_table_shared(const RelFileNode *rnode, bool create)
 {
@@ -219,6 +269,12 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
 	ts = hash_search(forst_tables, rnode, HASH_ENTER_NULL, &found);
+	if (ts != NULL && !found && !table_slot_take(ts))
+	{
+		/* the hash may outgrow forst.max_tables, the slots cannot */
+		hash_search(forst_tables, rnode, HASH_REMOVE, NULL);
+		ts = NULL;
+	}
 	if (ts == NULL)
 	{
 		LWLockRelease(forst_shared->lock);
@@ -282,6 +338,8 @@ table_drop_locked(ForstTableShared *ts)
 		slab_free_locked(ts->immutable[i]);
 	/* before the entry's memory can be reused: lookup caches drop it */
 	pg_atomic_fetch_add_u64(&forst_shared->tables_removed, 1);
+	table_slots->ts[ts->slot] = NULL;
+	table_slots->free[table_slots->nfree++] = ts->slot;
 	hash_search(forst_tables, &ts->rnode, HASH_REMOVE, NULL);
 }
 
@@ -292,10 +350,6 @@ forst_tables_count(void)
 	return (int) hash_get_num_entries(forst_tables);
 }
 
-/*
- * Up to max tables of database dbid that are not being dropped already;
- * 0 when none is left.
- */
 /*
  * Up to max tables with shared state for which pred is true (called under
  * forst_shared->lock), their RelFileNodes in out.
@@ -319,6 +373,54 @@ forst_collect_tables(bool (*pred) (ForstTableShared *ts, void *arg), void *arg,
 	return n;
 }
 
+/* Slots a call of forst_tables_next looks at under one hold of the lock. */
+#define SLOTS_PER_HOLD 4096
+
+void
+forst_tables_scan_begin(ForstTableScan *scan, int start)
+{
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	scan->wrap = table_slots->used;
+	LWLockRelease(forst_shared->lock);
+	scan->left = scan->wrap;
+	scan->pos = (scan->wrap > 0 && start > 0) ? start % scan->wrap : 0;
+}
+
+int
+forst_tables_next(ForstTableScan *scan,
+				  bool (*pred) (ForstTableShared *ts, void *arg), void *arg,
+				  RelFileNode *out, int max)
+{
+	int			n = 0;
+
+	while (scan->left > 0 && n < max)
+	{
+		int			looked = 0;
+
+		LWLockAcquire(forst_shared->lock, LW_SHARED);
+		while (scan->left > 0 && n < max && looked < SLOTS_PER_HOLD)
+		{
+			ForstTableShared *ts;
+
+			/*
+			 * Round at the slots in use when the pass began: one taken later
+			 * holds a table registered meanwhile, and going round at a later
+			 * count would leave slots out.
+			 */
+			if (scan->pos >= scan->wrap)
+				scan->pos = 0;
+			ts = table_slots->ts[scan->pos];
+			scan->pos++;
+			scan->left--;
+			looked++;
+			if (ts != NULL && pred(ts, arg))
+				out[n++] = ts->rnode;
+		}
+		LWLockRelease(forst_shared->lock);
+	}
+	return n;
+}
+
 static bool
 in_database(ForstTableShared *ts, void *arg)
 {
@@ -326,9 +428,10 @@ in_database(ForstTableShared *ts, void *arg)
 }
 
 int
-forst_tables_of_database(Oid dbid, RelFileNode *out, int max)
+forst_tables_of_database(ForstTableScan *scan, Oid dbid, RelFileNode *out,
+						 int max)
 {
-	return forst_collect_tables(in_database, &dbid, out, max);
+	return forst_tables_next(scan, in_database, &dbid, out, max);
 }
 
 static bool
@@ -426,7 +529,7 @@ forst_compact_end(ForstTableShared *ts)
 	forst_flush_end(ts);
 }
 
-/* Up to max tables with shared state (their RelFileNodes). */
+/* A pass over the tables with shared state (forst_tables_next). */
 static bool
 not_dropped(ForstTableShared *ts, void *arg)
 {
@@ -434,9 +537,9 @@ not_dropped(ForstTableShared *ts, void *arg)
 }
 
 int
-forst_all_tables(RelFileNode *out, int max)
+forst_all_tables(ForstTableScan *scan, RelFileNode *out, int max)
 {
-	return forst_collect_tables(not_dropped, NULL, out, max);
+	return forst_tables_next(scan, not_dropped, NULL, out, max);
 }
 
 void
@@ -707,9 +810,9 @@ has_immutable(ForstTableShared *ts, void *arg)
 }
 
 int
-forst_tables_to_flush(RelFileNode *out, int max)
+forst_tables_to_flush(ForstTableScan *scan, RelFileNode *out, int max)
 {
-	return forst_collect_tables(has_immutable, NULL, out, max);
+	return forst_tables_next(scan, has_immutable, NULL, out, max);
 }
 
 bool

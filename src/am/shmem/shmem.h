@@ -133,6 +133,7 @@ typedef struct ForstTableShared
 								 * (forst_shared->lock) */
 	bool		compacting;		/* a compaction worker has it */
 	bool		drop_pending;	/* dropped meanwhile: the last worker drops it */
+	int			slot;			/* its registry slot (forst_tables_next) */
 	pg_atomic_uint64 live_estimate; /* inserts - deletes, for the planner */
 	ForstExpiryShared expiry;	/* TTL / watermark (expiry/expiry.c) */
 } ForstTableShared;
@@ -207,7 +208,38 @@ extern ForstTableShared *forst_table_shared(const RelFileNode *rnode,
  * the flush worker is working on it, that happens when the flush ends.
  */
 extern void forst_table_shared_drop(const RelFileNode *rnode);
-extern int	forst_tables_of_database(Oid dbid, RelFileNode *out, int max);
+
+/*
+ * Every table, in rounds.  Each registry entry has a slot, a number below
+ * the most ever registered at once (at most forst.max_tables) that it
+ * keeps until it is removed.  A pass looks at every slot once, in order
+ * from where it begins and round to where it began, FORST_TABLES_BATCH
+ * tables (or any other max) a call: forst_tables_next copies up to max
+ * tables for which pred is true (called under forst_shared->lock) from
+ * where the pass stopped, and returns 0 once the pass has looked at every
+ * slot.  Every table registered throughout a pass is met exactly once,
+ * however many there are; one registered or removed meanwhile maybe.
+ * The lock is let go between calls (and every few thousand slots), so the
+ * caller works on a batch without holding it.  scan->pos is where the next
+ * pass may begin, so that rounds continue where the last one stopped.
+ */
+#define FORST_TABLES_BATCH 256
+
+typedef struct ForstTableScan
+{
+	int			pos;			/* the slot to look at next */
+	int			left;			/* slots the pass has still to look at */
+	int			wrap;			/* slots in use when the pass began */
+} ForstTableScan;
+
+extern void forst_tables_scan_begin(ForstTableScan *scan, int start);
+extern int	forst_tables_next(ForstTableScan *scan,
+							  bool (*pred) (ForstTableShared *ts, void *arg),
+							  void *arg, RelFileNode *out, int max);
+
+/* Passes over the tables of a database not being dropped, over all. */
+extern int	forst_tables_of_database(ForstTableScan *scan, Oid dbid,
+									 RelFileNode *out, int max);
 
 /* The shared state of (dbNode, relNode) in any tablespace, or NULL. */
 extern ForstTableShared *forst_table_shared_any_spc(const RelFileNode *rnode);
@@ -223,7 +255,7 @@ extern bool forst_slab_reusable(uint64 retired_epoch, const bool *skip);
 extern int	forst_slab_blocker(uint64 retired_epoch);
 extern ForstTableShared *forst_compact_begin(const RelFileNode *rnode);
 extern void forst_compact_end(ForstTableShared *ts);
-extern int	forst_all_tables(RelFileNode *out, int max);
+extern int	forst_all_tables(ForstTableScan *scan, RelFileNode *out, int max);
 
 /*
  * The flush worker's hold on a table: between begin and end the table's
@@ -281,8 +313,9 @@ extern int	forst_table_slabs(ForstTableShared *ts, int *slabs);
 /* Returns a flushed slab to the pool and wakes waiting writers. */
 extern void forst_slab_free(int slab);
 
-/* Copies the RelFileNodes of tables with immutable memtables (max n). */
-extern int	forst_tables_to_flush(RelFileNode *out, int max);
+/* A pass over the tables with immutable memtables (forst_tables_next). */
+extern int	forst_tables_to_flush(ForstTableScan *scan, RelFileNode *out,
+								  int max);
 
 /* Set in the flush and compaction workers. */
 extern bool forst_in_flush_worker;
@@ -297,8 +330,9 @@ extern void (*forst_memtables_ready_hook) (void);
 extern bool forst_memory_wanted(void);
 
 /*
- * For shmem/memtable_lsn.c: the tables with shared state for which pred is
- * true (up to max; pred runs under forst_shared->lock), and freezing a
+ * The first max tables with shared state for which pred is true (pred runs
+ * under forst_shared->lock): for finding one; to visit every table, pass
+ * over them with forst_tables_next.  And, for shmem/memtable_lsn.c, freezing a
  * table's active memtable (caller holds ts->write_lock and ts->lock
  * exclusively and checked that there is room among the immutable ones).
  */

@@ -410,17 +410,23 @@ any_table(ForstTableShared *ts, void *arg)
 static void
 flush_before(XLogRecPtr lsn, TimestampTz deadline)
 {
-	int			max = forst_max_tables;
-	RelFileNode *rnodes = palloc(sizeof(RelFileNode) * max);
+	RelFileNode *rnodes = palloc(sizeof(RelFileNode) * FORST_TABLES_BATCH);
 
 	for (;;)
 	{
-		int			n = forst_collect_tables(any_table, NULL, rnodes, max);
+		ForstTableScan scan;
+		int			n;
 		int			i;
 
-		for (i = 0; i < n; i++)
-			(void) forst_table_freeze_before(&rnodes[i], lsn);
-		forst_wake_flusher();
+		/* every table, a batch at a time */
+		forst_tables_scan_begin(&scan, 0);
+		while ((n = forst_tables_next(&scan, any_table, NULL, rnodes,
+									  FORST_TABLES_BATCH)) > 0)
+		{
+			for (i = 0; i < n; i++)
+				(void) forst_table_freeze_before(&rnodes[i], lsn);
+			forst_wake_flusher();
+		}
 		if (forst_oldest_unflushed_lsn() >= lsn)
 			break;
 		if (GetCurrentTimestamp() >= deadline)
