@@ -428,7 +428,7 @@ parse_key(const char *key, FstObjKey *k)
 	/* under a table prefix: the table, its manifests and SST files */
 	if ((p = table_prefix(key, k)) != NULL)
 	{
-		unsigned int spread;
+		unsigned int spread = 0;
 
 		if (*p == '\0')
 			return true;
