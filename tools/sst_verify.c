@@ -112,7 +112,7 @@ verify_sst(const char *path, FstSstProps *props_out, FstError *err)
 	return rc == FST_OK ? n : -1;
 }
 
-/* sst/<2 hex>/<20 digits>.sst of a file id, as objkey.c names it */
+/* sst/<2 hex>/<20 digits>.sst of a file id, as forst_store.c names it */
 static void
 sst_path(const char *table_dir, uint64 file_id, char *buf, size_t len)
 {

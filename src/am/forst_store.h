@@ -25,12 +25,13 @@
 
 #include "forst_am.h"
 #include "manifest.h"
-#include "objkey.h"
 #include "objstore.h"
 #include "sst.h"
 #include "forst_vis.h"
 
 #define FORST_KEY_LEN 256
+
+#include "objkey.h"
 
 /* The backend's object store handle (opened on first use). */
 extern FstObjStore *forst_objstore(void);
