@@ -32,6 +32,7 @@
 
 #include "iter.h"
 #include "manifest.h"
+#include "objkey.h"
 #include "rangesrc.h"
 #include "sst.h"
 
@@ -116,7 +117,7 @@ static void
 sst_path(const char *table_dir, uint64 file_id, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/sst/%02x/%020" INT64_MODIFIER "u.sst", table_dir,
-			 (unsigned) ((file_id * 0x9E3779B1U) >> 24) & 0xff, file_id);
+			 fst_objkey_sst_spread(file_id), file_id);
 }
 
 static void

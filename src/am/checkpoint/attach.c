@@ -193,11 +193,14 @@ static void
 fence_source(const char *prefix, const char *claimer)
 {
 	uint64		newest = forst_newest_manifest_version(prefix);
+	FstObjKey	mkey;
 	FstManifest m;
 	ForstVisList vis;
 	StringInfoData schema;
 	int			attempt;
 
+	forst_parse_table_prefix(prefix, &mkey);
+	mkey.kind = FST_OBJKEY_MANIFEST;
 	if (newest == 0)
 		return;
 	read_manifest(prefix, newest, &m, &vis);
@@ -218,14 +221,13 @@ fence_source(const char *prefix, const char *claimer)
 		FstBuf		enc;
 		FstError	err;
 		FstCode		rc;
-		char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
 
 		m.version = newest + 1 + attempt;
-		fst_manifest_object_name(m.version, name, sizeof(name));
+		mkey.version = m.version;
 		fst_buf_init(&enc);
 		rc = fst_manifest_encode(&m, &enc, &err);
 		if (rc == FST_OK)
-			rc = fst_objstore_put_if_absent(forst_objstore(), psprintf("%s/%s", prefix, name),
+			rc = fst_objstore_put_if_absent(forst_objstore(), forst_objkey(&mkey),
 											enc.data, enc.len, &err);
 		fst_buf_free(&enc);
 		if (rc == FST_OK)
@@ -269,6 +271,7 @@ forst_attach_files(PG_FUNCTION_ARGS)
 	char	  **extend;
 	int			stride;
 	char		tprefix[FORST_KEY_LEN];
+	FstObjKey	src_key;
 	FstError	err;
 	uint64		attached = 0;
 
@@ -284,6 +287,7 @@ forst_attach_files(PG_FUNCTION_ARGS)
 		relation_close(rel, NoLock);
 		PG_RETURN_INT64(0);
 	}
+	forst_parse_table_prefix(prefix, &src_key);
 	read_manifest(prefix, (uint64) version, &src, &src_vis);
 	if (kg_lo < 0 || kg_hi >= src.max_key_groups || kg_lo > kg_hi)
 		ereport(ERROR,
@@ -418,10 +422,11 @@ forst_attach_files(PG_FUNCTION_ARGS)
 					continue;	/* holds no wanted key group */
 				if (f->owner == NULL)
 				{
-					snprintf(okey, sizeof(okey), "%s/sst/%02x/%020" INT64_MODIFIER "u.sst",
-							 prefix,
-							 (unsigned) ((f->meta.file_id * 0x9E3779B1U) >> 24) & 0xff,
-							 f->meta.file_id);
+					FstObjKey	k = src_key;
+
+					k.kind = FST_OBJKEY_SST;
+					k.file_id = f->meta.file_id;
+					strlcpy(okey, forst_objkey(&k), sizeof(okey));
 					key = okey;
 					rules = psprintf("%d", own_rule);
 				}
@@ -495,18 +500,38 @@ forst_attach_files(PG_FUNCTION_ARGS)
 		 * retention keeps the checkpoint), in the savepoint's own prefix for
 		 * a savepoint (forst.drop_savepoint refuses while pinned).
 		 */
-		const char *tables = strstr(prefix, "/tables/");
-		char	   *pin = checkpoint > 0 || tables == NULL ?
-			psprintf("%s/pins/%s.%s.%s", cluster, forst_cluster_id(),
-					 strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1) :
-			psprintf("%.*s/pins/%s.%s.%s", (int) (tables - prefix), prefix,
-					 forst_cluster_id(), strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1);
+		FstObjKey	pk;
+		FstObjKey	pinned;
+		uint64		source_cluster;
+		char	   *pin;
+
+		if (!fst_objkey_parse_cluster(cluster, &source_cluster))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("forst: \"%s\" is not a cluster id", cluster)));
+		/* "<this cluster>.<target table>.<source table>" */
+		forst_objkey_init(&pinned, FST_OBJKEY_PINNED);
+		pinned.other_cluster = source_cluster;
+		pinned.db = rel->rd_node.dbNode;
+		pinned.rel = rel->rd_node.relNode;
+		pinned.src_db = src_key.db;
+		pinned.src_rel = src_key.rel;
+		pk = pinned;
+		pk.kind = FST_OBJKEY_PIN;
+		pk.other_cluster = pinned.cluster;
+		if (checkpoint > 0)
+			pk.cluster = source_cluster;
+		else
+		{
+			pk.cluster = src_key.cluster;
+			strlcpy(pk.savepoint, src_key.savepoint, sizeof(pk.savepoint));
+		}
+		pin = forst_objkey(&pk);
 
 		write_object(pin, psprintf("checkpoint " INT64_FORMAT "\nsource %s\nby %s %s\n",
 								   checkpoint, prefix, forst_cluster_id(), tprefix), false);
 		/* our record of it, so that our GC removes it with the clone */
-		write_object(psprintf("%s/pinned/%s.%s.%s", forst_cluster_id(), cluster,
-							  strrchr(tprefix, '/') + 1, strrchr(prefix, '/') + 1),
+		write_object(forst_objkey(&pinned),
 					 psprintf("pin %s\nby %s\n", pin, tprefix), false);
 	}
 	fst_manifest_free(&src);

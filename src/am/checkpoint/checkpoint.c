@@ -144,7 +144,13 @@ forst_cluster_id(void)
 char *
 forst_checkpoint_key(const char *cluster, uint64 id)
 {
-	return psprintf("%s/checkpoints/%020" INT64_MODIFIER "u", cluster, id);
+	FstObjKey	k;
+
+	forst_objkey_init(&k, FST_OBJKEY_CHECKPOINT);
+	if (!fst_objkey_parse_cluster(cluster, &k.cluster))
+		return NULL;
+	k.checkpoint_id = id;
+	return forst_objkey(&k);
 }
 
 /* ---------------------------------------------------------------------- */

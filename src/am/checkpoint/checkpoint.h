@@ -65,7 +65,10 @@ extern char *forst_cluster_id(void);
 #define FORST_CKPT_FORMAT 1
 #define FORST_CKPT_HEADER FORST_CKPT_MAGIC " " CppAsString2(FORST_CKPT_FORMAT)
 
-/* The object key of checkpoint id of a cluster (palloc'ed). */
+/*
+ * The object key of checkpoint id of a cluster (palloc'ed), or NULL if
+ * cluster is not a cluster id.
+ */
 extern char *forst_checkpoint_key(const char *cluster, uint64 id);
 
 /*

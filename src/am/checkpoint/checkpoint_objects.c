@@ -25,25 +25,27 @@
 int
 forst_checkpoint_list(const char *cluster, uint64 **ids)
 {
-	char	   *prefix = psprintf("%s/checkpoints/", cluster ? cluster : forst_cluster_id());
+	FstObjKey	dir;
 	ForstObjKeys keys;
 	int			n = 0;
 	int			i;
 
-	forst_list_objects(prefix, &keys);
+	forst_objkey_init(&dir, FST_OBJKEY_CHECKPOINT);
+	if (cluster && !fst_objkey_parse_cluster(cluster, &dir.cluster))
+	{
+		/* not a cluster id: no cluster has checkpoints there */
+		*ids = palloc(sizeof(uint64));
+		return 0;
+	}
+	forst_list_objects(forst_objkey_dir(FST_OBJDIR_CHECKPOINTS, &dir), &keys);
 	*ids = palloc(sizeof(uint64) * Max(keys.n, 1));
 	for (i = 0; i < keys.n; i++)
 	{
-		const char *name = keys.keys[i] + strlen(prefix);
-		char	   *end;
-		uint64		id;
+		FstObjKey	k;
 
-		if (strlen(name) != 20)
-			continue;
-		errno = 0;
-		id = strtou64(name, &end, 10);
-		if (errno == 0 && *end == '\0' && id > 0)
-			(*ids)[n++] = id;
+		if (fst_objkey_parse(keys.keys[i], &k) && k.kind == FST_OBJKEY_CHECKPOINT &&
+			k.cluster == dir.cluster && k.checkpoint_id > 0)
+			(*ids)[n++] = k.checkpoint_id;
 	}
 	/* listings are in key order, and ids are zero-padded: ascending */
 	return n;
@@ -118,7 +120,7 @@ char *
 forst_checkpoint_fetch(const char *cluster, uint64 id)
 {
 	char	   *key = forst_checkpoint_key(cluster ? cluster : forst_cluster_id(), id);
-	char	   *json = forst_checkpoint_get(key, true);
+	char	   *json = key ? forst_checkpoint_get(key, true) : NULL;
 
 	if (json == NULL)
 		ereport(ERROR,
@@ -184,12 +186,13 @@ forst_checkpoint_tables(const char *json)
 static List *
 pinned_ids(void)
 {
-	char	   *prefix = psprintf("%s/pins/", forst_cluster_id());
+	FstObjKey	dir;
 	ForstObjKeys keys;
 	List	   *out = NIL;
 	int			i;
 
-	forst_list_objects(prefix, &keys);
+	forst_objkey_init(&dir, FST_OBJKEY_PIN);
+	forst_list_objects(forst_objkey_dir(FST_OBJDIR_PINS, &dir), &keys);
 	for (i = 0; i < keys.n; i++)
 	{
 		FstBuf		buf;

@@ -98,28 +98,6 @@ unix_now_us(void)
 		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
 }
 
-/* Parses "<db>.<rel>" right after the tables/ prefix. */
-static bool
-parse_table(const char *rest, Oid *db, Oid *rel, const char **after)
-{
-	unsigned long d,
-				r;
-	char	   *end;
-
-	errno = 0;
-	d = strtoul(rest, &end, 10);
-	if (errno || end == rest || *end != '.')
-		return false;
-	rest = end + 1;
-	r = strtoul(rest, &end, 10);
-	if (errno || end == rest || (*end != '/' && *end != '\0'))
-		return false;
-	*db = (Oid) d;
-	*rel = (Oid) r;
-	*after = *end ? end + 1 : end;
-	return true;
-}
-
 static GcTable *
 find_table(List *tables, Oid db, Oid rel)
 {
@@ -191,14 +169,15 @@ has_ref(HTAB *refs, const char *key)
 static void
 keep_manifest(HTAB *refs, const char *prefix, uint64 version, const FstManifest *m)
 {
-	char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
-	char		key[FORST_KEY_LEN];
+	FstObjKey	k;
 	int			l,
 				i;
 
-	fst_manifest_object_name(version, name, sizeof(name));
-	snprintf(key, sizeof(key), "%s/%s", prefix, name);
-	add_ref(refs, key);
+	forst_parse_table_prefix(prefix, &k);
+	k.kind = FST_OBJKEY_MANIFEST;
+	k.version = version;
+	add_ref(refs, forst_objkey(&k));
+	k.kind = FST_OBJKEY_SST;
 	for (l = 0; l < FST_NUM_LEVELS; l++)
 		for (i = 0; i < m->levels[l].nfiles; i++)
 		{
@@ -207,10 +186,12 @@ keep_manifest(HTAB *refs, const char *prefix, uint64 version, const FstManifest 
 
 			if (f->owner == NULL)
 			{
-				uint64		id = f->meta.file_id;
+				char		key[FORST_KEY_LEN];
 
-				snprintf(key, sizeof(key), "%s/sst/%02x/%020" INT64_MODIFIER "u.sst",
-						 prefix, (unsigned) ((id * 0x9E3779B1U) >> 24) & 0xff, id);
+				k.file_id = f->meta.file_id;
+				if (fst_objkey_build(&k, key, sizeof(key)) < 0)
+					elog(ERROR, "forst: no key for file " UINT64_FORMAT " of \"%s\"",
+						 k.file_id, prefix);
 				add_ref(refs, key);
 			}
 			else
@@ -235,7 +216,7 @@ static void
 keep_live_manifests(HTAB *refs, GcTable *t)
 {
 	ForstObjKeys keys;
-	char	   *mprefix = psprintf("%s/manifest/", t->prefix);
+	FstObjKey	tk;
 	List	   *versions = NIL;
 	ListCell   *lc;
 	int64		cutoff = unix_now_us() - (int64) forst_gc_grace_s * USECS_PER_SEC;
@@ -243,14 +224,14 @@ keep_live_manifests(HTAB *refs, GcTable *t)
 	int			i;
 
 	/* listed again now: newer than the first listing (see the header) */
-	forst_list_objects(mprefix, &keys);
+	forst_parse_table_prefix(t->prefix, &tk);
+	forst_list_objects(forst_objkey_dir(FST_OBJDIR_MANIFESTS, &tk), &keys);
 	for (i = 0; i < keys.n; i++)
 	{
-		uint64		v;
-		const char *name = strstr(keys.keys[i], "manifest/");
+		FstObjKey	k;
 
-		if (name && fst_manifest_parse_object_name(name, &v))
-			versions = lappend(versions, (void *) (uintptr_t) v);
+		if (fst_objkey_parse(keys.keys[i], &k) && k.kind == FST_OBJKEY_MANIFEST)
+			versions = lappend(versions, (void *) (uintptr_t) k.version);
 	}
 	list_sort(versions, cmp_u64_desc);
 	foreach(lc, versions)
@@ -315,12 +296,13 @@ keep_checkpoint_manifests(HTAB *refs)
 static int
 drop_stale_pins(List *tables)
 {
-	char	   *prefix = psprintf("%s/pinned/", forst_cluster_id());
+	FstObjKey	dir;
 	ForstObjKeys keys;
 	int			dropped = 0;
 	int			i;
 
-	forst_list_objects(prefix, &keys);
+	forst_objkey_init(&dir, FST_OBJKEY_PINNED);
+	forst_list_objects(forst_objkey_dir(FST_OBJDIR_PINNED, &dir), &keys);
 	for (i = 0; i < keys.n; i++)
 	{
 		FstBuf		buf;
@@ -329,7 +311,7 @@ drop_stale_pins(List *tables)
 		Oid			db = InvalidOid,
 					rel = InvalidOid;
 		GcTable    *t;
-		const char *after;
+		FstObjKey	table;
 		char	   *text;
 		char	   *by;
 
@@ -347,9 +329,10 @@ drop_stale_pins(List *tables)
 		pin = pnstrdup(text + 4, by - text - 4);
 		by += 4;
 		by[strcspn(by, "\n")] = '\0';
-		after = strstr(by, "/tables/");
-		if (after == NULL || !parse_table(after + 8, &db, &rel, &after))
+		if (!fst_objkey_parse_table_of(by, &table))
 			continue;
+		db = table.db;
+		rel = table.rel;
 		t = find_table(tables, db, rel);
 		if (t != NULL && (!t->ours || t->live))
 			continue;
@@ -369,7 +352,8 @@ drop_stale_pins(List *tables)
 void
 forst_gc_run(ForstGcResult *res)
 {
-	char	   *tables_prefix = psprintf("%s/tables/", forst_cluster_id());
+	FstObjKey	dir;
+	char	   *tables_prefix;
 	ForstObjKeys objs;
 	List	   *tables = NIL;
 	List	   *live;
@@ -381,6 +365,8 @@ forst_gc_run(ForstGcResult *res)
 	int			backup_pid;
 
 	memset(res, 0, sizeof(*res));
+	forst_objkey_init(&dir, FST_OBJKEY_TABLE);
+	tables_prefix = forst_objkey_dir(FST_OBJDIR_TABLES, &dir);
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
@@ -394,20 +380,24 @@ forst_gc_run(ForstGcResult *res)
 	res->objects_listed = objs.n;
 	for (i = 0; i < objs.n; i++)
 	{
+		FstObjKey	table;
 		Oid			db,
 					rel;
-		const char *after;
 		GcTable    *t;
 
-		if (!parse_table(objs.keys[i] + strlen(tables_prefix), &db, &rel, &after))
+		/* every object under a table's prefix: its manifests, files, ... */
+		if (!fst_objkey_parse_table_of(objs.keys[i], &table) ||
+			table.cluster != dir.cluster || table.savepoint[0] != '\0')
 			continue;
+		db = table.db;
+		rel = table.rel;
 		t = find_table(tables, db, rel);
 		if (t == NULL)
 		{
 			t = palloc0(sizeof(GcTable));
 			t->db = db;
 			t->rel = rel;
-			t->prefix = psprintf("%s%u.%u", tables_prefix, db, rel);
+			t->prefix = forst_objkey(&table);
 			t->ours = db == MyDatabaseId ||
 				!SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(db));
 			t->inflight_low = PG_UINT64_MAX;
@@ -494,12 +484,10 @@ forst_gc_run(ForstGcResult *res)
 			}
 			if (t->live && t->inflight_low != PG_UINT64_MAX)
 			{
-				const char *sst = strstr(key, "/sst/");
-				uint64		id;
+				FstObjKey	k;
 
-				if (sst && strlen(sst) > 8 &&
-					sscanf(sst + 8, "%20" INT64_MODIFIER "u", &id) == 1 &&
-					id >= t->inflight_low)
+				if (fst_objkey_parse(key, &k) && k.kind == FST_OBJKEY_SST &&
+					k.file_id >= t->inflight_low)
 				{
 					res->objects_kept++;
 					continue;

@@ -129,23 +129,83 @@ forst_objstore(void)
 }
 
 void
+forst_objkey_init(FstObjKey *k, FstObjKeyKind kind)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->cluster = GetSystemIdentifier();
+}
+
+/* ERROR for fields that make no key (a bug: callers pass valid fields). */
+static void
+objkey_failed(const FstObjKey *k)
+{
+	elog(ERROR, "forst: no object key of kind %d for cluster " UINT64_FORMAT
+		 ", savepoint \"%s\", table %u.%u",
+		 (int) k->kind, k->cluster, k->savepoint, k->db, k->rel);
+}
+
+char *
+forst_objkey(const FstObjKey *k)
+{
+	char		buf[FORST_KEY_LEN];
+
+	if (fst_objkey_build(k, buf, sizeof(buf)) < 0)
+		objkey_failed(k);
+	return pstrdup(buf);
+}
+
+char *
+forst_objkey_dir(FstObjKeyDir dir, const FstObjKey *k)
+{
+	char		buf[FORST_KEY_LEN];
+
+	if (fst_objkey_dir(dir, k, buf, sizeof(buf)) < 0)
+		objkey_failed(k);
+	return pstrdup(buf);
+}
+
+void
+forst_parse_table_prefix(const char *prefix, FstObjKey *k)
+{
+	if (!fst_objkey_parse(prefix, k) || k->kind != FST_OBJKEY_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("forst: \"%s\" is not the prefix of a table in the store", prefix)));
+}
+
+/* The TABLE key of a relation of this cluster. */
+static void
+table_objkey(const RelFileNode *rnode, FstObjKey *k)
+{
+	forst_objkey_init(k, FST_OBJKEY_TABLE);
+	k->db = rnode->dbNode;
+	k->rel = rnode->relNode;
+}
+
+void
 forst_table_prefix(const RelFileNode *rnode, char *buf, size_t len)
 {
-	snprintf(buf, len, UINT64_FORMAT "/tables/%u.%u", GetSystemIdentifier(),
-			 rnode->dbNode, rnode->relNode);
+	FstObjKey	k;
+
+	table_objkey(rnode, &k);
+	if (fst_objkey_build(&k, buf, len) < 0)
+		objkey_failed(&k);
 }
 
 void
 forst_check_prefix_unused(const RelFileNode *rnode)
 {
 	char		prefix[FORST_KEY_LEN];
+	FstObjKey	k;
 	FstObjList	list;
 	FstError	err;
 	FstCode		rc;
 	bool		used;
 
-	forst_table_prefix(rnode, prefix, sizeof(prefix));
-	strlcat(prefix, "/", sizeof(prefix));
+	table_objkey(rnode, &k);
+	if (fst_objkey_dir(FST_OBJDIR_TABLE, &k, prefix, sizeof(prefix)) < 0)
+		objkey_failed(&k);
 	rc = fst_objstore_list(forst_objstore(), prefix, NULL, 1, &list, &err);
 	used = rc == FST_OK && list.nentries > 0;
 	fst_objstore_list_free(&list);
@@ -170,40 +230,45 @@ void
 forst_sst_object_key(const RelFileNode *rnode, uint64 file_id, char *buf,
 					 size_t len)
 {
-	char		prefix[FORST_KEY_LEN];
+	FstObjKey	k;
 
-	forst_table_prefix(rnode, prefix, sizeof(prefix));
-	snprintf(buf, len, "%s/sst/%02x/%020" INT64_MODIFIER "u.sst", prefix,
-			 (unsigned) ((file_id * 0x9E3779B1U) >> 24) & 0xff, file_id);
+	table_objkey(rnode, &k);
+	k.kind = FST_OBJKEY_SST;
+	k.file_id = file_id;
+	if (fst_objkey_build(&k, buf, len) < 0)
+		objkey_failed(&k);
 }
 
 void
 forst_manifest_object_key(const RelFileNode *rnode, uint64 version, char *buf,
 						  size_t len)
 {
-	char		prefix[FORST_KEY_LEN];
-	char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
+	FstObjKey	k;
 
-	forst_table_prefix(rnode, prefix, sizeof(prefix));
-	fst_manifest_object_name(version, name, sizeof(name));
-	snprintf(buf, len, "%s/%s", prefix, name);
+	table_objkey(rnode, &k);
+	k.kind = FST_OBJKEY_MANIFEST;
+	k.version = version;
+	if (fst_objkey_build(&k, buf, len) < 0)
+		objkey_failed(&k);
 }
 
 uint64
 forst_newest_manifest_version(const char *table_prefix)
 {
 	ForstObjKeys keys;
+	FstObjKey	t;
 	uint64		newest = 0;
 	int			i;
 
-	forst_list_objects(psprintf("%s/manifest/", table_prefix), &keys);
+	forst_parse_table_prefix(table_prefix, &t);
+	forst_list_objects(forst_objkey_dir(FST_OBJDIR_MANIFESTS, &t), &keys);
 	for (i = 0; i < keys.n; i++)
 	{
-		uint64		v;
-		const char *name = strstr(keys.keys[i], "manifest/");
+		FstObjKey	k;
 
-		if (name && fst_manifest_parse_object_name(name, &v) && v > newest)
-			newest = v;
+		if (fst_objkey_parse(keys.keys[i], &k) && k.kind == FST_OBJKEY_MANIFEST &&
+			k.version > newest)
+			newest = k.version;
 	}
 	return newest;
 }
@@ -212,14 +277,16 @@ bool
 forst_manifest_read(const char *table_prefix, uint64 version, FstManifest *m,
 					bool missing_ok)
 {
-	char		name[FST_MANIFEST_OBJECT_NAME_SIZE];
+	FstObjKey	k;
 	char	   *key;
 	FstBuf		buf;
 	FstError	err;
 	FstCode		rc;
 
-	fst_manifest_object_name(version, name, sizeof(name));
-	key = psprintf("%s/%s", table_prefix, name);
+	forst_parse_table_prefix(table_prefix, &k);
+	k.kind = FST_OBJKEY_MANIFEST;
+	k.version = version;
+	key = forst_objkey(&k);
 	fst_buf_init(&buf);
 	rc = fst_objstore_get(forst_objstore(), key, &buf, &err);
 	if (rc == FST_NOT_FOUND && missing_ok)
@@ -266,9 +333,11 @@ newest_complete_version(const RelFileNode *rnode, const char *prefix,
 						uint64 newest)
 {
 	ForstObjKeys ssts;
+	FstObjKey	t;
 	uint64		v;
 
-	forst_list_objects(psprintf("%s/sst/", prefix), &ssts);
+	forst_parse_table_prefix(prefix, &t);
+	forst_list_objects(forst_objkey_dir(FST_OBJDIR_SSTS, &t), &ssts);
 	qsort(ssts.keys, ssts.n, sizeof(char *), cmp_key);
 	for (v = newest; v > 0; v--)
 	{

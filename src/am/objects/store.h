@@ -31,6 +31,8 @@
 
 #define FORST_KEY_LEN 256
 
+#include "objkey.h"
+
 /* The backend's object store handle (opened on first use). */
 extern FstObjStore *forst_objstore(void);
 
@@ -43,6 +45,18 @@ extern FstObjStore *forst_objstore_if_open(void);
 extern struct FstBlockCache *forst_block_cache_if_open(void);
 
 extern void forst_table_prefix(const RelFileNode *rnode, char *buf, size_t len);
+
+/*
+ * Object keys (objkey.h states the layout).  forst_objkey_init zeroes *k
+ * and sets its kind and this cluster; forst_objkey and forst_objkey_dir
+ * build k, or k's listing prefix (palloc'd; ERROR if k's fields make no
+ * key); forst_parse_table_prefix parses a table's prefix (ERROR if it is
+ * not one).
+ */
+extern void forst_objkey_init(FstObjKey *k, FstObjKeyKind kind);
+extern char *forst_objkey(const FstObjKey *k);
+extern char *forst_objkey_dir(FstObjKeyDir dir, const FstObjKey *k);
+extern void forst_parse_table_prefix(const char *prefix, FstObjKey *k);
 
 /*
  * ERROR if the store holds objects under a new relfilenode's prefix (an
