@@ -56,7 +56,7 @@ forst_require_table_owner(Oid relid, const char *funcname)
 					   funcname)));
 }
 
-bool
+static bool
 forst_reads_all_stats(void)
 {
 	return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);

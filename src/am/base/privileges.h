@@ -51,9 +51,6 @@ extern void forst_require_role(Oid roleid, const char *rolename,
  */
 extern Oid	forst_expiry_checked_relid;
 
-/* May the current user see every role's rows (pg_read_all_stats)? */
-extern bool forst_reads_all_stats(void);
-
 /* May the current user see rows about a backend of role roleid? */
 extern bool forst_may_see_role(Oid roleid);
 

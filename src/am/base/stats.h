@@ -67,9 +67,6 @@ extern uint64 forst_local_bloom_checks;
 extern uint64 forst_local_bloom_negatives;
 extern uint64 forst_local_bloom_false_positives;
 
-/* Publishes this process's deltas. */
-extern void forst_stats_publish(void);
-
 /* For functions/stats_view.c. */
 extern void forst_stats_view_init(void);
 extern bool forst_stats_loaded(void);

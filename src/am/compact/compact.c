@@ -67,6 +67,7 @@
 #include "am/wal/wal.h"
 #include "am/read/mvcc.h"
 #include "am/keys/tid.h"
+#include "am/read/sst_readers.h"
 #include "lsm/merge_iter.h"
 
 typedef struct DropCtx

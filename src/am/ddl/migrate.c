@@ -203,7 +203,7 @@ check_not_referenced(Relation rel)
 	table_close(conrel, AccessShareLock);
 }
 
-bool
+static bool
 forst_index_is_primary(Oid indexoid)
 {
 	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));

@@ -51,9 +51,6 @@ extern bool forst_migrate_building(Relation rel);
 /* Whether forst table rel, about to leave forst, is to get a TOAST table. */
 extern bool forst_migrate_wants_toast(Relation rel);
 
-/* Is indexoid a primary key's index? */
-extern bool forst_index_is_primary(Oid indexoid);
-
 /* The index of rel's primary key (deferrable or not), or InvalidOid. */
 extern Oid	forst_primary_key_index(Relation rel);
 

@@ -16,6 +16,7 @@
 #include "am/forst.h"
 #include "am/base/privileges.h"
 #include "am/objects/store.h"
+#include "am/read/sst_readers.h"
 
 PG_FUNCTION_INFO_V1(forst_check_preloaded);
 PG_FUNCTION_INFO_V1(forst_version);

@@ -24,6 +24,10 @@
 #include "am/objects/disk_cache.h"
 #include "am/objects/store.h"
 #include "am/read/shared_blocks.h"
+#include "am/read/sst_readers.h"
+
+/* Publishes this process's deltas. */
+static void forst_stats_publish(void);
 
 PG_FUNCTION_INFO_V1(forst_stats_fn);
 PG_FUNCTION_INFO_V1(forst_stats_reset_fn);
@@ -43,7 +47,7 @@ forst_stats_view_init(void)
 	RegisterXactCallback(stats_xact_callback, NULL);
 }
 
-void
+static void
 forst_stats_publish(void)
 {
 	FstObjStore *store = forst_objstore_if_open();

@@ -744,7 +744,7 @@ decode_column(ForstKeyColumn *col, const char **p, const char *end,
  * palloc'ed in CurrentMemoryContext.  Malformed keys raise
  * ERRCODE_DATA_CORRUPTED.
  */
-void
+static void
 forst_key_decode(ForstKeyCodec *codec, const char *key, size_t len,
 				 Datum *keyvals)
 {

@@ -120,9 +120,6 @@ extern uint16 forst_key_group_of_bytes(const char *encoded_first_col,
 /* Range scans */
 extern bool forst_key_successor_prefix(StringInfo key);
 
-/* Decoding (for messages and views) */
-extern void forst_key_decode(ForstKeyCodec *codec, const char *key,
-							 size_t len, Datum *keyvals);
 extern char *forst_key_to_text(ForstKeyCodec *codec, const char *key,
 							   size_t len);
 

@@ -108,7 +108,7 @@ forst_cache_init(void)
 	shmem_startup_hook = cache_shmem_startup;
 }
 
-char *
+static char *
 forst_cache_dir_path(void)
 {
 	if (forst_cache_dir == NULL || forst_cache_dir[0] == '\0')

@@ -24,9 +24,6 @@
 /* Registers the shared memory (_PG_init). */
 extern void forst_cache_init(void);
 
-/* The cache directory in effect (forst.cache_dir, default resolved). */
-extern char *forst_cache_dir_path(void);
-
 /* This process's handle, or NULL when the cache is off or unusable. */
 extern FstDiskCache *forst_disk_cache(void);
 

@@ -31,6 +31,8 @@
 #include "am/wal/wal.h"
 #include "am/shmem/shmem.h"
 
+static bool forst_backup_restored(void);
+
 static FstObjStore *store = NULL;
 
 /*
@@ -664,7 +666,7 @@ forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
  * the backup's start file under this name): its copy of the store may hold
  * manifests whose SST files it lacks.
  */
-bool
+static bool
 forst_backup_restored(void)
 {
 	return access(FORST_RESTORED_FILE, F_OK) == 0;

@@ -38,11 +38,9 @@ extern FstObjStore *forst_objstore(void);
 
 /* This server was started from a base backup (see wal/backup.c). */
 #define FORST_RESTORED_FILE		"forst/restored_from_backup"
-extern bool forst_backup_restored(void);
 
 /* The handles this process has opened, or NULL (for statistics). */
 extern FstObjStore *forst_objstore_if_open(void);
-extern struct FstBlockCache *forst_block_cache_if_open(void);
 
 extern void forst_table_prefix(const RelFileNode *rnode, char *buf, size_t len);
 
@@ -154,53 +152,6 @@ typedef struct ForstObjKeys
 
 extern void forst_list_objects(const char *prefix, ForstObjKeys *out);
 
-/* An open reader of one of the table's SST files, cached by this backend. */
-extern FstSstReader *forst_sst_reader(const RelFileNode *rnode,
-									  const FstFileMeta *file);
-
-/*
- * The reader of a file that may hold versions of user_part (within its key
- * range and not excluded by its bloom filter), or NULL if it cannot.
- * bloom_hash: user_part's fst_bloom_hash if the caller has it (a lookup
- * across files), else NULL.
- */
-extern FstSstReader *forst_sst_reader_for_key(const RelFileNode *rnode,
-											  const FstFileMeta *file,
-											  FstSlice user_part,
-											  const uint64 *bloom_hash);
-
-/*
- * A reader for a level iterator (read/cursor.c): pinned, it stays open
- * until released; released, and unused otherwise in this transaction, it
- * may be closed at once when the open readers exceed
- * forst.sst_reader_memory (see read/sst_readers.c).
- */
-extern FstSstReader *forst_sst_reader_pin(const RelFileNode *rnode,
-										  const FstFileMeta *file);
-extern void forst_sst_reader_release(const RelFileNode *rnode, uint64 file_id);
-
-/*
- * Whether this backend has file_id's reader open; and that reader pinned
- * (release it with forst_sst_reader_release), or NULL if it is not open:
- * fetches by TID read one entry and let go, and files a TID names may have
- * left the current manifest (compacted away) meanwhile.
- */
-extern bool forst_sst_reader_is_open(const RelFileNode *rnode, uint64 file_id);
-extern FstSstReader *forst_sst_reader_pin_open(const RelFileNode *rnode,
-											   uint64 file_id);
-
-/*
- * Closing readers.  forst_sst_readers_trim closes the least recently used
- * until the rest hold at most limit bytes (the first use of the readers in
- * each transaction does it with forst.sst_reader_memory; pinned readers
- * stay); _forget closes one file's (a compaction's inputs).  Neither may
- * run while a reader is in use.  _usage: open readers, their bytes, readers closed by the bound.
- */
-extern void forst_sst_readers_trim(size_t limit);
-extern void forst_sst_reader_forget(const RelFileNode *rnode, uint64 file_id);
-extern void forst_sst_readers_usage(int64 *readers, int64 *bytes,
-									int64 *evictions);
-
 /*
  * A consistent view of a table: memtables plus the manifest they complete.
  * Its slabs stay this backend's to read until it unpins (shmem/slab_pins.c) --
@@ -223,15 +174,5 @@ extern void forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
 
 /* Whether a slab of the view has been reused since the view was taken. */
 extern bool forst_table_view_stale(const ForstTableView *view);
-
-/*
- * SST file slots of TIDs (per transaction), with the manifest version the
- * file was found in: a TID's file may have been compacted away and its
- * reader closed since, and that manifest still describes it.
- */
-extern int	forst_file_slot(const RelFileNode *rnode, uint64 file_id,
-							uint64 manifest_version);
-extern bool forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id,
-								uint64 *manifest_version);
 
 #endif							/* FORST_STORE_H */

@@ -10,6 +10,7 @@
 #include "am/read/cursor.h"
 #include "am/read/point.h"
 #include "am/shmem/shmem.h"
+#include "am/read/sst_readers.h"
 #include "lsm/level_iter.h"
 #include "lsm/merge_iter.h"
 

@@ -30,6 +30,7 @@
 #include "am/read/point.h"
 #include "am/base/stats.h"
 #include "am/objects/store.h"
+#include "am/read/sst_readers.h"
 
 /* The fate of a finished transaction, cached in the hint bits. */
 static bool

@@ -11,6 +11,7 @@
 #include "lsm/bloom.h"
 #include "am/shmem/shmem.h"
 #include "am/base/stats.h"
+#include "am/read/sst_readers.h"
 
 /* candidate files held on the stack; more are palloc'd */
 #define POINT_STACK_FILES 32

@@ -29,6 +29,7 @@
 #include "am/read/prefetch.h"
 #include "am/shmem/shmem.h"
 #include "am/objects/store.h"
+#include "am/read/sst_readers.h"
 
 #define TAIL_MIN	(64 * 1024)
 

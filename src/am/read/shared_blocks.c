@@ -394,7 +394,7 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 	LWLockRelease(part_lock(hash));
 }
 
-void
+static void
 forst_blockshare_stats(ForstBlockshareStats *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -55,8 +55,6 @@ typedef struct ForstBlockshareStats
 	uint64		inserts;
 } ForstBlockshareStats;
 
-extern void forst_blockshare_stats(ForstBlockshareStats *out);
-
 /* Adds this process's hits and misses to the shared counters (at xact end). */
 extern void forst_blockshare_publish(void);
 

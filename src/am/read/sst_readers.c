@@ -25,6 +25,7 @@
 #include "am/objects/store.h"
 #include "store/objstore_source.h"
 #include "am/shmem/shmem.h"
+#include "am/read/sst_readers.h"
 
 static FstBlockCache *block_cache = NULL;
 
@@ -207,7 +208,7 @@ close_lru(size_t target, bool released_only)
 	pfree(cand);
 }
 
-void
+static void
 forst_sst_readers_trim(size_t limit)
 {
 	HASH_SEQ_STATUS seq;

@@ -354,7 +354,7 @@ forst_tables_count(void)
  * Up to max tables with shared state for which pred is true (called under
  * forst_shared->lock), their RelFileNodes in out.
  */
-int
+static int
 forst_collect_tables(bool (*pred) (ForstTableShared *ts, void *arg), void *arg,
 					 RelFileNode *out, int max)
 {

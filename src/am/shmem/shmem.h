@@ -329,15 +329,6 @@ extern void (*forst_memtables_ready_hook) (void);
 /* Whether the pool is used up or a writer waits for memtable memory. */
 extern bool forst_memory_wanted(void);
 
-/*
- * The first max tables with shared state for which pred is true (pred runs
- * under forst_shared->lock): for finding one; to visit every table, pass
- * over them with forst_tables_next.  And, for shmem/memtable_lsn.c, freezing a
- * table's active memtable (caller holds ts->write_lock and ts->lock
- * exclusively and checked that there is room among the immutable ones).
- */
-extern int	forst_collect_tables(bool (*pred) (ForstTableShared *ts, void *arg),
-								 void *arg, RelFileNode *out, int max);
 extern void forst_freeze_active_locked(ForstTableShared *ts);
 
 /* Whether forst.memtable_memory's slabs are all in use. */

@@ -12,6 +12,7 @@
 
 #include "am/tableam/analyze.h"
 #include "am/objects/store.h"
+#include "am/read/sst_readers.h"
 #include "lsm/ikey.h"
 #include "lsm/sst.h"
 

@@ -89,7 +89,7 @@ files_older_than(const RelFileNode *rnode, ForstTableShared *ts,
 	return n;
 }
 
-TransactionId
+static TransactionId
 forst_table_oldest_xid(Relation rel, TransactionId *mt_oldest)
 {
 	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);

@@ -31,6 +31,7 @@
 #include "am/read/mvcc.h"
 #include "am/objects/store.h"
 #include "am/wal/wal.h"
+#include "am/read/sst_readers.h"
 
 static void
 advance_u64(pg_atomic_uint64 *a, uint64 v)
@@ -250,7 +251,7 @@ apply_manifest(const xl_forst_manifest *xlrec)
 	LWLockRelease(&ts->write_lock);
 }
 
-void
+static void
 forst_replay_record(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;

@@ -156,7 +156,7 @@ forst_wal_init(void)
 				 errhint("Set wal_level = replica and max_replication_slots to at least 1 more than other uses need, then restart the server.")));
 }
 
-void
+static void
 forst_wal_check_writable(void)
 {
 	if (!wal_settings_ok())

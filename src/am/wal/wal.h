@@ -104,7 +104,6 @@ extern XLogRecPtr forst_wal_log_put(ForstTableShared *ts, FstSlice ikey,
 extern void forst_wal_log_rel(uint8 info, const RelFileNode *rnode);
 extern void forst_wal_log_manifest(const RelFileNode *rnode, uint64 version,
 								   XLogRecPtr covered_lsn);
-extern void forst_wal_check_writable(void);
 extern void forst_wal_ensure_ready(void);
 extern bool forst_wal_ready(void);
 extern void forst_wal_advance_slot(XLogRecPtr flushed_upto);
@@ -134,7 +133,6 @@ extern XLogRecPtr forst_backup_take_file(bool slot_missing);
 extern void forst_redo(XLogReaderState *record);
 extern void forst_desc(StringInfo buf, XLogReaderState *record);
 extern const char *forst_identify(uint8 info);
-extern void forst_replay_record(XLogReaderState *record);
 extern uint64 forst_replay_range(XLogRecPtr from, XLogRecPtr upto,
 								 XLogRecPtr *end);
 

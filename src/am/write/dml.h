@@ -51,17 +51,6 @@ extern void forst_fetch_or_error(Relation rel, ItemPointer tid, ForstVersion *v)
 /* Versions this backend has written (put_entry counts them). */
 extern uint64 forst_local_writes;
 
-/*
- * The newest version of a key that forst_lock_row found and locked with a
- * lock that no other transaction's writer can share (FOR NO KEY UPDATE or
- * FOR UPDATE), kept until the transaction ends: until this backend writes
- * a version of its own or leaves the subtransaction, no version of the key
- * can appear, so an UPDATE of the row it locked (ON CONFLICT DO UPDATE's
- * lock then update, or SELECT FOR UPDATE then UPDATE) need not look the
- * key up again (write/row_locks.c).
- */
-extern void forst_note_locked_newest(Relation rel, FstSlice user_part,
-									 LOCKMODE mode, const ForstNewest *newest);
 extern bool forst_locked_newest(Relation rel, FstSlice user_part,
 								ForstNewest *out);
 

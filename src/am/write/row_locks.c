@@ -39,6 +39,18 @@
 #include "am/wal/wal.h"
 
 /*
+ * The newest version of a key that forst_lock_row found and locked with a
+ * lock that no other transaction's writer can share (FOR NO KEY UPDATE or
+ * FOR UPDATE), kept until the transaction ends: until this backend writes
+ * a version of its own or leaves the subtransaction, no version of the key
+ * can appear, so an UPDATE of the row it locked (ON CONFLICT DO UPDATE's
+ * lock then update, or SELECT FOR UPDATE then UPDATE) need not look the
+ * key up again (write/row_locks.c).
+ */
+static void forst_note_locked_newest(Relation rel, FstSlice user_part,
+									 LOCKMODE mode, const ForstNewest *newest);
+
+/*
  * FOR KEY SHARE and an update that keeps the key do not conflict (heap:
  * "even if there is an update, we can still continue if the key hasn't
  * been modified"), so a KEY SHARE locker need not wait for such an
@@ -181,7 +193,7 @@ static struct
 	ForstNewest newest;
 }			locked;
 
-void
+static void
 forst_note_locked_newest(Relation rel, FstSlice user_part, LOCKMODE mode,
 						 const ForstNewest *newest)
 {
