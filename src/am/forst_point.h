@@ -29,6 +29,7 @@
 
 #include "forst_am.h"
 #include "forst_store.h"
+#include "lookup.h"
 
 /* Like FstMtVisibleFn; mt is NULL (and ref, hint 0) for an SST version. */
 typedef bool (*ForstPointAcceptFn) (void *arg, FstMemtable *mt,
