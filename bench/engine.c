@@ -42,10 +42,11 @@
  *				 --target-file-mb through fst_sst_writer_* into an FstFdSink,
  *				 with fsync at the end of every file ("build").  The line's
  *				 time is sort + build; key generation is not counted.
- *	readrandom	 point lookups of existing keys with fst_sst_get: the file
- *				 is chosen by binary search over the files' key ranges (the
- *				 files form one sorted run), the value checked byte for byte
- *				 and its sequence number checked too.  A warm-up pass of the
+ *	readrandom	 point lookups of existing keys with fst_lookup_get, the
+ *				 server's read path (lookup.h), over a manifest whose level
+ *				 1 holds the files (one sorted run: the file is chosen by
+ *				 binary search over the key ranges), the value checked byte
+ *				 for byte and its sequence number checked too.  A warm-up pass of the
  *				 same length runs first (reported as readrandom_warmup),
  *				 with a block cache of --cache-mb (big enough to hold every
  *				 block: "cached point lookups").
@@ -67,6 +68,7 @@
 #include "rangesrc.h"
 #include "sst.h"
 #include "blockcache.h"
+#include "lookup.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -602,6 +604,36 @@ bench_fillrandom(void)
 /* opening */
 
 static FstBlockCache *cache;
+static FstManifest manifest;	/* level 1: the files; file_id = index */
+static FstBuf lookup_entry;		/* the winner's entry, reused */
+
+/* fst_lookup_get's reader callback: the open reader of files[file_id]. */
+static FstCode
+lookup_reader(void *arg, const FstFileMeta *f, FstSstReader **r, FstError *err)
+{
+	*r = files[f->file_id].reader;
+	return FST_OK;
+}
+
+/* fst_lookup_get's alloc callback: one buffer, reused for every lookup. */
+static void *
+lookup_alloc(void *arg, size_t n)
+{
+	fst_buf_reset(&lookup_entry);
+	if (!fst_buf_reserve(&lookup_entry, n))
+		return NULL;
+	return lookup_entry.data;
+}
+
+static void
+lookup_setup(FstLookup *lk, bool want_entry)
+{
+	fst_lookup_init(lk);
+	lk->manifest = &manifest;
+	lk->reader = lookup_reader;
+	lk->want_entry = want_entry;
+	lk->alloc = lookup_alloc;
+}
 
 static void
 open_all(int64 cache_mb)
@@ -624,6 +656,21 @@ open_all(int64 cache_mb)
 		ro.cache_id = f->id;
 		check(fst_sst_open(f->src, &ro, &f->reader, &err), &err, "fst_sst_open");
 	}
+
+	/* the files as one sorted run, for fst_lookup_get */
+	fst_manifest_init(&manifest);
+	for (int i = 0; i < nfiles; i++)
+	{
+		FstFileMeta meta;
+
+		memset(&meta, 0, sizeof(meta));
+		if (!fst_sst_props_to_filemeta(fst_sst_props(files[i].reader), &meta))
+			die("out of memory");
+		meta.file_id = (uint64) i;
+		check(fst_manifest_append_file(&manifest, 1, &meta, NULL, &err), &err,
+			  "fst_manifest_append_file");
+		fst_filemeta_clear(&meta);
+	}
 }
 
 static void
@@ -639,6 +686,8 @@ close_all(void)
 	if (cache)
 		fst_block_cache_destroy(cache);
 	cache = NULL;
+	fst_manifest_free(&manifest);
+	fst_buf_free(&lookup_entry);
 }
 
 static void
@@ -711,7 +760,7 @@ read_pass(const char *name, int64 reads, uint64 seed, bool print)
 {
 	Rng			rng = {seed};
 	char		up[FST_KG_BYTES + 64];
-	FstBuf		value;
+	FstLookup	lk;
 	FstError	err;
 	int64		found = 0,
 				mismatches = 0,
@@ -726,7 +775,7 @@ read_pass(const char *name, int64 reads, uint64 seed, bool print)
 	char		extra[640];
 	char		st[400];
 
-	fst_buf_init(&value);
+	lookup_setup(&lk, true);
 	sum_stats(&s0, &r0);
 	t0 = now_sec();
 	for (int64 i = 0; i < reads; i++)
@@ -734,9 +783,7 @@ read_pass(const char *name, int64 reads, uint64 seed, bool print)
 		uint64		v;
 		int64		idx;
 		size_t		uplen;
-		int			fi;
-		FstGetResult res;
-		FstEntryHeader hdr;
+		FstLookupHit hit;
 		FstCode		c;
 
 		do
@@ -745,31 +792,23 @@ read_pass(const char *name, int64 reads, uint64 seed, bool print)
 			idx = latest[v];
 		} while (idx < 0);
 		uplen = make_user_part(up, v, opt_key_size);
-		fi = find_file(fst_slice(up, uplen));
-		if (fi < 0)
+		c = fst_lookup_get(&lk, fst_slice(up, uplen), &hit, &err);
+		check(c, &err, "fst_lookup_get");
+		if (!hit.found || (hit.hdr.flags & FST_ENTRY_TOMBSTONE))
 		{
-			nofile++;
-			mismatches++;
-			continue;
-		}
-		fst_buf_reset(&value);
-		c = fst_sst_get(files[fi].reader, fst_slice(up, uplen), FST_MAX_SEQ,
-						NULL, NULL, &res, &hdr, &value, &err);
-		check(c, &err, "fst_sst_get");
-		if (res != FST_GET_FOUND)
-		{
+			if (find_file(fst_slice(up, uplen)) < 0)
+				nofile++;
 			mismatches++;
 			continue;
 		}
 		found++;
-		if (hdr.seq != (uint64) idx + 1 || value.len != vlen ||
-			memcmp(value.data + FST_ENTRY_HEADER_SIZE, gen_data + ins_off[idx],
+		if (hit.hdr.seq != (uint64) idx + 1 || hit.value.len != vlen ||
+			memcmp(hit.value.data + FST_ENTRY_HEADER_SIZE, gen_data + ins_off[idx],
 				   opt_value_size) != 0)
 			mismatches++;
 	}
 	t1 = now_sec();
 	sum_stats(&s1, &r1);
-	fst_buf_free(&value);
 
 	if (mismatches)
 	{
@@ -811,6 +850,7 @@ bench_readmissing(void)
 	int64		reads = opt_reads < 0 ? opt_num : opt_reads;
 	Rng			rng = {opt_seed * 31 + 13};
 	char		up[FST_KG_BYTES + 65];
+	FstLookup	lk;
 	FstError	err;
 	int64		found = 0,
 				nofile = 0;
@@ -824,29 +864,24 @@ bench_readmissing(void)
 	char		st[400];
 
 	open_all(opt_cache_mb);
+	lookup_setup(&lk, false);
 	sum_stats(&s0, &r0);
 	t0 = now_sec();
 	for (int64 i = 0; i < reads; i++)
 	{
 		uint64		v = rng_uniform(&rng, (uint64) opt_num);
 		size_t		uplen;
-		int			fi;
-		FstGetResult res;
-		FstEntryHeader hdr;
+		FstLookupHit hit;
+		uint64		checks = lk.stats.bloom_checks;
 
 		/* db_bench readmissing: the key one byte longer (another '0') */
 		uplen = make_user_part(up, v, opt_key_size);
 		up[uplen++] = '0';
-		fi = find_file(fst_slice(up, uplen));
-		if (fi < 0)
-		{
-			nofile++;
-			continue;
-		}
-		check(fst_sst_get(files[fi].reader, fst_slice(up, uplen), FST_MAX_SEQ,
-						  NULL, NULL, &res, &hdr, NULL, &err), &err,
-			  "fst_sst_get");
-		if (res != FST_GET_NONE)
+		check(fst_lookup_get(&lk, fst_slice(up, uplen), &hit, &err), &err,
+			  "fst_lookup_get");
+		if (lk.stats.bloom_checks == checks)
+			nofile++;			/* no file's range holds it */
+		if (hit.found)
 			found++;
 	}
 	t1 = now_sec();

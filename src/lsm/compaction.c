@@ -10,6 +10,7 @@
  *-------------------------------------------------------------------------
  */
 #include "compaction.h"
+#include "merge_iter.h"
 
 typedef struct CompactState
 {
@@ -353,4 +354,255 @@ fst_compaction_run(FstIter *input, const FstCompactionParams *params,
 	fst_buf_free(&s.row);
 	fst_buf_free(&s.frozen);
 	return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* the compaction job */
+
+typedef struct MvccState
+{
+	FstCompactionJob *job;
+	bool		bottom;
+	bool		settled;		/* the key's all-visible version was seen */
+} MvccState;
+
+static FstDropDecision
+mvcc_decide(MvccState *ms, const FstEntry *e, bool newest_of_key)
+{
+	const FstMvccRules *mv = &ms->job->mvcc;
+	bool		all_visible;
+
+	if (newest_of_key)
+		ms->settled = false;
+	if (ms->settled)
+		return FST_DROP_DROP;	/* shadowed for every snapshot */
+	if (e->hdr.flags & FST_ENTRY_FROZEN)
+		all_visible = true;
+	else if (e->hdr.flags & FST_ENTRY_COMMITTED)
+		all_visible = mv->before_horizon(mv->arg, e->hdr.xid);
+	else
+	{
+		switch (mv->xid_state(mv->arg, e->hdr.xid))
+		{
+			case FST_XID_COMMITTED:
+				all_visible = mv->before_horizon(mv->arg, e->hdr.xid);
+				break;
+			case FST_XID_RUNNING:
+				return FST_DROP_KEEP;
+			default:
+				return FST_DROP_DROP;	/* aborted */
+		}
+	}
+	if (!all_visible)
+		return FST_DROP_KEEP;
+	ms->settled = true;
+	if (e->hdr.flags & FST_ENTRY_TOMBSTONE)
+		return ms->bottom ? FST_DROP_DROP : FST_DROP_FREEZE;
+	if (mv->expired && mv->expired(mv->arg, e->payload))
+	{
+		ms->job->expired_rows++;
+		ms->job->expired_bytes += e->user_part.len + FST_SEQ_BYTES +
+			FST_ENTRY_HEADER_SIZE + e->payload.len;
+		return ms->bottom ? FST_DROP_DROP : FST_DROP_TOMBSTONE;
+	}
+	return FST_DROP_FREEZE;
+}
+
+/*
+ * The drop policy's hook: mvcc_decide's answer, noting the xids of the
+ * entries it keeps without the committed flag (the outputs' pending xid
+ * range, which checkpoints resolve).
+ */
+static FstDropDecision
+mvcc_drop(void *arg, const FstEntry *e, bool newest_of_key)
+{
+	MvccState  *ms = arg;
+	FstDropDecision d = mvcc_decide(ms, e, newest_of_key);
+
+	if (d == FST_DROP_KEEP &&
+		!(e->hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)))
+		fst_xid_range_note(&ms->job->pending_xid_min, &ms->job->pending_xid_max,
+						   e->hdr.xid);
+	return d;
+}
+
+/* The TTL column of an output row; a row without one never expires. */
+static bool
+job_ttl_of(void *arg, FstSlice payload, int64 *ttl)
+{
+	const FstMvccRules *mv = arg;
+
+	if (!mv->ttl_of(mv->arg, payload, ttl))
+		*ttl = PG_INT64_MAX;
+	return true;
+}
+
+void
+fst_compaction_job_init(FstCompactionJob *job, const FstCompactionPick *pick)
+{
+	memset(job, 0, sizeof(*job));
+	job->pick = pick;
+	fst_sst_options_default(&job->params.sst);
+	fst_compaction_result_init(&job->result);
+}
+
+void
+fst_compaction_job_free(FstCompactionJob *job)
+{
+	fst_compaction_result_free(&job->result);
+}
+
+static inline const FstManifestFile *
+job_mfile(const FstFileMeta *meta)
+{
+	StaticAssertStmt(offsetof(FstManifestFile, meta) == 0,
+					 "FstFileMeta must be the first member of FstManifestFile");
+	return (const FstManifestFile *) meta;
+}
+
+/* Merges the inputs into outputs (not a trivial move). */
+static FstCode
+job_merge(FstCompactionJob *job, FstError *err)
+{
+	const FstCompactionPick *pick = job->pick;
+	int			total = pick->ninputs[0] + pick->ninputs[1];
+	FstIter   **children;
+	FstIter    *merged;
+	MvccState	ms;
+	int			n = 0;
+	FstCode		rc;
+
+	/* every input's reader first: nothing is held when one fails */
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < pick->ninputs[s]; i++)
+		{
+			FstSstReader *r;
+
+			rc = job->reader(job->reader_arg, pick->inputs[s][i], &r, err);
+			if (rc != FST_OK)
+				return rc;
+		}
+	children = fst_malloc(sizeof(FstIter *) * Max(total, 1));
+	if (children == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < pick->ninputs[s]; i++)
+		{
+			FstSstReader *r = NULL;
+
+			rc = job->reader(job->reader_arg, pick->inputs[s][i], &r, err);
+			children[n++] = rc == FST_OK && r ? fst_sst_iter_create(r) : NULL;
+			if (rc != FST_OK)
+				break;
+		}
+	merged = fst_merge_iter_create(children, n);	/* owns the children */
+	fst_free(children);
+	if (rc != FST_OK)
+	{
+		fst_iter_destroy(merged);
+		return rc;
+	}
+	if (merged == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+
+	ms.job = job;
+	ms.bottom = pick->bottom_level;
+	ms.settled = false;
+	fst_drop_policy_init(&job->params.policy, 0, pick->bottom_level);
+	job->params.policy.custom = mvcc_drop;
+	job->params.policy.custom_arg = &ms;
+	if (job->mvcc.ttl_of)
+	{
+		job->params.policy.ttl_of = job_ttl_of;
+		job->params.policy.ttl_arg = &job->mvcc;
+	}
+	job->params.output_level = pick->output_level;
+	rc = fst_compaction_run(merged, &job->params, &job->result, err);
+	fst_iter_destroy(merged);
+	return rc;
+}
+
+FstCode
+fst_compaction_job_run(FstCompactionJob *job, FstManifestEdit *edit,
+					   FstError *err)
+{
+	const FstCompactionPick *pick = job->pick;
+	FstCode		rc;
+
+	job->expired_rows = job->expired_bytes = 0;
+	job->pending_xid_min = job->pending_xid_max = 0;
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < pick->ninputs[s]; i++)
+		{
+			rc = fst_manifest_edit_remove(edit, s == 0 ? pick->level : pick->output_level,
+										  pick->inputs[s][i]->file_id,
+										  job_mfile(pick->inputs[s][i])->owner, err);
+			if (rc != FST_OK)
+				return rc;
+		}
+
+	if (pick->trivial_move)
+	{
+		FstFileMeta moved;
+
+		if (!fst_filemeta_copy(&moved, pick->inputs[0][0]))
+			return fst_error(err, FST_NO_MEMORY, "out of memory");
+		moved.level = pick->output_level;
+		/* a borrowed file stays borrowed (and keeps its visibility rule) */
+		rc = fst_manifest_edit_add(edit, pick->output_level, &moved,
+								   job_mfile(pick->inputs[0][0])->owner, err);
+		fst_filemeta_clear(&moved);
+		return rc;
+	}
+
+	rc = job_merge(job, err);
+	if (rc != FST_OK)
+		return rc;
+	for (int i = 0; i < job->result.nfiles; i++)
+	{
+		/* the range over all outputs: wider than some need, never narrower */
+		job->result.files[i].pending_xid_min = job->pending_xid_min;
+		job->result.files[i].pending_xid_max = job->pending_xid_max;
+		rc = fst_manifest_edit_add(edit, pick->output_level, &job->result.files[i],
+								   NULL, err);
+		if (rc != FST_OK)
+			return rc;
+	}
+	return FST_OK;
+}
+
+FstCode
+fst_compaction_expired_files(const FstManifest *m, int64 cutoff,
+							 bool ttl_is_key, FstManifestEdit *edit,
+							 int *nfiles, uint64 *bytes, uint64 *rows,
+							 FstError *err)
+{
+	int			deepest = -1;
+
+	*nfiles = 0;
+	*bytes = *rows = 0;
+	for (int l = 0; l < FST_NUM_LEVELS; l++)
+		if (m->levels[l].nfiles > 0)
+			deepest = l;
+	for (int l = 0; l < FST_NUM_LEVELS; l++)
+	{
+		if (!ttl_is_key && (l == 0 || l != deepest))
+			continue;
+		for (int i = 0; i < m->levels[l].nfiles; i++)
+		{
+			const FstManifestFile *mf = &m->levels[l].files[i];
+			const FstFileMeta *f = &mf->meta;
+			FstCode		rc;
+
+			if (!f->has_ttl || f->ttl_max >= cutoff || f->num_tombstones > 0)
+				continue;
+			rc = fst_manifest_edit_remove(edit, l, f->file_id, mf->owner, err);
+			if (rc != FST_OK)
+				return rc;
+			*bytes += f->size;
+			*rows += f->num_entries;
+			(*nfiles)++;
+		}
+	}
+	return FST_OK;
 }

@@ -45,7 +45,9 @@
 #ifndef FST_COMPACTION_H
 #define FST_COMPACTION_H
 
+#include "compaction_pick.h"
 #include "iter.h"
+#include "manifest.h"
 #include "sst.h"
 
 typedef enum FstDropDecision
@@ -152,5 +154,88 @@ extern void fst_compaction_result_free(FstCompactionResult *r);
 extern FstCode fst_compaction_run(FstIter *input,
 								  const FstCompactionParams *params,
 								  FstCompactionResult *result, FstError *err);
+
+/* --- the compaction job ------------------------------------------------ */
+
+/*
+ * MVCC garbage collection with transaction status from the caller (the
+ * table AM asks the clog and the snapshots).  Walking a key's versions
+ * newest first, the first one that every present and future snapshot sees
+ * -- frozen, or committed before the oldest snapshot's horizon -- is kept
+ * frozen (a tombstone is dropped at the bottom level; an expired row is
+ * dropped there and replaced by a tombstone above it) and everything older
+ * is dropped.  Versions of aborted transactions are dropped; versions of
+ * running ones are kept, and their xids make the outputs' pending range.
+ */
+typedef enum FstXidState
+{
+	FST_XID_COMMITTED = 0,		/* committed: before_horizon decides */
+	FST_XID_RUNNING,			/* running, or committed too late to tell:
+								 * keep as it is */
+	FST_XID_ABORTED				/* aborted, or crashed before committing */
+} FstXidState;
+
+typedef struct FstMvccRules
+{
+	/* the state of a version's xid, not marked committed or frozen */
+	FstXidState (*xid_state) (void *arg, uint32 xid);
+	/* whether committed xid committed before every snapshot */
+	bool		(*before_horizon) (void *arg, uint32 xid);
+	/* optional: whether a row (payload) is expired */
+	bool		(*expired) (void *arg, FstSlice payload);
+	/* optional: a row's TTL column for the outputs' TTL range */
+	bool		(*ttl_of) (void *arg, FstSlice payload, int64 *ttl);
+	void	   *arg;
+} FstMvccRules;
+
+/* The open reader of an input file (borrowed until the job returns). */
+typedef FstCode (*FstCompactionReaderFn) (void *arg, const FstFileMeta *f,
+										  FstSstReader **r, FstError *err);
+
+typedef struct FstCompactionJob
+{
+	const FstCompactionPick *pick;	/* inputs in FstManifestFile records */
+	FstCompactionParams params;	/* sst, sizes, output; policy set by the job */
+	FstMvccRules mvcc;
+	FstCompactionReaderFn reader;
+	void	   *reader_arg;
+
+	/* results */
+	FstCompactionResult result; /* outputs (empty for a trivial move) */
+	uint64		expired_rows;	/* rows expiry removed or turned tombstone */
+	uint64		expired_bytes;
+	uint32		pending_xid_min;	/* of versions kept unmarked */
+	uint32		pending_xid_max;
+} FstCompactionJob;
+
+extern void fst_compaction_job_init(FstCompactionJob *job,
+									const FstCompactionPick *pick);
+extern void fst_compaction_job_free(FstCompactionJob *job);
+
+/*
+ * Runs the picked compaction: removes the inputs in edit and adds the
+ * outputs (a trivial move: the input itself at the output level, its owner
+ * kept), every output with the pending xid range of all of them.  Each
+ * input's reader is asked for before any is read.  On failure edit is
+ * incomplete (the caller frees it) and finished outputs are in
+ * job->result.
+ */
+extern FstCode fst_compaction_job_run(FstCompactionJob *job,
+									  FstManifestEdit *edit, FstError *err);
+
+/*
+ * Expiry of whole files: adds to edit the removal of every file of m whose
+ * rows are all expired (a TTL range wholly below cutoff, no tombstones)
+ * and that may go without being read: in any level when the TTL column is
+ * a key column (every version of a key has the same TTL value, so nothing
+ * older can reappear), else only in the deepest level with files, not
+ * level 0 (nothing older exists).  Returns how many in *nfiles, with their
+ * bytes and entries in *bytes and *rows.
+ */
+extern FstCode fst_compaction_expired_files(const FstManifest *m, int64 cutoff,
+											bool ttl_is_key,
+											FstManifestEdit *edit, int *nfiles,
+											uint64 *bytes, uint64 *rows,
+											FstError *err);
 
 #endif							/* FST_COMPACTION_H */

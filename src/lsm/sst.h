@@ -309,6 +309,7 @@ extern FstCode fst_sst_read_at(FstSstReader *r, uint32 block_no,
  * value (entry header + payload) and hdr the decoded header; on
  * FST_GET_DELETED the visible version is a tombstone; FST_GET_NONE means
  * this file has no visible version and older sources must be asked.
+ * (lookup.c: the per-file part of fst_lookup_get, for one file alone.)
  */
 typedef enum FstGetResult
 {

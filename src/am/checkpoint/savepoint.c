@@ -119,7 +119,7 @@ sst_key(const char *prefix, uint64 id)
  * with two edits: a "savepoint" member first in the top-level object, and
  * each table's "prefix" (tables[i].prefix) the table's prefix in the
  * savepoint.  Everything else is written as it was read: members in their
- * order, numbers as their text, strings escaped as forst_checkpoint.c
+ * order, numbers as their text, strings escaped as checkpoint/checkpoint.c
  * escapes them (escape_json), and no whitespace -- the form the
  * checkpoint was written in, so the result is that document with the two
  * edits, which every reader of checkpoints takes.

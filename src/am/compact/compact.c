@@ -5,8 +5,9 @@
  *	  compaction workers (forst.compaction_workers; with 0, by the flush
  *	  worker between flushes).
  *
- * The engine picks the files (compaction_pick.c) and merges them
- * (compaction.c); this file supplies what only PostgreSQL knows: which
+ * The engine picks the files (compaction_pick.c) and runs the job
+ * (compaction.c: fst_compaction_job_run merges them, collecting garbage);
+ * this file supplies what only PostgreSQL knows, as callbacks: which
  * versions no snapshot can need any more.  Walking a key's versions newest
  * first, the first one whose transaction committed before every running
  * snapshot's xmin (or that is frozen) is what every present and future
@@ -70,79 +71,51 @@
 #include "am/read/sst_readers.h"
 #include "lsm/merge_iter.h"
 
-typedef struct DropCtx
+/*
+ * The compaction job's MVCC rules (fst_compaction_job_run): the clog, the
+ * oldest snapshot's horizon and the expiry rule.
+ */
+typedef struct MvccCtx
 {
 	TransactionId horizon;		/* committed before this: seen by all */
-	bool		bottom;
-	bool		settled;		/* the key's all-visible version was seen */
 	ForstExpiry expiry;
-	uint64		expired_rows;
-	uint64		expired_bytes;
-	uint32		pending_lo;		/* xids of entries kept uncommitted */
-	uint32		pending_hi;
-} DropCtx;
+} MvccCtx;
 
-static FstDropDecision mvcc_decide(DropCtx *ctx, const FstEntry *e,
-								   bool newest_of_key);
-
-/*
- * The drop policy's hook: mvcc_decide's answer, noting the xids of the
- * entries it keeps without the committed flag (the outputs' pending xid
- * range, which checkpoints resolve).
- */
-static FstDropDecision
-mvcc_drop(void *arg, const FstEntry *e, bool newest_of_key)
+static FstXidState
+compact_xid_state(void *arg, uint32 xid)
 {
-	DropCtx    *ctx = arg;
-	FstDropDecision d = mvcc_decide(ctx, e, newest_of_key);
-
-	if (d == FST_DROP_KEEP &&
-		!(e->hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)))
-		fst_xid_range_note(&ctx->pending_lo, &ctx->pending_hi, e->hdr.xid);
-	return d;
+	if (forst_xid_committed(xid))
+		return FST_XID_COMMITTED;
+	if (TransactionIdIsInProgress(xid))
+		return FST_XID_RUNNING;
+	if (forst_xid_committed(xid))
+		return FST_XID_RUNNING; /* committed just now: next time */
+	return FST_XID_ABORTED;
 }
 
-static FstDropDecision
-mvcc_decide(DropCtx *ctx, const FstEntry *e, bool newest_of_key)
+static bool
+compact_before_horizon(void *arg, uint32 xid)
 {
-	bool		all_visible;
+	MvccCtx    *mc = arg;
 
-	if (newest_of_key)
-		ctx->settled = false;
-	if (ctx->settled)
-		return FST_DROP_DROP;	/* shadowed for every snapshot */
-	if (e->hdr.flags & FST_ENTRY_FROZEN)
-		all_visible = true;
-	else if ((e->hdr.flags & FST_ENTRY_COMMITTED) || forst_xid_committed(e->hdr.xid))
-		all_visible = TransactionIdPrecedes(e->hdr.xid, ctx->horizon);
-	else if (TransactionIdIsInProgress(e->hdr.xid))
-		return FST_DROP_KEEP;
-	else if (forst_xid_committed(e->hdr.xid))
-		return FST_DROP_KEEP;	/* committed just now: next time */
-	else
-		return FST_DROP_DROP;	/* aborted */
-	if (!all_visible)
-		return FST_DROP_KEEP;
-	ctx->settled = true;
-	if (e->hdr.flags & FST_ENTRY_TOMBSTONE)
-		return ctx->bottom ? FST_DROP_DROP : FST_DROP_FREEZE;
-	if (ctx->expiry.active && forst_row_expired(&ctx->expiry, e->payload))
-	{
-		ctx->expired_rows++;
-		ctx->expired_bytes += e->user_part.len + FST_SEQ_BYTES +
-			FST_ENTRY_HEADER_SIZE + e->payload.len;
-		return ctx->bottom ? FST_DROP_DROP : FST_DROP_TOMBSTONE;
-	}
-	return FST_DROP_FREEZE;
+	return TransactionIdPrecedes(xid, mc->horizon);
+}
+
+static bool
+compact_expired(void *arg, FstSlice payload)
+{
+	MvccCtx    *mc = arg;
+
+	return forst_row_expired(&mc->expiry, payload);
 }
 
 /* The TTL column of an output row, for its file's TTL range. */
 static bool
 compact_ttl_of(void *arg, FstSlice payload, int64 *ttl)
 {
-	if (!forst_expiry_value((const ForstExpiry *) arg, payload, ttl))
-		*ttl = PG_INT64_MAX;	/* NULL: never expires */
-	return true;
+	MvccCtx    *mc = arg;
+
+	return forst_expiry_value(&mc->expiry, payload, ttl);
 }
 
 /*
@@ -154,38 +127,17 @@ static int
 expired_files(const FstManifest *m, const ForstExpiry *x, FstManifestEdit *edit,
 			  uint64 *bytes, uint64 *rows)
 {
-	int			deepest = -1;
 	int			n = 0;
-	int			l,
-				i;
 	FstError	err;
+	FstCode		rc;
 
 	*bytes = *rows = 0;
 	if (!x->active)
 		return 0;
-	for (l = 0; l < FST_NUM_LEVELS; l++)
-		if (m->levels[l].nfiles > 0)
-			deepest = l;
-	for (l = 0; l < FST_NUM_LEVELS; l++)
-	{
-		if (!x->is_key && (l == 0 || l != deepest))
-			continue;
-		for (i = 0; i < m->levels[l].nfiles; i++)
-		{
-			const FstManifestFile *mf = &m->levels[l].files[i];
-			const FstFileMeta *f = &mf->meta;
-			FstCode		rc;
-
-			if (!f->has_ttl || f->ttl_max >= x->cutoff || f->num_tombstones > 0)
-				continue;
-			rc = fst_manifest_edit_remove(edit, l, f->file_id, mf->owner, &err);
-			if (rc != FST_OK)
-				forst_report(rc, &err, "building an expiry edit");
-			*bytes += f->size;
-			*rows += f->num_entries;
-			n++;
-		}
-	}
+	rc = fst_compaction_expired_files(m, x->cutoff, x->is_key, edit, &n,
+									  bytes, rows, &err);
+	if (rc != FST_OK)
+		forst_report(rc, &err, "building an expiry edit");
 	return n;
 }
 
@@ -319,6 +271,14 @@ publish(ForstTableShared *ts, FstManifestEdit *edit)
 	LWLockRelease(&ts->manifest_lock);
 }
 
+/* The job's reader of an input file (opened and cached by read/sst_readers.c). */
+static FstCode
+compact_reader(void *arg, const FstFileMeta *f, FstSstReader **r, FstError *err)
+{
+	*r = forst_sst_reader((const RelFileNode *) arg, f);
+	return FST_OK;
+}
+
 bool
 forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 {
@@ -330,7 +290,8 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	FstCompactionPickOptions po;
 	FstCompactionPick pick;
 	FstManifestEdit edit;
-	FstCompactionResult result;
+	FstCompactionJob job;
+	MvccCtx		mc;
 	ForstExpiry expiry;
 	int			ndropped;
 	uint64		dropped_bytes,
@@ -395,103 +356,45 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 		return false;
 
 	fst_manifest_edit_init(&edit);
-	fst_compaction_result_init(&result);
+	fst_compaction_job_init(&job, &pick);
 	memset(&out, 0, sizeof(out));
 	out.rnode = rnode;
 	out.ts = ts;
 	out.started = GetCurrentTimestamp();
 	fst_buf_init(&out.buf);
-	for (s = 0; s < 2; s++)
-		for (i = 0; i < pick.ninputs[s]; i++)
-		{
-			rc = fst_manifest_edit_remove(&edit, s == 0 ? pick.level : pick.output_level,
-										  pick.inputs[s][i]->file_id,
-										  forst_mfile(pick.inputs[s][i])->owner, &err);
-			if (rc != FST_OK)
-				forst_report(rc, &err, "building a compaction edit");
-		}
 
-	if (pick.trivial_move)
+	mc.horizon = GetOldestNonRemovableTransactionId(NULL);
+	mc.expiry = expiry;
+	job.mvcc.xid_state = compact_xid_state;
+	job.mvcc.before_horizon = compact_before_horizon;
+	job.mvcc.expired = expiry.active ? compact_expired : NULL;
+	job.mvcc.ttl_of = expiry.attnum > 0 ? compact_ttl_of : NULL;
+	job.mvcc.arg = &mc;
+	job.reader = compact_reader;
+	job.reader_arg = &rnode;
+	job.params.sst.block_size = forst_block_size_for_level(pick.output_level);
+	job.params.sst.compression = forst_compression_for_level(pick.output_level);
+	job.params.target_file_size = (uint64) forst_target_file_size_kb * 1024;
+	/* compressible rows: every block of an output must have TIDs */
+	job.params.max_file_blocks = FORST_SST_MAX_BLOCKS;
+	job.params.output.open_output = out_open;
+	job.params.output.finish_output = out_finish;
+	job.params.output.arg = &out;
+	rc = fst_compaction_job_run(&job, &edit, &err);
+	dctx_rows = job.expired_rows;
+	dctx_bytes = job.expired_bytes;
+	fst_buf_free(&out.buf);
+	if (!pick.trivial_move)
 	{
-		FstFileMeta moved;
-
-		if (!fst_filemeta_copy(&moved, pick.inputs[0][0]))
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-		moved.level = pick.output_level;
-		/* a borrowed file stays borrowed (and keeps its visibility rule) */
-		rc = fst_manifest_edit_add(&edit, pick.output_level, &moved,
-								   forst_mfile(pick.inputs[0][0])->owner, &err);
-		fst_filemeta_clear(&moved);
-		if (rc != FST_OK)
-			forst_report(rc, &err, "building a compaction edit");
-	}
-	else
-	{
-		FstIter   **children;
-		FstIter    *merged;
-		FstCompactionParams params;
-		DropCtx		dctx;
-		int			n = 0;
-
-		children = palloc(sizeof(FstIter *) * (pick.ninputs[0] + pick.ninputs[1]));
-		for (s = 0; s < 2; s++)
-			for (i = 0; i < pick.ninputs[s]; i++)
-				(void) forst_sst_reader(&rnode, pick.inputs[s][i]);
-		for (s = 0; s < 2; s++)
-			for (i = 0; i < pick.ninputs[s]; i++)
-				children[n++] = fst_sst_iter_create(forst_sst_reader(&rnode, pick.inputs[s][i]));
-		merged = fst_merge_iter_create(children, n);
-		if (merged == NULL)
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-
-		dctx.horizon = GetOldestNonRemovableTransactionId(NULL);
-		dctx.bottom = pick.bottom_level;
-		dctx.settled = false;
-		dctx.expiry = expiry;
-		dctx.expired_rows = dctx.expired_bytes = 0;
-		dctx.pending_lo = dctx.pending_hi = 0;
-		memset(&params, 0, sizeof(params));
-		fst_drop_policy_init(&params.policy, 0, pick.bottom_level);
-		params.policy.custom = mvcc_drop;
-		params.policy.custom_arg = &dctx;
-		if (expiry.attnum > 0)
-		{
-			params.policy.ttl_of = compact_ttl_of;
-			params.policy.ttl_arg = &dctx.expiry;
-		}
-		fst_sst_options_default(&params.sst);
-		params.sst.block_size = forst_block_size_for_level(pick.output_level);
-		params.sst.compression = forst_compression_for_level(pick.output_level);
-		params.target_file_size = (uint64) forst_target_file_size_kb * 1024;
-		/* compressible rows: every block of an output must have TIDs */
-		params.max_file_blocks = FORST_SST_MAX_BLOCKS;
-		params.output_level = pick.output_level;
-		params.output.open_output = out_open;
-		params.output.finish_output = out_finish;
-		params.output.arg = &out;
-		rc = fst_compaction_run(merged, &params, &result, &err);
-		dctx_rows = dctx.expired_rows;
-		dctx_bytes = dctx.expired_bytes;
-		fst_iter_destroy(merged);
-		fst_buf_free(&out.buf);
 		/* the inputs are read for the last time here */
 		for (s = 0; s < 2; s++)
 			for (i = 0; i < pick.ninputs[s]; i++)
 				forst_sst_reader_forget(&rnode, pick.inputs[s][i]->file_id);
-		if (rc != FST_OK)
-			forst_report(rc, &err, "compacting SST files");
-		for (i = 0; i < result.nfiles; i++)
-		{
-			/* the range over all outputs: wider than some need, never narrower */
-			result.files[i].pending_xid_min = dctx.pending_lo;
-			result.files[i].pending_xid_max = dctx.pending_hi;
-			rc = fst_manifest_edit_add(&edit, pick.output_level, &result.files[i], NULL, &err);
-			if (rc != FST_OK)
-				forst_report(rc, &err, "building a compaction edit");
-		}
 	}
+	if (rc != FST_OK)
+		forst_report(rc, &err, "compacting SST files");
 
-	fst_compaction_result_free(&result);
+	fst_compaction_job_free(&job);
 	fst_compaction_pick_free(&pick);
 	publish(ts, &edit);
 	if (dctx_rows > 0)

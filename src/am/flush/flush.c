@@ -45,97 +45,77 @@
 #include "am/objects/disk_cache.h"
 #include "am/expiry/expiry.h"
 #include "am/flush/flush.h"
+#include "lsm/flush_build.h"
 #include "am/base/stats.h"
 #include "am/objects/store.h"
 #include "am/wal/wal.h"
 #include "am/read/mvcc.h"
 
 
+/* flush_write_sst's callbacks: the clog, the snapshots, the expiry rule */
+typedef struct FlushRules
+{
+	TransactionId horizon;		/* committed before it: frozen */
+	const ForstExpiry *expiry;
+} FlushRules;
+
+static FstFlushFate
+flush_fate(void *arg, uint32 xid)
+{
+	if (forst_xid_committed(xid))
+		return FST_FLUSH_COMMITTED;
+	if (TransactionIdIsInProgress(xid))
+		return FST_FLUSH_PENDING;	/* running: unmarked */
+	if (forst_xid_committed(xid))
+		return FST_FLUSH_COMMITTED; /* committed meanwhile */
+	return FST_FLUSH_DROP;		/* aborted, or crashed before committing */
+}
+
+static bool
+flush_frozen(void *arg, uint32 xid)
+{
+	FlushRules *fr = arg;
+
+	return TransactionIdPrecedes(xid, fr->horizon);
+}
+
+static bool
+flush_ttl(void *arg, FstSlice payload, int64 *ttl)
+{
+	FlushRules *fr = arg;
+
+	return forst_expiry_value(fr->expiry, payload, ttl);
+}
+
 /*
- * Writes the memtable's entries that did not abort into an SST in file;
- * [*pending_lo, *pending_hi] gets the xids of those written uncommitted.
+ * Writes the memtable's entries that did not abort into an SST in file
+ * (fst_flush_build); [*pending_lo, *pending_hi] gets the xids of those
+ * written uncommitted.
  */
 static FstCode
 flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 				FstSstProps *props, uint64 *max_seq, uint32 *pending_lo,
 				uint32 *pending_hi, FstError *err)
 {
-	TransactionId horizon = GetOldestNonRemovableTransactionId(NULL);
-	FstSstOptions opt;
+	FlushRules	fr;
+	FstFlushBuild fb;
 	FstBufSink	sink;
-	FstSstWriter *w;
-	FstIter    *it;
 	FstCode		rc;
-	StringInfoData value;
 
-	fst_sst_options_default(&opt);
-	opt.block_size = forst_flush_block_size();
-	opt.compression = forst_compression_for_level(0);
+	fr.horizon = GetOldestNonRemovableTransactionId(NULL);
+	fr.expiry = x;
+	fst_flush_build_init(&fb);
+	fb.opt.block_size = forst_flush_block_size();
+	fb.opt.compression = forst_compression_for_level(0);
+	fb.fate = flush_fate;
+	fb.frozen = flush_frozen;
+	fb.ttl = x->attnum > 0 ? flush_ttl : NULL;
+	fb.arg = &fr;
 	fst_buf_sink_init(&sink, file);
-	rc = fst_sst_writer_create(&opt, &sink.base, &w, err);
-	if (rc != FST_OK)
-		return rc;
-	it = fst_memtable_iter_create(mt);
-	if (it == NULL)
-	{
-		fst_sst_writer_destroy(w);
-		return fst_error(err, FST_NO_MEMORY, "out of memory");
-	}
-	initStringInfo(&value);
-	for (fst_iter_seek_first(it); fst_iter_valid(it) && rc == FST_OK; fst_iter_next(it))
-	{
-		FstSlice	k = fst_iter_key(it);
-		FstSlice	v = fst_iter_value(it);
-		uint8		hint = fst_memtable_iter_hint(it);
-		uint8		flags;
-		FstEntry	e;
-
-		if (!fst_entry_decode(k, v, &e))
-		{
-			rc = fst_error(err, FST_CORRUPT, "malformed memtable entry");
-			break;
-		}
-		*max_seq = Max(*max_seq, e.hdr.seq);
-		flags = e.hdr.flags;
-		if (!(flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)))
-		{
-			if (hint & FST_MT_HINT_ABORTED)
-				continue;
-			if ((hint & FST_MT_HINT_COMMITTED) || forst_xid_committed(e.hdr.xid))
-				flags |= FST_ENTRY_COMMITTED;
-			else if (TransactionIdIsInProgress(e.hdr.xid))
-				fst_xid_range_note(pending_lo, pending_hi, e.hdr.xid);	/* running:
-																		 * unmarked */
-			else if (forst_xid_committed(e.hdr.xid))
-				flags |= FST_ENTRY_COMMITTED;	/* committed meanwhile */
-			else
-				continue;		/* aborted, or crashed before committing */
-		}
-		resetStringInfo(&value);
-		appendBinaryStringInfo(&value, v.data, v.len);
-		if ((flags & FST_ENTRY_COMMITTED) && !(flags & FST_ENTRY_FROZEN) &&
-			TransactionIdPrecedes(e.hdr.xid, horizon))
-		{
-			/* seen by every snapshot: frozen, as compaction would */
-			flags |= FST_ENTRY_FROZEN;
-			fst_entry_header_encode(value.data, flags, 0, 0);
-		}
-		value.data[0] = (char) flags;
-		rc = fst_sst_writer_add(w, k, fst_slice(value.data, value.len), err);
-		if (rc == FST_OK && x->attnum > 0 && !(flags & FST_ENTRY_TOMBSTONE))
-		{
-			int64		ttl;
-
-			if (!forst_expiry_value(x, e.payload, &ttl))
-				ttl = PG_INT64_MAX;
-			fst_sst_writer_note_ttl(w, ttl);
-		}
-	}
-	fst_iter_destroy(it);
-	pfree(value.data);
-	if (rc == FST_OK)
-		rc = fst_sst_writer_finish(w, props, err);
-	fst_sst_writer_destroy(w);
+	rc = fst_flush_build(mt, &fb, &sink.base, props, err);
+	*max_seq = Max(*max_seq, fb.max_seq);
+	*pending_lo = fb.pending_xid_min;
+	*pending_hi = fb.pending_xid_max;
 	return rc;
 }
 

@@ -30,6 +30,7 @@
 #include "am/keys/tid.h"
 #include "am/read/mvcc.h"
 #include "am/objects/store.h"
+#include "lsm/lookup.h"
 
 /* Like FstMtVisibleFn; mt is NULL (and ref, hint 0) for an SST version. */
 typedef bool (*ForstPointAcceptFn) (void *arg, FstMemtable *mt,
