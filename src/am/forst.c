@@ -65,13 +65,13 @@ _PG_init(void)
 	forst_register_key_lender(forst_migrate_borrowed_key);
 	forst_register_key_lender(forst_rekey_borrowed_key);
 	forst_pending_init();
-	forst_pin_init();
+	forst_slab_pins_init();
 	forst_expiry_init();
 	forst_checkpoint_init();
 	forst_progress_init();
-	forst_worker_register();
-	forst_ckpt_worker_register();
-	forst_compactor_register();
+	forst_flush_worker_register();
+	forst_checkpoint_workers_register();
+	forst_compaction_workers_register();
 	forst_wal_init();
 	forst_backup_init();
 	forst_preloaded = true;

@@ -96,7 +96,7 @@ extern char *forst_checkpoint_get(const char *key, bool missing_ok);
 extern int	forst_checkpoint_list(const char *cluster, uint64 **ids);
 
 /* Registers the periodic checkpoint worker (src/am/checkpoint/checkpoint_worker.c). */
-extern void forst_ckpt_worker_register(void);
+extern void forst_checkpoint_workers_register(void);
 
 /*
  * The compaction gate: a compaction computes its expiry rule between enter

@@ -36,8 +36,8 @@
 #include "am/checkpoint/gc.h"
 #include "am/shmem/shmem.h"
 
-PGDLLEXPORT void forst_ckpt_scheduler_main(Datum arg);
-PGDLLEXPORT void forst_ckpt_db_main(Datum arg);
+PGDLLEXPORT void forst_checkpoint_scheduler_main(Datum arg);
+PGDLLEXPORT void forst_checkpoint_worker_main(Datum arg);
 
 static void run_for_database(Oid db);
 
@@ -89,7 +89,7 @@ run_for_database(Oid db)
 	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	bgw.bgw_restart_time = BGW_NEVER_RESTART;
 	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "forst");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_ckpt_db_main");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_checkpoint_worker_main");
 	snprintf(bgw.bgw_name, BGW_MAXLEN, "forst checkpoint of database %u", db);
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "forst checkpoint");
 	bgw.bgw_main_arg = ObjectIdGetDatum(db);
@@ -120,7 +120,7 @@ sigusr1_set_latch(SIGNAL_ARGS)
 }
 
 void
-forst_ckpt_scheduler_main(Datum arg)
+forst_checkpoint_scheduler_main(Datum arg)
 {
 	TimestampTz next = 0;
 
@@ -162,7 +162,7 @@ forst_ckpt_scheduler_main(Datum arg)
 }
 
 void
-forst_ckpt_db_main(Datum arg)
+forst_checkpoint_worker_main(Datum arg)
 {
 	Oid			db = DatumGetObjectId(arg);
 
@@ -200,7 +200,7 @@ forst_ckpt_db_main(Datum arg)
 }
 
 void
-forst_ckpt_worker_register(void)
+forst_checkpoint_workers_register(void)
 {
 	BackgroundWorker bgw;
 
@@ -209,7 +209,7 @@ forst_ckpt_worker_register(void)
 	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	bgw.bgw_restart_time = 10;
 	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "forst");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_ckpt_scheduler_main");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_checkpoint_scheduler_main");
 	snprintf(bgw.bgw_name, BGW_MAXLEN, "forst checkpointer");
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "forst checkpointer");
 	RegisterBackgroundWorker(&bgw);

@@ -38,7 +38,7 @@
 #include "am/base/stats.h"
 #include "am/wal/wal.h"
 
-PGDLLEXPORT void forst_compactor_main(Datum arg);
+PGDLLEXPORT void forst_compaction_worker_main(Datum arg);
 
 /* Compacts what is due in n tables; false if any compaction failed. */
 static bool
@@ -115,7 +115,7 @@ compact_round(int worker)
 }
 
 void
-forst_compactor_main(Datum arg)
+forst_compaction_worker_main(Datum arg)
 {
 	int			worker = DatumGetInt32(arg);
 
@@ -150,7 +150,7 @@ forst_compactor_main(Datum arg)
 }
 
 void
-forst_wake_compactors(void)
+forst_wake_compaction_workers(void)
 {
 	int			i;
 
@@ -164,7 +164,7 @@ forst_wake_compactors(void)
 }
 
 void
-forst_compactor_register(void)
+forst_compaction_workers_register(void)
 {
 	int			i;
 
@@ -178,7 +178,7 @@ forst_compactor_register(void)
 		bgw.bgw_restart_time = 1;
 		bgw.bgw_main_arg = Int32GetDatum(i);
 		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "forst");
-		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_compactor_main");
+		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_compaction_worker_main");
 		snprintf(bgw.bgw_name, BGW_MAXLEN, "forst compaction %d", i + 1);
 		snprintf(bgw.bgw_type, BGW_MAXLEN, "forst compaction");
 		RegisterBackgroundWorker(&bgw);

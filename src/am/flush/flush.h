@@ -26,10 +26,10 @@ extern bool forst_flush_one(ForstTableShared *ts, int *retired_slab);
  */
 extern bool forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid);
 
-extern void forst_worker_register(void);
+extern void forst_flush_worker_register(void);
 
 /* src/am/compact/compaction_worker.c: the compaction workers */
-extern void forst_compactor_register(void);
-extern void forst_wake_compactors(void);
+extern void forst_compaction_workers_register(void);
+extern void forst_wake_compaction_workers(void);
 
 #endif							/* FORST_FLUSH_H */

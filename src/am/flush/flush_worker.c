@@ -54,7 +54,7 @@
 #include "am/base/stats.h"
 #include "am/wal/wal.h"
 
-PGDLLEXPORT void forst_worker_main(Datum arg);
+PGDLLEXPORT void forst_flush_worker_main(Datum arg);
 
 typedef struct Retiring
 {
@@ -244,7 +244,7 @@ flush_round(bool *more)
 	if (flushed)
 	{
 		forst_wal_advance_slot(forst_oldest_unflushed_lsn());
-		forst_wake_compactors();
+		forst_wake_compaction_workers();
 	}
 	return ok;
 }
@@ -269,7 +269,7 @@ wal_held_back(void)
 }
 
 void
-forst_worker_main(Datum arg)
+forst_flush_worker_main(Datum arg)
 {
 	int			i;
 	int			failures = 0;
@@ -362,7 +362,7 @@ forst_worker_main(Datum arg)
 }
 
 void
-forst_worker_register(void)
+forst_flush_worker_register(void)
 {
 	BackgroundWorker bgw;
 
@@ -371,7 +371,7 @@ forst_worker_register(void)
 	bgw.bgw_start_time = BgWorkerStart_ConsistentState;
 	bgw.bgw_restart_time = 1;
 	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "forst");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_worker_main");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "forst_flush_worker_main");
 	snprintf(bgw.bgw_name, BGW_MAXLEN, "forst flush");
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "forst flush");
 	RegisterBackgroundWorker(&bgw);

@@ -255,7 +255,7 @@ forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
 	if (ts == NULL)
 		return;
 	/* before the view: its slabs stay until this backend unpins */
-	forst_pin();
+	forst_slab_pin();
 	forst_table_load(ts);
 	LWLockAcquire(&ts->lock, LW_SHARED);
 	if (ts->active >= 0)

@@ -512,7 +512,7 @@ forst_cursor_next(ForstCursor *c)
 				f = lv->files[fst_level_iter_current_file(child)];
 				child = fst_level_iter_current(child);
 			}
-			c->cur.loc.file_slot = forst_file_slot(&c->rel->rd_node, f->file_id,
+			c->cur.loc.file_slot = forst_tid_file_slot(&c->rel->rd_node, f->file_id,
 												   c->view.manifest_version);
 			fst_sst_iter_position(child, &c->cur.loc.block, &c->cur.loc.entry);
 		}

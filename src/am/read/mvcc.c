@@ -217,7 +217,7 @@ forst_note_sst_version(Relation rel, const ForstLoc *loc, FstSlice ikey,
 
 	noted.valid = false;
 	if (!loc->in_sst || ikey.len + value.len > NOTED_MAX ||
-		!forst_file_slot_get(loc->file_slot, &rnode, &noted.file_id, NULL) ||
+		!forst_tid_file_slot_get(loc->file_slot, &rnode, &noted.file_id, NULL) ||
 		!RelFileNodeEquals(rnode, rel->rd_node))
 		return;
 	noted.lxid = MyProc->lxid;
@@ -255,7 +255,7 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 	memset(v, 0, sizeof(*v));
 	if (!forst_tid_get(tid, &v->loc))
 		return false;
-	forst_pin();				/* v may point into a memtable slab */
+	forst_slab_pin();				/* v may point into a memtable slab */
 	if (v->loc.in_sst)
 	{
 		RelFileNode rnode;
@@ -272,7 +272,7 @@ forst_fetch_version(Relation rel, ItemPointer tid, ForstVersion *v)
 		size_t		klen,
 					vlen;
 
-		if (!forst_file_slot_get(v->loc.file_slot, &rnode, &file_id, &manifest_version) ||
+		if (!forst_tid_file_slot_get(v->loc.file_slot, &rnode, &file_id, &manifest_version) ||
 			!RelFileNodeEquals(rnode, rel->rd_node))
 			return false;
 		kc = take_noted(&rnode, file_id, &v->loc, &klen, &vlen);

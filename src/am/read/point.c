@@ -77,7 +77,7 @@ forst_point_get(const ForstTableView *view, FstSlice user_part,
 	if (hit.in_sst)
 	{
 		out->loc.in_sst = true;
-		out->loc.file_slot = forst_file_slot(&view->rnode, hit.file->file_id,
+		out->loc.file_slot = forst_tid_file_slot(&view->rnode, hit.file->file_id,
 											 view->manifest_version);
 		out->loc.block = hit.block;
 		out->loc.entry = hit.entry;

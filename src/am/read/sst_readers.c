@@ -539,7 +539,7 @@ static int	nfile_slots = 0;
 static LocalTransactionId slots_lxid = InvalidLocalTransactionId;
 
 int
-forst_file_slot(const RelFileNode *rnode, uint64 file_id,
+forst_tid_file_slot(const RelFileNode *rnode, uint64 file_id,
 				uint64 manifest_version)
 {
 	int			i;
@@ -569,7 +569,7 @@ forst_file_slot(const RelFileNode *rnode, uint64 file_id,
 }
 
 bool
-forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id,
+forst_tid_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id,
 					uint64 *manifest_version)
 {
 	if (slots_lxid != MyProc->lxid || slot < 0 || slot >= nfile_slots)

@@ -69,9 +69,9 @@ extern void forst_sst_readers_usage(int64 *readers, int64 *bytes,
  * file was found in: a TID's file may have been compacted away and its
  * reader closed since, and that manifest still describes it.
  */
-extern int	forst_file_slot(const RelFileNode *rnode, uint64 file_id,
+extern int	forst_tid_file_slot(const RelFileNode *rnode, uint64 file_id,
 							uint64 manifest_version);
-extern bool forst_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id,
+extern bool forst_tid_file_slot_get(int slot, RelFileNode *rnode, uint64 *file_id,
 								uint64 *manifest_version);
 
 #endif							/* FORST_READ_SST_READERS_H */

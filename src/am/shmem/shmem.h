@@ -246,9 +246,9 @@ extern ForstTableShared *forst_table_shared_any_spc(const RelFileNode *rnode);
 extern int	forst_tables_count(void);
 
 /* shmem/slab_pins.c: who may hold pointers into retired memtable slabs */
-extern void forst_pin_init(void);
-extern void forst_pin(void);
-extern void forst_pin_until_commit(void);
+extern void forst_slab_pins_init(void);
+extern void forst_slab_pin(void);
+extern void forst_slab_pin_until_commit(void);
 extern void forst_inflight_set(XLogRecPtr lsn);
 extern void forst_inflight_clear(void);
 extern bool forst_slab_reusable(uint64 retired_epoch, const bool *skip);

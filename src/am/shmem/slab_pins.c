@@ -49,7 +49,7 @@ static int	exec_depth = 0;			/* executors started and not ended */
 static bool keep_until_commit = false;	/* wrote a forst table with triggers */
 
 void
-forst_pin(void)
+forst_slab_pin(void)
 {
 	uint64		epoch;
 
@@ -81,10 +81,10 @@ unpin(void)
 }
 
 void
-forst_pin_until_commit(void)
+forst_slab_pin_until_commit(void)
 {
 	keep_until_commit = true;
-	forst_pin();
+	forst_slab_pin();
 }
 
 bool
@@ -213,7 +213,7 @@ pin_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 void
-forst_pin_init(void)
+forst_slab_pins_init(void)
 {
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = pin_ExecutorStart;

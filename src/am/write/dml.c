@@ -2,7 +2,7 @@
  *
  * dml.c
  *	  Writing row versions: insert, delete and update, with heap's
- *	  concurrency semantics (see forst_am.h for key locks; row locks are
+ *	  concurrency semantics (see write/key_locks.h for key locks; row locks are
  *	  in write/row_locks.c).
  *
  * Every write takes the key lock, looks at the key's newest non-aborted
@@ -222,7 +222,7 @@ static inline void
 pin_for_triggers(Relation rel)
 {
 	if (rel->trigdesc != NULL)
-		forst_pin_until_commit();
+		forst_slab_pin_until_commit();
 }
 
 /*
