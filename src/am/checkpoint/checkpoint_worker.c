@@ -35,6 +35,7 @@
 #include "am/checkpoint/checkpoint.h"
 #include "am/checkpoint/gc.h"
 #include "am/shmem/shmem.h"
+#include "am/base/bgw_xact.h"
 
 PGDLLEXPORT void forst_checkpoint_scheduler_main(Datum arg);
 PGDLLEXPORT void forst_checkpoint_worker_main(Datum arg);
@@ -161,6 +162,25 @@ forst_checkpoint_scheduler_main(Datum arg)
 	}
 }
 
+static void
+run_checkpoint(void *arg)
+{
+	(void) forst_checkpoint_run();
+}
+
+static void
+run_gc(void *arg)
+{
+	Oid			db = *(Oid *) arg;
+	ForstGcResult res;
+
+	forst_gc_run(&res);
+	if (res.objects_deleted > 0)
+		ereport(LOG,
+				(errmsg("forst: garbage collection deleted " INT64_FORMAT " objects (" INT64_FORMAT " bytes) of database %u",
+						res.objects_deleted, res.bytes_deleted, db)));
+}
+
 void
 forst_checkpoint_worker_main(Datum arg)
 {
@@ -170,33 +190,14 @@ forst_checkpoint_worker_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(db, InvalidOid, 0);
 
-	/* one checkpoint (its failure is recorded by forst_checkpoint_run) */
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, "forst checkpoint");
-	(void) forst_checkpoint_run();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-
-	/* then the garbage */
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, "forst garbage collection");
-	{
-		ForstGcResult res;
-
-		forst_gc_run(&res);
-		if (res.objects_deleted > 0)
-			ereport(LOG,
-					(errmsg("forst: garbage collection deleted " INT64_FORMAT " objects (" INT64_FORMAT " bytes) of database %u",
-							res.objects_deleted, res.bytes_deleted, db)));
-	}
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
-	proc_exit(0);
+	/*
+	 * One checkpoint (its failure is recorded by forst_checkpoint_run), then
+	 * the garbage; an error ends the worker with the error in the log.
+	 */
+	if (forst_run_in_xact("forst checkpoint", run_checkpoint, NULL) &&
+		forst_run_in_xact("forst garbage collection", run_gc, &db))
+		proc_exit(0);
+	proc_exit(1);
 }
 
 void

@@ -37,44 +37,38 @@
 #include "am/shmem/shmem.h"
 #include "am/base/stats.h"
 #include "am/wal/wal.h"
+#include "am/base/bgw_xact.h"
 
 PGDLLEXPORT void forst_compaction_worker_main(Datum arg);
+
+/* Every compaction due in one table. */
+static void
+compact_table(void *arg)
+{
+	ForstTableShared *ts = arg;
+
+	while (forst_compact_one(ts, InvalidTransactionId))
+	{
+		forst_stats_add(FS_COMPACTIONS, 1);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
 
 /* Compacts what is due in n tables; false if any compaction failed. */
 static bool
 compact_tables(const RelFileNode *rnodes, int n)
 {
 	int			k;
-	volatile bool ok = true;	/* set in PG_CATCH */
+	bool		ok = true;
 
 	for (k = 0; k < n; k++)
 	{
 		ForstTableShared *ts = forst_compact_begin(&rnodes[k]);
-		MemoryContext oldcxt = CurrentMemoryContext;
 
 		if (ts == NULL)
 			continue;
-		StartTransactionCommand();
-		PG_TRY();
-		{
-			PushActiveSnapshot(GetTransactionSnapshot());
-			while (forst_compact_one(ts, InvalidTransactionId))
-			{
-				forst_stats_add(FS_COMPACTIONS, 1);
-				CHECK_FOR_INTERRUPTS();
-			}
-			PopActiveSnapshot();
-			CommitTransactionCommand();
-		}
-		PG_CATCH();
-		{
-			MemoryContextSwitchTo(oldcxt);
-			EmitErrorReport();
-			FlushErrorState();
-			AbortCurrentTransaction();
+		if (!forst_run_in_xact(NULL, compact_table, ts))
 			ok = false;
-		}
-		PG_END_TRY();
 		forst_compact_end(ts);
 		CHECK_FOR_INTERRUPTS();
 	}

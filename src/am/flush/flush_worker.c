@@ -53,6 +53,7 @@
 #include "am/shmem/shmem.h"
 #include "am/base/stats.h"
 #include "am/wal/wal.h"
+#include "am/base/bgw_xact.h"
 
 PGDLLEXPORT void forst_flush_worker_main(Datum arg);
 
@@ -185,6 +186,34 @@ tables_to_flush(RelFileNode *rnodes, bool *more)
 	return n;
 }
 
+/* One table's flush (and, without compaction workers, compaction). */
+typedef struct FlushWork
+{
+	ForstTableShared *ts;
+	bool		flushed;		/* out: a memtable was written */
+} FlushWork;
+
+static void
+flush_table(void *arg)
+{
+	FlushWork  *w = arg;
+	int			slab;
+
+	while (forst_flush_one(w->ts, &slab))
+	{
+		retire(slab);
+		w->flushed = true;
+		CHECK_FOR_INTERRUPTS();
+	}
+	/* without compaction workers, compact here between flushes */
+	if (forst_compaction_workers == 0)
+		while (forst_compact_one(w->ts, InvalidTransactionId))
+		{
+			forst_stats_add(FS_COMPACTIONS, 1);
+			CHECK_FOR_INTERRUPTS();
+		}
+}
+
 /*
  * Flushes and compacts what is due in the next batch of tables; *more is
  * set if tables are left (the caller comes back at once, after freeing
@@ -201,43 +230,16 @@ flush_round(bool *more)
 
 	for (i = 0; i < n; i++)
 	{
-		ForstTableShared *ts = forst_flush_begin(&rnodes[i]);
-		MemoryContext oldcxt = CurrentMemoryContext;
+		FlushWork	w;
 
-		if (ts == NULL)
+		w.ts = forst_flush_begin(&rnodes[i]);
+		w.flushed = false;
+		if (w.ts == NULL)
 			continue;
-		StartTransactionCommand();
-		PG_TRY();
-		{
-			int			slab;
-
-			PushActiveSnapshot(GetTransactionSnapshot());
-			while (forst_flush_one(ts, &slab))
-			{
-				retire(slab);
-				flushed = true;
-				CHECK_FOR_INTERRUPTS();
-			}
-			/* without compaction workers, compact here between flushes */
-			if (forst_compaction_workers == 0)
-				while (forst_compact_one(ts, InvalidTransactionId))
-				{
-					forst_stats_add(FS_COMPACTIONS, 1);
-					CHECK_FOR_INTERRUPTS();
-				}
-			PopActiveSnapshot();
-			CommitTransactionCommand();
-		}
-		PG_CATCH();
-		{
-			MemoryContextSwitchTo(oldcxt);
-			EmitErrorReport();
-			FlushErrorState();
-			AbortCurrentTransaction();
+		if (!forst_run_in_xact(NULL, flush_table, &w))
 			ok = false;
-		}
-		PG_END_TRY();
-		forst_flush_end(ts);
+		flushed |= w.flushed;
+		forst_flush_end(w.ts);
 	}
 
 	/* WAL older than every unflushed entry is no longer needed by forst */

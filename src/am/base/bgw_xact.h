@@ -1,0 +1,26 @@
+/*-------------------------------------------------------------------------
+ *
+ * bgw_xact.h
+ *	  One unit of a background worker's work in a transaction of its own
+ *	  (base/bgw_xact.c): what the flush, compaction and checkpoint workers
+ *	  share.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_BASE_BGW_XACT_H
+#define FORST_BASE_BGW_XACT_H
+
+typedef void (*ForstXactWork) (void *arg);
+
+/*
+ * Runs work(arg) in a new transaction with an active snapshot, and commits.
+ * If work raises an ERROR, the error goes to the server log, the
+ * transaction is aborted and false is returned, so that the worker can go
+ * on with its next unit.  activity, if not NULL, is what pg_stat_activity
+ * shows meanwhile (idle again afterwards).  Not for use inside a
+ * transaction.
+ */
+extern bool forst_run_in_xact(const char *activity, ForstXactWork work,
+							  void *arg);
+
+#endif							/* FORST_BASE_BGW_XACT_H */
