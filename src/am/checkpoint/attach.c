@@ -152,15 +152,7 @@ find_borrowed(const FstManifest *base, const char *key, int *level, int *index)
 static void
 write_object(const char *key, const char *data, bool if_absent)
 {
-	FstError	err;
-	FstCode		rc;
-
-	if (if_absent)
-		rc = fst_objstore_put_if_absent(forst_objstore(), key, data, strlen(data), &err);
-	else
-		rc = fst_objstore_put(forst_objstore(), key, data, strlen(data), &err);
-	if (rc != FST_OK)
-		forst_report(rc, &err, psprintf("writing \"%s\"", key));
+	forst_object_put(key, data, strlen(data), if_absent);
 }
 
 /*

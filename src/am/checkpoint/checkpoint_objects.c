@@ -55,26 +55,14 @@ char *
 forst_checkpoint_get(const char *key, bool missing_ok)
 {
 	FstBuf		buf;
-	FstError	err;
-	FstCode		rc;
 	char	   *nl;
 	unsigned int version = 0;
 	unsigned long len;
 	unsigned int crc;
 	char	   *body;
 
-	fst_buf_init(&buf);
-	rc = fst_objstore_get(forst_objstore(), key, &buf, &err);
-	if (rc == FST_NOT_FOUND && missing_ok)
-	{
-		fst_buf_free(&buf);
+	if (!forst_object_get(key, &buf, missing_ok))
 		return NULL;
-	}
-	if (rc != FST_OK)
-	{
-		fst_buf_free(&buf);
-		forst_report(rc, &err, psprintf("reading \"%s\"", key));
-	}
 	nl = buf.len > 0 ? memchr(buf.data, '\n', Min(buf.len, 128)) : NULL;
 	if (nl != NULL &&
 		strncmp(buf.data, FORST_CKPT_MAGIC " ", strlen(FORST_CKPT_MAGIC) + 1) == 0 &&
@@ -196,18 +184,17 @@ pinned_ids(void)
 	for (i = 0; i < keys.n; i++)
 	{
 		FstBuf		buf;
-		FstError	err;
 		uint64		id;
 
-		fst_buf_init(&buf);
-		if (fst_objstore_get(forst_objstore(), keys.keys[i], &buf, &err) == FST_OK)
+		/* one deleted since the listing is no longer there */
+		if (forst_object_get(keys.keys[i], &buf, true))
 		{
 			char	   *s = pnstrdup(buf.data, buf.len);
 
 			if (sscanf(s, "checkpoint " UINT64_FORMAT, &id) == 1)
 				out = lappend(out, psprintf(UINT64_FORMAT, id));
+			fst_buf_free(&buf);
 		}
-		fst_buf_free(&buf);
 	}
 	return out;
 }

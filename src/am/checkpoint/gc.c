@@ -315,12 +315,12 @@ drop_stale_pins(List *tables)
 		char	   *text;
 		char	   *by;
 
-		fst_buf_init(&buf);
-		if (fst_objstore_get(forst_objstore(), keys.keys[i], &buf, &err) != FST_OK)
-		{
-			fst_buf_free(&buf);
+		/*
+		 * A pin deleted since the listing pins nothing; one that cannot be
+		 * read stops the collection (what it pins must not go).
+		 */
+		if (!forst_object_get(keys.keys[i], &buf, true))
 			continue;
-		}
 		text = pnstrdup(buf.data, buf.len);
 		fst_buf_free(&buf);
 		/* "pin <key>\nby <table prefix>\n" */

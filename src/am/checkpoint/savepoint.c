@@ -88,16 +88,17 @@ static void
 copy_object(const char *from, const char *to)
 {
 	FstBuf		buf;
-	FstError	err;
-	FstCode		rc;
 
-	fst_buf_init(&buf);
-	rc = fst_objstore_get(forst_objstore(), from, &buf, &err);
-	if (rc == FST_OK)
-		rc = fst_objstore_put(forst_objstore(), to, buf.data, buf.len, &err);
-	fst_buf_free(&buf);
-	if (rc != FST_OK)
-		forst_report(rc, &err, psprintf("copying \"%s\" to \"%s\"", from, to));
+	(void) forst_object_get(from, &buf, false);
+	PG_TRY();
+	{
+		forst_object_put(to, buf.data, buf.len, false);
+	}
+	PG_FINALLY();
+	{
+		fst_buf_free(&buf);
+	}
+	PG_END_TRY();
 }
 
 static char *

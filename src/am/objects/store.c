@@ -661,6 +661,37 @@ forst_manifest_publish(const RelFileNode *rnode, FstManifest *m)
 			 errhint("Another server may be writing this table's objects; check forst.remote_dir.")));
 }
 
+bool
+forst_object_get(const char *key, FstBuf *buf, bool missing_ok)
+{
+	FstError	err;
+	FstCode		rc;
+
+	fst_buf_init(buf);
+	rc = fst_objstore_get(forst_objstore(), key, buf, &err);
+	if (rc == FST_OK)
+		return true;
+	fst_buf_free(buf);
+	if (rc == FST_NOT_FOUND && missing_ok)
+		return false;
+	forst_report(rc, &err, psprintf("reading \"%s\"", key));
+	return false;				/* not reached */
+}
+
+void
+forst_object_put(const char *key, const void *data, size_t len, bool if_absent)
+{
+	FstError	err;
+	FstCode		rc;
+
+	if (if_absent)
+		rc = fst_objstore_put_if_absent(forst_objstore(), key, data, len, &err);
+	else
+		rc = fst_objstore_put(forst_objstore(), key, data, len, &err);
+	if (rc != FST_OK)
+		forst_report(rc, &err, psprintf("writing \"%s\"", key));
+}
+
 /*
  * Whether this server was started from a base backup (wal/backup.c keeps
  * the backup's start file under this name): its copy of the store may hold

@@ -39,6 +39,18 @@ extern FstObjStore *forst_objstore(void);
 /* This server was started from a base backup (see wal/backup.c). */
 #define FORST_RESTORED_FILE		"forst/restored_from_backup"
 
+/*
+ * Reading and writing one object, with the preamble every object store
+ * operation of the server shares: this backend's store, and a failure
+ * reported as a PostgreSQL error naming the object (base/report.c).
+ * forst_object_get fills buf (initialized here; fst_buf_free it) and
+ * returns true, or returns false if the object does not exist and
+ * missing_ok.  forst_object_put with if_absent fails if the key exists.
+ */
+extern bool forst_object_get(const char *key, FstBuf *buf, bool missing_ok);
+extern void forst_object_put(const char *key, const void *data, size_t len,
+							 bool if_absent);
+
 /* The handles this process has opened, or NULL (for statistics). */
 extern FstObjStore *forst_objstore_if_open(void);
 
