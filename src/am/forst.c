@@ -36,6 +36,7 @@
 #include "am/checkpoint/gc.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/rekey.h"
+#include "am/compact/compact.h"
 
 PG_MODULE_MAGIC;
 

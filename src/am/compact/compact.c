@@ -62,7 +62,7 @@
 #include "am/objects/disk_cache.h"
 #include "am/checkpoint/checkpoint.h"
 #include "am/expiry/expiry.h"
-#include "am/flush/flush.h"
+#include "am/compact/compact.h"
 #include "am/base/stats.h"
 #include "am/objects/store.h"
 #include "am/wal/wal.h"

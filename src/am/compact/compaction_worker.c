@@ -33,11 +33,11 @@
 #include "utils/snapmgr.h"
 
 #include "am/forst.h"
-#include "am/flush/flush.h"
 #include "am/shmem/shmem.h"
 #include "am/base/stats.h"
 #include "am/wal/wal.h"
 #include "am/base/bgw_xact.h"
+#include "am/compact/compact.h"
 
 PGDLLEXPORT void forst_compaction_worker_main(Datum arg);
 

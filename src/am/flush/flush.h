@@ -2,7 +2,7 @@
  *
  * flush.h
  *	  Flushing memtables to SST files (flush/flush.c) and the background
- *	  worker that does it (src/am/flush/flush_worker.c).
+ *	  worker that does it (flush/flush_worker.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -19,17 +19,6 @@
  */
 extern bool forst_flush_one(ForstTableShared *ts, int *retired_slab);
 
-/*
- * Runs one leveled compaction of the table's SST files if one is due, or
- * (freeze_xid valid) a rewrite of a file holding unfrozen xids older than
- * freeze_xid; false if there was none.  Same context as forst_flush_one.
- */
-extern bool forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid);
-
 extern void forst_flush_worker_register(void);
-
-/* src/am/compact/compaction_worker.c: the compaction workers */
-extern void forst_compaction_workers_register(void);
-extern void forst_wake_compaction_workers(void);
 
 #endif							/* FORST_FLUSH_H */

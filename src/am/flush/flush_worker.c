@@ -54,6 +54,7 @@
 #include "am/base/stats.h"
 #include "am/wal/wal.h"
 #include "am/base/bgw_xact.h"
+#include "am/compact/compact.h"
 
 PGDLLEXPORT void forst_flush_worker_main(Datum arg);
 

@@ -53,9 +53,9 @@
 #include "utils/wait_event.h"
 
 #include "am/forst.h"
-#include "am/flush/flush.h"
 #include "am/objects/store.h"
 #include "am/tableam/vacuum.h"
+#include "am/compact/compact.h"
 
 /* How long VACUUM waits for a flush of memtables holding old xids. */
 #define FLUSH_WAIT_MS		60000
