@@ -22,9 +22,8 @@
 #               (default 3, at most 30)
 #   --auto-checkpoints
 #               checkpoints by forst's checkpointer (forst.checkpoint_interval)
-#               while the job runs, instead of by the job between two batches;
-#               the failover run then fails while checkpoints miss rows that
-#               compaction expires under a later watermark (docs/pipeline.md)
+#               while the job runs, instead of by the job between two batches
+#               (docs/pipeline.md)
 #   --no-failover
 #               the uninterrupted run only
 #

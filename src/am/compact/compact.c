@@ -42,8 +42,8 @@
  * The new files and the next manifest version are uploaded before the
  * table's shared state switches to it.  The input files stay in the object
  * store: readers holding an older view (and TIDs into those files) may
- * still read them; deleting unreferenced files is garbage collection's job
- * (not built yet).
+ * still read them; deleting files that nothing references any more is
+ * garbage collection's job (checkpoint/gc.c).
  *
  *-------------------------------------------------------------------------
  */

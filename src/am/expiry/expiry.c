@@ -7,7 +7,7 @@
  *	  worker, and the SQL helpers behind forst.set_ttl(),
  *	  forst.advance_watermark() and the expiry columns of forst.tables.
  *
- * See expiry/expiry.h for the rules and docs/expiry.md for the user's view.
+ * See expiry/expiry.h for the rules and docs/windowed-state.md for the user's view.
  *
  * The TTL column must be a timestamp or timestamptz column among the first
  * FORST_EXPIRY_MAX_ATTNUM columns; it may be a key column or not.  The

@@ -2,7 +2,7 @@
  *
  * expiry.h
  *	  Expiry of windowed state: a per-table TTL and/or watermark on one
- *	  timestamp column (docs/expiry.md).
+ *	  timestamp column (docs/windowed-state.md).
  *
  * A row is expired when its TTL column is below the table's cutoff,
  *
