@@ -143,7 +143,6 @@ extern void fst_sst_writer_note_ttl(FstSstWriter *w, int64 ttl);
 
 /* Bytes written so far plus the block being built. */
 extern uint64 fst_sst_writer_estimated_size(const FstSstWriter *w);
-extern uint64 fst_sst_writer_num_entries(const FstSstWriter *w);
 /* Data blocks finished so far (the one being built not counted). */
 extern uint64 fst_sst_writer_num_data_blocks(const FstSstWriter *w);
 

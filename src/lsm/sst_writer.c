@@ -243,12 +243,6 @@ fst_sst_writer_estimated_size(const FstSstWriter *w)
 }
 
 uint64
-fst_sst_writer_num_entries(const FstSstWriter *w)
-{
-	return w->props.num_entries;
-}
-
-uint64
 fst_sst_writer_num_data_blocks(const FstSstWriter *w)
 {
 	return w->props.num_data_blocks;
