@@ -193,6 +193,9 @@ extern FstCode s3_status_error(S3Store *s, const S3Request *req,
 /* Backoff sleep before retry number "attempt" (0-based); interruptible. */
 extern FstCode s3_backoff(S3Store *s, int attempt, FstError *err);
 
+/* s3_retry.c: does an S3 error code (with its HTTP status) say "try again"? */
+extern bool s3_retriable_status(long status, const char *code);
+
 /* Is the store's interrupt callback asking to stop? */
 extern bool s3_interrupted(S3Store *s);
 
