@@ -16,6 +16,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/guc.h"
 
 #include "am/forst.h"
 #include "am/read/shared_blocks.h"
@@ -55,6 +56,8 @@ _PG_init(void)
 	forst_define_gucs();
 	forst_checkpoint_define_gucs();
 	forst_gc_init();
+	/* after every forst.* setting is defined: removes unknown ones */
+	MarkGUCPrefixReserved("forst");
 	forst_shmem_init();
 	forst_cache_init();
 	forst_blockshare_init();

@@ -300,8 +300,6 @@ forst_define_gucs(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
-	MarkGUCPrefixReserved("forst");
-
 	if (forst_memtable_memory_kb / forst_memtable_size_kb > 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
