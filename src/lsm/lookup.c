@@ -242,13 +242,13 @@ file_covers(const FstFileMeta *f, FstSlice user_part)
 }
 
 /*
- * Collects the files whose key range holds user_part into files (room for
- * every file of m): every such file of level 0, and of each deeper level
- * (sorted, not overlapping) the one or two (a key's versions may straddle
- * a file boundary) found by binary search.  Returns how many.
+ * Every file of level 0 whose key range holds user_part, and of each deeper
+ * level (sorted, not overlapping) the one or two (a key's versions may
+ * straddle a file boundary) found by binary search, newest first by highest
+ * sequence (see lookup.h).
  */
-static int
-candidate_files(const FstManifest *m, FstSlice user_part,
+int
+fst_lookup_candidates(const FstManifest *m, FstSlice user_part,
 				const FstFileMeta **files)
 {
 	int			n = 0;
@@ -285,6 +285,19 @@ candidate_files(const FstManifest *m, FstSlice user_part,
 				files[n++] = &lv->files[i].meta;
 		}
 	}
+	/* newest first by highest sequence (few files: insertion sort) */
+	for (int i = 1; i < n; i++)
+	{
+		const FstFileMeta *f = files[i];
+		int			j = i;
+
+		while (j > 0 && files[j - 1]->seq_max < f->seq_max)
+		{
+			files[j] = files[j - 1];
+			j--;
+		}
+		files[j] = f;
+	}
 	return n;
 }
 
@@ -309,21 +322,7 @@ files_lookup(LookupState *ls, FstSlice user_part, FstError *err)
 		if (files == NULL)
 			return fst_error(err, FST_NO_MEMORY, "out of memory");
 	}
-	n = candidate_files(m, user_part, files);
-
-	/* newest first by highest sequence (few files: insertion sort) */
-	for (int i = 1; i < n; i++)
-	{
-		const FstFileMeta *f = files[i];
-		int			j = i;
-
-		while (j > 0 && files[j - 1]->seq_max < f->seq_max)
-		{
-			files[j] = files[j - 1];
-			j--;
-		}
-		files[j] = f;
-	}
+	n = fst_lookup_candidates(m, user_part, files);
 
 	if (n > 0)
 	{

@@ -119,4 +119,12 @@ extern void fst_lookup_init(FstLookup *lk);
 extern FstCode fst_lookup_get(FstLookup *lk, FstSlice user_part,
 							  FstLookupHit *out, FstError *err);
 
+/*
+ * The files of m whose key range holds user_part, in the order a lookup asks
+ * them (newest first by highest sequence), into files (room for
+ * fst_manifest_total_files(m)); returns how many.
+ */
+extern int	fst_lookup_candidates(const FstManifest *m, FstSlice user_part,
+								  const FstFileMeta **files);
+
 #endif							/* FST_LOOKUP_H */

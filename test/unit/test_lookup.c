@@ -6,6 +6,7 @@
  */
 #include "memtable_testutil.h"
 #include "lookup.h"
+#include "lookup_plan.h"
 
 #define LK_MAX_FILES 4
 
@@ -441,6 +442,108 @@ FST_TEST(lookup_read_error_propagates)
 	fx.ids[2] = 99;
 	rc = fst_lookup_get(&lk, up(b, "e"), &h, &err);
 	CHECK_EQ_INT(rc, FST_NOT_FOUND);
+	lk_free(&fx);
+	fst_buf_free(&entry);
+}
+
+/*
+ * fst_lookup_plan_*: the files and blocks a batch of lookups will read are
+ * the ones fst_lookup_get then reads; keys a memtable holds or no file
+ * admits need none.
+ */
+FST_TEST(lookup_plan_names_the_reads)
+{
+	LkFixture	fx;
+	FstLookup	lk;
+	FstLookupHit h;
+	FstLookupPlan plan;
+	FstBuf		entry;
+	FstError	err;
+	FstMemtable *mts[1];
+	TestEntry	me;
+	uint32		ref;
+	char		bufs[6][16];
+	FstSlice	keys[6];
+	const char *names[6] = {"b", "d", "q", "zz", "e", "b"};
+
+	fst_buf_init(&entry);
+	CHECK_OK(lk_setup(&fx, &err), &err);
+	lk_init(&lk, &fx, &entry);
+	mts[0] = test_mt_create(1 << 20, 1);
+	CHECK(mts[0] != NULL);
+	ent(&me, "q", 70, FST_ENTRY_COMMITTED, 400, "m0");
+	CHECK_OK(mt_put(mts[0], &me, &ref, &err), &err);
+	lk.memtables = mts;
+	lk.nmemtables = 1;
+	for (int i = 0; i < 6; i++)
+		keys[i] = up(bufs[i], names[i]);
+
+	/* phase 1 opens no reader and names files 9, 8, 7, newest first */
+	fx.opened = 0;
+	CHECK_OK(fst_lookup_plan_files(&lk, keys, 6, &plan, &err), &err);
+	CHECK_EQ_INT(fx.opened, 0);
+	CHECK(plan.held[2] && !plan.held[0] && !plan.held[3]);
+	CHECK_EQ_INT(plan.keys_held, 1);
+	CHECK_EQ_INT(plan.nfiles, 3);
+	CHECK_EQ_INT(plan.files[0]->file_id, 9);
+	CHECK_EQ_INT(plan.files[1]->file_id, 8);
+	CHECK_EQ_INT(plan.files[2]->file_id, 7);
+
+	/*
+	 * phase 2: b and e in file 9 (one block: the file is small), d in file
+	 * 8 (file 9's range holds d, its filter rules it out); zz in no file;
+	 * q held; the duplicate b adds nothing
+	 */
+	CHECK_OK(fst_lookup_plan_blocks(&lk, keys, &plan, &err), &err);
+	CHECK_EQ_INT(plan.keys_absent, 1);
+	CHECK_EQ_INT(plan.nblocks, 2);
+	CHECK_EQ_INT(plan.blocks[0].file->file_id, 8);
+	CHECK_EQ_INT(plan.blocks[1].file->file_id, 9);
+	CHECK(plan.blocks[0].len > 0 && plan.blocks[1].len > 0);
+	CHECK(plan.bloom_negatives >= 1);
+	fst_lookup_plan_free(&plan);
+	CHECK(plan.held == NULL && plan.blocks == NULL && plan.files == NULL);
+
+	/* every key of level 2's range: the planned block is the one read */
+	lk.memtables = NULL;
+	lk.nmemtables = 0;
+	for (int c = 0; c < 26; c++)
+	{
+		char		k[2] = {(char) ('a' + c), 0};
+		FstSlice	key = up(bufs[0], k);
+		uint64		off,
+					len;
+		int			fi;
+
+		CHECK_OK(fst_lookup_plan_files(&lk, &key, 1, &plan, &err), &err);
+		CHECK_OK(fst_lookup_plan_blocks(&lk, &key, &plan, &err), &err);
+		CHECK_OK(fst_lookup_get(&lk, key, &h, &err), &err);
+		CHECK(h.found && h.in_sst);
+		CHECK_EQ_INT(plan.nblocks, 1);
+		CHECK_EQ_INT(plan.blocks[0].file->file_id, h.file->file_id);
+		for (fi = 0; fi < fx.nfiles && fx.ids[fi] != h.file->file_id; fi++)
+			;
+		CHECK(fi < fx.nfiles);
+		CHECK(fst_sst_block_for(fx.r[fi], key, &off, &len));
+		CHECK_EQ_INT(plan.blocks[0].offset, off);
+		CHECK_EQ_INT(plan.blocks[0].len, len);
+		fst_lookup_plan_free(&plan);
+	}
+
+	/* an empty batch, and a batch over no files */
+	CHECK_OK(fst_lookup_plan_files(&lk, keys, 0, &plan, &err), &err);
+	CHECK_OK(fst_lookup_plan_blocks(&lk, keys, &plan, &err), &err);
+	CHECK_EQ_INT(plan.nblocks, 0);
+	fst_lookup_plan_free(&plan);
+	lk.manifest = NULL;
+	CHECK_OK(fst_lookup_plan_files(&lk, keys, 6, &plan, &err), &err);
+	CHECK_OK(fst_lookup_plan_blocks(&lk, keys, &plan, &err), &err);
+	CHECK_EQ_INT(plan.nfiles, 0);
+	CHECK_EQ_INT(plan.nblocks, 0);
+	CHECK_EQ_INT(plan.keys_absent, 6);
+	fst_lookup_plan_free(&plan);
+
+	test_mt_free(mts[0]);
 	lk_free(&fx);
 	fst_buf_free(&entry);
 }
