@@ -17,7 +17,8 @@
 #            servers sharing the bucket (t/013: restore, clone, split,
 #            merge, claim, gc checked with the aws CLI),
 #            t/s3/*.pl (settings, errors, cancel, faults injected by
-#            scripts/s3-fault-proxy.py, an outage under load of
+#            scripts/s3-fault-proxy.py, prefetch, batched upserts against a heap
+#            twin under concurrent writers, an outage under load of
 #            FORST_S3_OUTAGE_SECONDS, default 300, --quick 60), and the
 #            objects forst wrote,
 #            downloaded with the aws CLI, checked by build/forst-sst-verify.

@@ -30,6 +30,7 @@
 #include "am/objects/disk_cache.h"
 #include "am/expiry/expiry.h"
 #include "am/flush/flush.h"
+#include "am/write/batch_lookup.h"
 #include "am/write/onconflict.h"
 #include "am/shmem/shmem.h"
 #include "am/base/stats.h"
@@ -65,6 +66,7 @@ _PG_init(void)
 	forst_stats_view_init();
 	forst_utility_init();
 	forst_onconflict_init();
+	forst_batch_lookup_init();
 	forst_relinfo_init();
 	forst_register_key_lender(forst_migrate_borrowed_key);
 	forst_register_key_lender(forst_rekey_borrowed_key);

@@ -41,6 +41,8 @@ extern int	forst_sst_reader_memory_kb;
 extern int	forst_target_file_size_kb;
 extern int	forst_shared_block_cache_size_kb;
 extern bool forst_scan_prefetch;
+extern bool forst_batch_lookups;
+extern int	forst_batch_lookup_rows;
 extern char *forst_cache_dir;
 extern int	forst_cache_size_kb;
 extern int	forst_cache_chunk_size_kb;

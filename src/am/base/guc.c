@@ -43,6 +43,8 @@ int			forst_block_cache_size_kb = 16 * 1024;
 int			forst_sst_reader_memory_kb = 64 * 1024;
 int			forst_target_file_size_kb = 64 * 1024;
 bool		forst_scan_prefetch = true;
+bool		forst_batch_lookups = true;
+int			forst_batch_lookup_rows = 1024;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = -1;
 int			forst_cache_chunk_size_kb = 8;
@@ -247,6 +249,28 @@ forst_define_gucs(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("forst.batch_lookups",
+							 "INSERT ... ON CONFLICT into a forst table reads its input ahead "
+							 "in batches and fetches the blocks of the batch's keys in parallel.",
+							 "Applies to s3:// stores with a disk cache (forst.cache_size > 0): "
+							 "otherwise each key whose block is not cached waits for one ranged "
+							 "GET after another.  Taken at planning and at the start of execution.",
+							 &forst_batch_lookups,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.batch_lookup_rows",
+							"Input rows an INSERT ... ON CONFLICT reads ahead per batch "
+							"(forst.batch_lookups).",
+							"A batch also ends when its rows take work_mem.",
+							&forst_batch_lookup_rows,
+							1024, 1, 65536,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("forst.compaction_workers",
 							"Background workers that compact SST files.",

@@ -10,6 +10,11 @@
  * first names all of them, and fst_diskcache_prefetch fetches the missing
  * ones in parallel; the cursors' reads then hit the disk cache.
  *
+ * A batch of point lookups (an INSERT ... ON CONFLICT of many rows,
+ * write/batch_lookup.c) works the same way, in the engine's two phases
+ * (lsm/lookup_plan.h): the files its keys may be in, whose metadata is
+ * fetched first, then the block each key's lookup will read first.
+ *
  * The metadata of a file is its tail: footer, index, properties and bloom
  * filter, about 1% of a file of 200-byte rows (a filter of 10 bits and an
  * index entry per 8 kB block).  Its size is not known before the footer is
@@ -30,6 +35,7 @@
 #include "am/shmem/shmem.h"
 #include "am/objects/store.h"
 #include "am/read/sst_readers.h"
+#include "lsm/lookup_plan.h"
 
 #define TAIL_MIN	(64 * 1024)
 
@@ -194,4 +200,80 @@ forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 	pfree(files);
 	pfree(lobuf);
 	pfree(hibuf);
+}
+
+/* The plan's reader: the view's, opened (and cached) by read/sst_readers.c */
+static FstCode
+plan_reader(void *arg, const FstFileMeta *f, FstSstReader **r, FstError *err)
+{
+	const ForstTableView *view = arg;
+
+	*r = forst_sst_reader(&view->rnode, f);
+	return FST_OK;
+}
+
+void
+forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
+					ForstPrefetchKeysStats *st)
+{
+	ForstTableView view;
+	FstMemtable *mts[lengthof(view.slabs)];
+	FstLookup	lk;
+	FstLookupPlan plan;
+	FstError	err;
+	FstCode		rc;
+
+	if (n <= 0 || !forst_prefetch_possible())
+		return;
+	forst_table_view(forst_table_shared(&rel->rd_node, true), &rel->rd_node, &view);
+	for (int i = 0; i < view.nslabs; i++)
+		mts[i] = forst_slab_memtable(view.slabs[i]);
+	fst_lookup_init(&lk);
+	lk.memtables = mts;
+	lk.nmemtables = view.nslabs;
+	lk.manifest = view.manifest;
+	lk.reader = plan_reader;
+	lk.reader_arg = &view;
+
+	memset(&plan, 0, sizeof(plan));
+	PG_TRY();
+	{
+		rc = fst_lookup_plan_files(&lk, keys, n, &plan, &err);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "planning a batch of key lookups");
+		/* FstManifestFile begins with its FstFileMeta */
+		forst_prefetch_metadata(&rel->rd_node,
+								(const FstManifestFile *const *) plan.files,
+								plan.nfiles);
+		rc = fst_lookup_plan_blocks(&lk, keys, &plan, &err);
+		if (rc != FST_OK)
+			forst_report(rc, &err, "planning a batch of key lookups");
+		if (plan.nblocks > 0)
+		{
+			ForstPrefetchRange *ranges = palloc(sizeof(ForstPrefetchRange) * plan.nblocks);
+
+			for (int i = 0; i < plan.nblocks; i++)
+			{
+				ranges[i].file = (const FstManifestFile *) plan.blocks[i].file;
+				ranges[i].offset = plan.blocks[i].offset;
+				ranges[i].len = plan.blocks[i].len;
+			}
+			forst_prefetch_ranges(&rel->rd_node, ranges, plan.nblocks);
+			pfree(ranges);
+		}
+		if (st != NULL)
+		{
+			st->batches++;
+			st->keys += n;
+			st->keys_held += plan.keys_held;
+			st->keys_absent += plan.keys_absent;
+			st->files += plan.nfiles;
+			st->blocks += plan.nblocks;
+		}
+	}
+	PG_FINALLY();
+	{
+		fst_lookup_plan_free(&plan);
+	}
+	PG_END_TRY();
 }

@@ -53,4 +53,25 @@ extern void forst_prefetch_metadata(const RelFileNode *rnode,
 extern void forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 									   FstSlice lo, FstSlice hi);
 
+/* What forst_prefetch_keys found and did, added to by each call. */
+typedef struct ForstPrefetchKeysStats
+{
+	uint64		batches;		/* calls that planned (prefetch possible) */
+	uint64		keys;
+	uint64		keys_held;		/* a memtable holds a version: no read */
+	uint64		keys_absent;	/* no file's range or filter admits the key */
+	uint64		files;			/* files whose metadata was asked for */
+	uint64		blocks;			/* distinct blocks asked for */
+} ForstPrefetchKeysStats;
+
+/*
+ * Before the point lookups of a batch of keys (user parts: key group + user
+ * key) in rel: the metadata of the files they will open, then the data
+ * block each will read first, fetched together in parallel into the disk
+ * cache (src/lsm/lookup_plan.h).  A hint like every prefetch: the lookups
+ * then run as before and find the blocks cached.  st may be NULL.
+ */
+extern void forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
+								ForstPrefetchKeysStats *st);
+
 #endif							/* FORST_PREFETCH_H */
