@@ -21,6 +21,8 @@ up, decides what happens:
   cut       forward half of the request body, then reset both connections
             (an upload that dies half-way)
   stall     hold the connection without forwarding, until the rules change
+  delay     wait "ms" (20) milliseconds, then forward as usual: a store's
+            first-byte latency (not logged)
 
 Use counts are kept per rule index while RULES_FILE is unchanged.  Every
 injected fault appends "ACTION METHOD TARGET" to LOG_FILE.  Prints
@@ -138,6 +140,9 @@ def handle(client, upstream_port, rules_file, log_file):
         length = int(header(head, b"content-length") or 0)
         rule = pick(rules_file, method, target)
         action = rule["action"] if rule else "pass"
+        if action == "delay":
+            time.sleep(float(rule.get("ms", 20)) / 1000.0)
+            action = "pass"
         if action != "pass":
             log(log_file, "%s %s %s" % (action, method, target))
         if action == "stall":

@@ -57,6 +57,8 @@ typedef struct FstS3Config
 	int			low_speed_time_s;	/* abort an attempt that moves less than
 									 * 1 KiB/s for this long (default 15) */
 	int			max_retries;	/* retries after the first attempt (5) */
+	int			parallel_gets;	/* ranged GETs in flight in one batch (16;
+								 * 1 .. FST_S3_MAX_PARALLEL_GETS) */
 	int			retry_base_ms;	/* first backoff cap (100) */
 	int			retry_max_ms;	/* largest backoff cap (5000) */
 
@@ -64,6 +66,8 @@ typedef struct FstS3Config
 	uint64		multipart_threshold;
 	uint64		part_size;		/* 5 MiB .. 5 GiB (default 8 MiB) */
 } FstS3Config;
+
+#define FST_S3_MAX_PARALLEL_GETS 64
 
 /* The defaults documented above; all strings NULL. */
 extern void fst_s3_config_defaults(FstS3Config *cfg);

@@ -66,6 +66,7 @@ fst_s3_config_defaults(FstS3Config *cfg)
 	cfg->request_timeout_ms = 60000;
 	cfg->low_speed_time_s = 15;
 	cfg->max_retries = 5;
+	cfg->parallel_gets = 16;
 	cfg->retry_base_ms = 100;
 	cfg->retry_max_ms = 5000;
 	cfg->multipart_threshold = UINT64CONST(16) << 20;
@@ -281,6 +282,7 @@ fst_objstore_s3_open(const FstObjUrl *url, const char *url_text,
 	s->request_timeout_ms = Max(cfg->request_timeout_ms, 1);
 	s->low_speed_time_s = Max(cfg->low_speed_time_s, 1);
 	s->max_retries = Max(cfg->max_retries, 0);
+	s->parallel_gets = Min(Max(cfg->parallel_gets, 1), FST_S3_MAX_PARALLEL_GETS);
 	s->retry_base_ms = Max(cfg->retry_base_ms, 1);
 	s->retry_max_ms = Max(cfg->retry_max_ms, s->retry_base_ms);
 	s->multipart_threshold = cfg->multipart_threshold;

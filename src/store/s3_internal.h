@@ -19,7 +19,6 @@
 
 #define S3_ERRBODY_MAX	(64 * 1024) /* error bodies kept, bytes */
 #define S3_DELETE_MAX	1000	/* keys per DeleteObjects request */
-#define S3_PARALLEL_GETS 8		/* ranged GETs in flight in get_ranges */
 #define S3_WRITER_META	"x-amz-meta-forst-writer"
 #define WRITER_ID_BYTES 16		/* random bytes of a writer id */
 #define MD5_B64_LEN		25		/* Content-MD5 value, with NUL */
@@ -45,13 +44,16 @@ typedef struct S3Store
 	int			request_timeout_ms;
 	int			low_speed_time_s;
 	int			max_retries;
+	int			parallel_gets;	/* ranged GETs in flight in get_ranges */
 	int			retry_base_ms;
 	int			retry_max_ms;
 	uint64		multipart_threshold;
 	uint64		part_size;
 	void	   *curl;			/* CURL *, reused: keeps connections alive */
 	void	   *multi;			/* CURLM * of get_ranges (s3_multi.c), and */
-	void	   *easies[S3_PARALLEL_GETS];	/* its easy handles, created lazily */
+	void	   *easies[FST_S3_MAX_PARALLEL_GETS];	/* its easy handles, created
+													 * lazily, parallel_gets of
+													 * them */
 	uint64		rng;			/* backoff jitter */
 } S3Store;
 
@@ -135,7 +137,7 @@ extern void s3_range_get_init(S3RangeGet *g, const char *full, const char *key,
 
 /* ---- s3_multi.c -------------------------------------------------------- */
 
-/* get_ranges: up to S3_PARALLEL_GETS ranged GETs at once over curl multi. */
+/* get_ranges: up to parallel_gets ranged GETs at once over curl multi. */
 extern FstCode s3_get_ranges(FstObjStore *store, FstObjRange *ranges, int n,
 							 FstError *err);
 extern FstCode s3_get_range(FstObjStore *store, const char *key, uint64 offset,

@@ -2,7 +2,7 @@
  *
  * s3_multi.c
  *	  get_ranges of the s3:// store: a batch of ranged GETs sent in
- *	  parallel, at most S3_PARALLEL_GETS at a time, over one curl multi
+ *	  parallel, at most parallel_gets (forst.s3_parallel_gets) at a time, over one curl multi
  *	  handle (its easy handles and their connections are kept by the store
  *	  between batches).
  *
@@ -47,7 +47,7 @@ s3_multi_close(S3Store *s)
 {
 	int			i;
 
-	for (i = 0; i < S3_PARALLEL_GETS; i++)
+	for (i = 0; i < FST_S3_MAX_PARALLEL_GETS; i++)
 	{
 		if (s->easies[i])
 			curl_easy_cleanup(s->easies[i]);
@@ -65,7 +65,7 @@ ensure_handles(S3Store *s)
 
 	if (s->multi == NULL && (s->multi = curl_multi_init()) == NULL)
 		return false;
-	for (i = 0; i < S3_PARALLEL_GETS; i++)
+	for (i = 0; i < s->parallel_gets; i++)
 		if (s->easies[i] == NULL && (s->easies[i] = curl_easy_init()) == NULL)
 			return false;
 	return true;
@@ -148,7 +148,7 @@ FstCode
 s3_get_ranges(FstObjStore *store, FstObjRange *ranges, int n, FstError *err)
 {
 	S3Store    *s = (S3Store *) store;
-	Slot		slots[S3_PARALLEL_GETS];
+	Slot		slots[FST_S3_MAX_PARALLEL_GETS];
 	bool	   *again;
 	bool		interrupted = false;
 	FstCode		first = FST_OK;
@@ -166,7 +166,7 @@ s3_get_ranges(FstObjStore *store, FstObjRange *ranges, int n, FstError *err)
 			again[i] = true;
 		next = n;
 	}
-	for (i = 0; i < S3_PARALLEL_GETS; i++)
+	for (i = 0; i < s->parallel_gets; i++)
 	{
 		memset(&slots[i], 0, sizeof(Slot));
 		slots[i].idx = -1;
@@ -180,7 +180,7 @@ s3_get_ranges(FstObjStore *store, FstObjRange *ranges, int n, FstError *err)
 					left;
 
 		/* fill free slots */
-		for (i = 0; i < S3_PARALLEL_GETS && next < n; i++)
+		for (i = 0; i < s->parallel_gets && next < n; i++)
 		{
 			if (slots[i].idx >= 0)
 				continue;
@@ -198,7 +198,7 @@ s3_get_ranges(FstObjStore *store, FstObjRange *ranges, int n, FstError *err)
 		{
 			if (msg->msg != CURLMSG_DONE)
 				continue;
-			for (i = 0; i < S3_PARALLEL_GETS; i++)
+			for (i = 0; i < s->parallel_gets; i++)
 			{
 				Slot	   *sl = &slots[i];
 
@@ -222,7 +222,7 @@ s3_get_ranges(FstObjStore *store, FstObjRange *ranges, int n, FstError *err)
 	}
 
 	/* transfers still in the multi handle: stopped, sent again or dropped */
-	for (i = 0; i < S3_PARALLEL_GETS; i++)
+	for (i = 0; i < s->parallel_gets; i++)
 	{
 		bool		ignore = false;
 

@@ -139,17 +139,25 @@ FST_TEST(s3config_explicit)
 
 	fst_s3_config_defaults(&cfg);
 	CHECK(cfg.path_style == -1 && cfg.max_retries == 5);
+	CHECK(cfg.parallel_gets == 16);
 	CHECK(cfg.part_size == (uint64) 8 << 20);
 	CHECK_OK(fst_objstore_parse_url("s3://bucket/x", &u, &err), &err);
 	cfg.endpoint = "http://[::1]:9000";
 	cfg.access_key = "AK";
 	cfg.secret_key = "SK";
 	cfg.max_retries = -3;
+	cfg.parallel_gets = 1000;
 	CHECK_OK(fst_objstore_s3_open(&u, "s3://bucket/x", &cfg, &store, &err), &err);
 	s = (S3Store *) store;
 	CHECK(strcmp(s->base_url, "http://[::1]:9000") == 0);
 	CHECK(strcmp(s->path_base, "/bucket") == 0);
 	CHECK(s->max_retries == 0);
+	/* parallel GETs: clamped to 1 .. FST_S3_MAX_PARALLEL_GETS */
+	CHECK(s->parallel_gets == FST_S3_MAX_PARALLEL_GETS);
+	fst_objstore_close(store);
+	cfg.parallel_gets = 0;
+	CHECK_OK(fst_objstore_s3_open(&u, "s3://bucket/x", &cfg, &store, &err), &err);
+	CHECK(((S3Store *) store)->parallel_gets == 1);
 	fst_objstore_close(store);
 	cfg.part_size = 1000;
 	CHECK(fst_objstore_s3_open(&u, "s3://bucket/x", &cfg, &store, &err) == FST_INVALID_ARGUMENT);

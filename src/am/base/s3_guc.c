@@ -39,6 +39,7 @@ char	   *forst_s3_ca_path = NULL;
 int			forst_s3_connect_timeout_ms = 5000;
 int			forst_s3_request_timeout_ms = 60000;
 int			forst_s3_max_retries = 5;
+int			forst_s3_parallel_gets = 16;
 
 /* bumped by every assignment of a reloadable setting */
 uint32		forst_s3_settings_generation = 0;
@@ -266,6 +267,17 @@ forst_define_s3_gucs(void)
 							PGC_SIGHUP,
 							0,
 							NULL, assign_int, NULL);
+
+	DefineCustomIntVariable("forst.s3_parallel_gets",
+							"Ranged GETs in flight at once when forst fetches a batch of "
+							"ranges (prefetch, batched lookups, prewarm).",
+							"Each backend or worker that fetches a batch opens up to this "
+							"many connections to the store.",
+							&forst_s3_parallel_gets,
+							16, 1, FST_S3_MAX_PARALLEL_GETS,
+							PGC_SIGHUP,
+							0,
+							NULL, assign_int, NULL);
 }
 
 void
@@ -291,5 +303,6 @@ forst_s3_config(FstS3Config *cfg)
 	cfg->connect_timeout_ms = forst_s3_connect_timeout_ms;
 	cfg->request_timeout_ms = forst_s3_request_timeout_ms;
 	cfg->max_retries = forst_s3_max_retries;
+	cfg->parallel_gets = forst_s3_parallel_gets;
 	fst_s3_config_from_env(cfg);
 }
