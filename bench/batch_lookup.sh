@@ -14,8 +14,9 @@
 #                  did (at most rows / K runs)
 #   --latencies L  milliseconds added before each request by
 #                  scripts/s3-fault-proxy.py (a "delay" rule) between forst
-#                  and the S3 server; 0 = the proxy adds nothing (default
-#                  "0 10"; AWS S3's first-byte latency is 10-30 ms)
+#                  and the S3 server, or "direct": no proxy (the proxy
+#                  itself costs a connection per request; default
+#                  "direct 10"; AWS S3's first-byte latency is 10-30 ms)
 #   --modes M      off: forst.batch_lookups = off; on-P: on, with
 #                  forst.s3_parallel_gets = P (default "off on-8 on-16 on-32")
 #   --rounds R     rounds (default 2); each round runs every mode once per
@@ -30,8 +31,8 @@
 #   INSERT INTO t SELECT k, 1, '' FROM <K keys, every (N / K)th> ON CONFLICT
 #   (k) DO UPDATE SET n = t.n + 1
 # with psql's \timing (run i: keys i, i + N/K, ...; never the keys of an
-# earlier run), then a checkpoint of forst (the upserted rows go to an SST
-# file, so that the next run starts from the store again).  Its answer is
+# earlier run, whose rows stay in the memtable: no run flushes, so no
+# compaction runs during the runs).  Its answer is
 # checked: after each run every upserted key's n is 1.
 # Reported per run: seconds, synchronous cache misses (reads that waited
 # for the store one by one) and ranged GETs, from forst.stats; and per
@@ -46,7 +47,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 rows=400000
 keys=2000
-latencies="0 10"
+latencies="direct 10"
 modes="off on-8 on-16 on-32"
 rounds=2
 while [ $# -gt 0 ]; do
@@ -118,7 +119,6 @@ unix_socket_directories = '$work'
 port = $port
 wal_level = replica
 forst.remote_dir = 's3://$S3_BUCKET/bench-batch-$ts'
-forst.s3_endpoint = 'http://127.0.0.1:$proxy_port'
 forst.s3_access_key_id = '$AWS_ACCESS_KEY_ID'
 forst.s3_secret_access_key = '$AWS_SECRET_ACCESS_KEY'
 forst.cache_size = '1GB'
@@ -131,8 +131,13 @@ start() { pg pg_ctl -D "$data" -l "$work/log" -w start >/dev/null; }
 stop() { pg pg_ctl -D "$data" -m fast -w stop >/dev/null; }
 set_mode()
 {
-	local m=$1
+	local m=$1 lat=$2
 	{
+		if [ "$lat" = direct ]; then
+			echo "forst.s3_endpoint = '$S3_ENDPOINT'"
+		else
+			echo "forst.s3_endpoint = 'http://127.0.0.1:$proxy_port'"
+		fi
 		if [ "$m" = off ]; then
 			echo "forst.batch_lookups = off"
 		else
@@ -143,7 +148,7 @@ set_mode()
 }
 
 set_latency 0
-set_mode off
+set_mode off direct
 start
 sql "CREATE EXTENSION forst"
 sql "CREATE TABLE t (k bigint PRIMARY KEY, n bigint NOT NULL, payload text NOT NULL) USING forst"
@@ -154,14 +159,26 @@ for ((lo = 1; lo <= rows; lo += step)); do
 	sql "INSERT INTO t SELECT g, 0, md5(g::text) || md5((g + 1)::text) || md5((g + 2)::text) || md5((g + 3)::text) || md5((g + 4)::text) || md5((g + 5)::text) || md5((g + 6)::text) || md5((g + 7)::text) || md5((g + 8)::text) FROM generate_series($lo, $hi) g" >/dev/null
 done
 sql "SELECT forst.checkpoint()" >/dev/null
-# compactions settle: the file count stays the same for 4 s
-prev=-1
-for _ in $(seq 60); do
-	n=$(sql "SELECT count(*) FROM forst.table_files('t')")
-	[ "$n" = "$prev" ] && break
-	prev=$n
-	sleep 4
-done
+# compactions settle: the files and the count of finished compactions stay
+# the same for 12 s (a compaction in flight changes neither until it ends;
+# one running during a run would read through the cache)
+settle()
+{
+	local prev="" same=0 cur _
+	for _ in $(seq 150); do
+		cur=$(sql "SELECT (SELECT string_agg(file_id::text, ',' ORDER BY file_id) FROM forst.table_files('t')) || '/' || (SELECT compactions FROM forst.stats)")
+		if [ "$cur" = "$prev" ]; then
+			same=$((same + 1))
+			[ "$same" -ge 3 ] && return 0
+		else
+			same=0
+		fi
+		prev=$cur
+		sleep 4
+	done
+}
+settle
+n=$(sql "SELECT count(*) FROM forst.table_files('t')")
 sst_bytes=$(sql "SELECT sum(size) FROM forst.table_files('t')")
 log "SST files: $n, $sst_bytes bytes"
 every=$((rows / keys))
@@ -183,8 +200,8 @@ for ((r = 1; r <= rounds; r++)); do
 			run=$((run + 1))
 			stop
 			rm -rf "$data/forst/cache"
-			set_mode "$m"
-			set_latency "$lat"
+			set_mode "$m" "$lat"
+			[ "$lat" = direct ] || set_latency "$lat"
 			start
 			for _ in $(seq 100); do [ "$(sql "SELECT cache_ready FROM forst.stats")" = t ] && break; sleep 0.1; done
 			sql "SELECT forst.stats_reset()" >/dev/null
@@ -195,7 +212,6 @@ for ((r = 1; r <= rounds; r++)); do
 			bad=$(sql "SELECT count(*) FROM generate_series($run, $rows, $every) g LEFT JOIN t ON t.k = g WHERE t.n IS DISTINCT FROM 1")
 			[ "$bad" = 0 ] || die "run $run ($m, ${lat} ms): $bad upserted rows do not hold n = 1"
 			set_latency 0
-			sql "SELECT forst.checkpoint()" >/dev/null
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$lat" "$m" "$secs" "$misses" "$gets" \
 				"$(cut -d' ' -f1 /proc/loadavg)" >>"$tsv"
 			log "round $r, ${lat} ms, $m: ${secs} s, $misses synchronous misses, $gets ranged GETs"
@@ -215,11 +231,12 @@ done
 			for (i in row) { split(row[i], f, "\t"); if (f[3] == "off") off[f[1] "\t" f[2]] = f[4] }
 			for (i in row) { split(row[i], f, "\t"); if (f[3] != "off" && off[f[1] "\t" f[2]] > 0) { k = f[2] "\t" f[3]; s[k] = s[k] " " off[f[1] "\t" f[2]] / f[4] } }
 			for (k in t) print k "\t" t[k] "\t" ms[k] "\t" g[k] "\t" s[k]
-		}' "$tsv" | sort -t$'\t' -k1,1n -k2,2 |
+		}' "$tsv" | sort -t$'\t' -k1,1 -k2,2V |
 		while IFS=$'\t' read -r lat m times misses gets speedups; do
 			med() { printf '%s\n' $1 | sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 			sp=$( [ -n "$speedups" ] && printf '%.1fx' "$(med "$speedups")" || echo "1.0x")
-			printf '| %s ms | %s | %s | %s | %s | %s |\n' "$lat" "$m" "$(med "$times")" "$misses" "$gets" "$sp"
+			[ "$lat" = direct ] || lat="$lat ms"
+			printf '| %s | %s | %s | %s | %s | %s |\n' "$lat" "$m" "$(med "$times")" "$misses" "$gets" "$sp"
 		done
 } >"$md"
 cat "$md"
