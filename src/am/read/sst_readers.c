@@ -387,9 +387,21 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 		ctl.hcxt = TopMemoryContext;
 		reader_cache = hash_create("forst SST readers", 256, &ctl,
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		block_cache = fst_block_cache_create((size_t) forst_block_cache_size_kb * 1024);
-		if (block_cache == NULL)
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+
+		/*
+		 * Only backends keep blocks of their own.  Compaction reads each
+		 * block of its inputs once, just before the files go, and the
+		 * other workers (flush, checkpoints, autovacuum's ANALYZE,
+		 * parallel workers) read little or only once: a cache there
+		 * only held up to forst.block_cache_size of dead blocks for the
+		 * life of the process.
+		 */
+		if (MyBackendType == B_BACKEND)
+		{
+			block_cache = fst_block_cache_create((size_t) forst_block_cache_size_kb * 1024);
+			if (block_cache == NULL)
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
 	}
 	readers_new_xact();
 	if ((e = reader_front_get(rnode, file->file_id)) != NULL)
