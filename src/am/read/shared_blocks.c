@@ -302,7 +302,7 @@ forget_record(const SbcRecord *rec)
 	LWLockRelease(part_lock(hash));
 }
 
-void
+bool
 forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 					 const char *data, size_t len)
 {
@@ -314,6 +314,7 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 	uint32		evict;
 	uint32		i;
 	bool		found;
+	bool		stored = false;
 
 	/*
 	 * Only queries fill it: compaction reads every block of files that are
@@ -322,7 +323,7 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 	 */
 	if (!forst_blockshare_enabled() || MyBackendType != B_BACKEND ||
 		len == 0 || len > sbc->capacity / 4 || len > PG_UINT32_MAX)
-		return;
+		return false;
 	make_key(&key, cache_id, offset);
 	hash = get_hash_value(sbc_hash, &key);
 
@@ -332,7 +333,7 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 	found = e != NULL && e->pos >= pg_atomic_read_u64(&sbc->valid_from);
 	LWLockRelease(part_lock(hash));
 	if (found)
-		return;
+		return true;
 
 	LWLockAcquire(sbc->alloc_lock, LW_EXCLUSIVE);
 	pos = sbc->head;
@@ -389,9 +390,11 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 			e->pos = pos;
 			e->len = (uint32) len;
 			pg_atomic_fetch_add_u64(&sbc->inserts, 1);
+			stored = true;
 		}
 	}
 	LWLockRelease(part_lock(hash));
+	return stored;
 }
 
 static void

@@ -33,7 +33,7 @@ extern bool forst_blockshare_enabled(void);
 /* FstSstReadOptions.shared_get / shared_put (arg unused). */
 extern bool forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 								 char **data, size_t *len);
-extern void forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
+extern bool forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 								 const char *data, size_t len);
 
 /*
