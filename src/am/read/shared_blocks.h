@@ -37,6 +37,13 @@ extern bool forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 								 const char *data, size_t len);
 
 /*
+ * The files of these cache ids (FstSstReadOptions.cache_id) are gone: drops
+ * their blocks and gives the ring's pages that held only those back to the
+ * kernel.
+ */
+extern void forst_blockshare_forget_files(const uint64 *cache_ids, int n);
+
+/*
  * FstSstReadOptions.shared_peek: fn reads a block where it lies in the
  * ring; the write position is checked after it, as for a copy.
  */
