@@ -177,11 +177,17 @@ typedef struct FstSstReadOptions
 	 * shared between processes (the table AM keeps it in shared memory).
 	 * shared_get returns true with *data an fst_malloc'ed copy of the
 	 * contents (as rewrite_entry left them) stored under (cache_id, offset);
-	 * shared_put offers contents read from the source (it copies them).
+	 * shared_put offers contents read from the source (it copies them) and
+	 * returns true if the shared cache holds them now.  A block the shared
+	 * cache holds (found there, or taken by shared_put) is not kept in
+	 * cache as well: reads find it there (point reads without a copy,
+	 * through shared_peek), and a copy in every process would multiply its
+	 * memory by the number of processes.  cache then holds the blocks the
+	 * shared cache does not take.
 	 */
 	bool		(*shared_get) (void *arg, uint64 cache_id, uint64 offset,
 							   char **data, size_t *len);
-	void		(*shared_put) (void *arg, uint64 cache_id, uint64 offset,
+	bool		(*shared_put) (void *arg, uint64 cache_id, uint64 offset,
 							   const char *data, size_t len);
 
 	/*

@@ -503,8 +503,7 @@ fst_sst_load_data_block(FstSstReader *r, FstBlockHandle h, FstBlock **out,
 			return rc;
 		(*out)->restart_interval = r->props.restart_interval;
 		r->stats.shared_hits++;
-		if (r->opt.cache)
-			fst_block_cache_insert(r->opt.cache, r->opt.cache_id, h.offset, *out);
+		/* not into cache: the shared cache holds it (see sst.h) */
 		return FST_OK;
 	}
 	r->stats.block_reads++;
@@ -525,9 +524,11 @@ fst_sst_load_data_block(FstSstReader *r, FstBlockHandle h, FstBlock **out,
 			return rc;
 		}
 	}
-	if (r->opt.shared_put)
+	/* kept once: in the shared cache if it takes the block (see sst.h) */
+	if (r->opt.shared_put &&
 		r->opt.shared_put(r->opt.shared_arg, r->opt.cache_id, h.offset,
-						  (*out)->data, (*out)->contents_size);
+						  (*out)->data, (*out)->contents_size))
+		return FST_OK;
 	if (r->opt.cache)
 		fst_block_cache_insert(r->opt.cache, r->opt.cache_id, h.offset, *out);
 	return FST_OK;

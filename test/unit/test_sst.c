@@ -539,20 +539,21 @@ toy_get(void *arg, uint64 id, uint64 off, char **data, size_t *len)
 	return false;
 }
 
-static void
+static bool
 toy_put(void *arg, uint64 id, uint64 off, const char *data, size_t len)
 {
 	ToyShared  *t = arg;
 
 	t->puts++;
 	if (t->n == 256)
-		return;
+		return false;
 	t->id[t->n] = id;
 	t->off[t->n] = off;
 	t->data[t->n] = fst_malloc(len);
 	memcpy(t->data[t->n], data, len);
 	t->len[t->n] = len;
 	t->n++;
+	return true;
 }
 
 FST_TEST(sst_shared_cache_hooks)

@@ -45,19 +45,22 @@ toy_get(void *arg, uint64 id, uint64 off, char **data, size_t *len)
 	return true;
 }
 
-static void
+static bool
 toy_put(void *arg, uint64 id, uint64 off, const char *data, size_t len)
 {
 	PeekToy    *t = arg;
 
-	if (t->n == 512 || toy_find(t, id, off) >= 0)
-		return;
+	if (toy_find(t, id, off) >= 0)
+		return true;
+	if (t->n == 512)
+		return false;
 	t->id[t->n] = id;
 	t->off[t->n] = off;
 	t->data[t->n] = fst_malloc(len);
 	memcpy(t->data[t->n], data, len);
 	t->len[t->n] = len;
 	t->n++;
+	return true;
 }
 
 static bool

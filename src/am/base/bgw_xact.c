@@ -8,6 +8,10 @@
  */
 #include "postgres.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "access/xact.h"
 #include "pgstat.h"
 #include "utils/backend_status.h"
@@ -45,4 +49,20 @@ forst_run_in_xact(const char *activity, ForstXactWork work, void *arg)
 	if (activity != NULL)
 		pgstat_report_activity(STATE_IDLE, NULL);
 	return ok;
+}
+
+/*
+ * glibc serves large requests with mmap, and gives the memory back when
+ * they are freed, until the first such free: it then raises its mmap
+ * threshold to the size freed (up to 32 MB) and its trim threshold to
+ * twice that, so that the next output file's buffer, grown by doubling,
+ * lies in the heap, and up to 64 MB of it stays there once freed.
+ * malloc_trim returns what is free, wherever it lies in the heap.
+ */
+void
+forst_bgw_release_memory(void)
+{
+#ifdef __GLIBC__
+	(void) malloc_trim(0);
+#endif
 }

@@ -23,4 +23,11 @@ typedef void (*ForstXactWork) (void *arg);
 extern bool forst_run_in_xact(const char *activity, ForstXactWork work,
 							  void *arg);
 
+/*
+ * Gives the C library's free memory back to the kernel: for a worker after
+ * a flush or compaction, whose file buffers (up to a whole output file)
+ * the allocator would otherwise keep for the life of the process.
+ */
+extern void forst_bgw_release_memory(void);
+
 #endif							/* FORST_BASE_BGW_XACT_H */

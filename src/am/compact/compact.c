@@ -69,6 +69,7 @@
 #include "am/read/mvcc.h"
 #include "am/keys/tid.h"
 #include "am/read/sst_readers.h"
+#include "am/read/shared_blocks.h"
 #include "lsm/merge_iter.h"
 
 /*
@@ -302,6 +303,8 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	FstError	err;
 	FstCode		rc;
 	bool		picked;
+	uint64	   *gone = NULL;	/* inputs' block cache ids */
+	int			ngone = 0;
 	int			l,
 				i,
 				s;
@@ -386,10 +389,18 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	fst_buf_free(&out.buf);
 	if (!pick.trivial_move)
 	{
+		gone = palloc(sizeof(uint64) * Max(pick.ninputs[0] + pick.ninputs[1], 1));
 		/* the inputs are read for the last time here */
 		for (s = 0; s < 2; s++)
 			for (i = 0; i < pick.ninputs[s]; i++)
-				forst_sst_reader_forget(&rnode, pick.inputs[s][i]->file_id);
+			{
+				const FstFileMeta *f = pick.inputs[s][i];
+
+				/* (a borrowed file's id is not its own: leave those) */
+				if (forst_mfile(f)->owner == NULL)
+					gone[ngone++] = forst_sst_cache_id(&rnode, f);
+				forst_sst_reader_forget(&rnode, f->file_id);
+			}
 	}
 	if (rc != FST_OK)
 		forst_report(rc, &err, "compacting SST files");
@@ -397,6 +408,9 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	fst_compaction_job_free(&job);
 	fst_compaction_pick_free(&pick);
 	publish(ts, &edit);
+	/* queries read the outputs now: the inputs' blocks are dead weight */
+	if (ngone > 0)
+		forst_blockshare_forget_files(gone, ngone);
 	if (dctx_rows > 0)
 	{
 		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_bytes, dctx_bytes);

@@ -46,12 +46,16 @@ static void
 compact_table(void *arg)
 {
 	ForstTableShared *ts = arg;
+	bool		compacted = false;
 
 	while (forst_compact_one(ts, InvalidTransactionId))
 	{
 		forst_stats_add(FS_COMPACTIONS, 1);
+		compacted = true;
 		CHECK_FOR_INTERRUPTS();
 	}
+	if (compacted)
+		forst_bgw_release_memory();
 }
 
 /* Compacts what is due in n tables; false if any compaction failed. */

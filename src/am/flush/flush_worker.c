@@ -199,6 +199,7 @@ flush_table(void *arg)
 {
 	FlushWork  *w = arg;
 	int			slab;
+	bool		compacted = false;
 
 	while (forst_flush_one(w->ts, &slab))
 	{
@@ -211,8 +212,11 @@ flush_table(void *arg)
 		while (forst_compact_one(w->ts, InvalidTransactionId))
 		{
 			forst_stats_add(FS_COMPACTIONS, 1);
+			compacted = true;
 			CHECK_FOR_INTERRUPTS();
 		}
+	if (w->flushed || compacted)
+		forst_bgw_release_memory();
 }
 
 /*

@@ -20,11 +20,27 @@
  * raised before a byte is overwritten, so a reader that copied any of the
  * new bytes sees the new valid_from (a seqlock).
  *
+ * Blocks of files that are gone (compaction replaced them) are forgotten
+ * when the compaction ends (forst_blockshare_forget_files): their hash
+ * entries go, their directory records are marked dead, and the pages of
+ * the ring that hold only dead bytes are given back to the kernel
+ * (madvise(MADV_REMOVE)).  Shared memory pages count in the PSS of the
+ * processes that touched them; without this the ring became resident to
+ * its whole size even for a table much smaller than it, as each
+ * compaction's new files were read into it anew.  A reader that copies or
+ * searches a block where pages may be given back meanwhile sees zeros,
+ * which valid_from does not catch (no position moved): every release
+ * first adds one to released, and readers check that it did not change
+ * while they read, as they check valid_from.
+ *
  * Lock order: the allocation lock, then one partition lock at a time.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "access/htup_details.h"
 #include "fmgr.h"
@@ -41,6 +57,7 @@
 
 #define SBC_PARTITIONS		16
 #define SBC_MIN_BLOCK		2048	/* sizes the directory: capacity / this */
+#define SBC_MIN_RELEASE		(64 * 1024)	/* smaller dead runs stay resident */
 
 typedef struct SbcKey
 {
@@ -59,6 +76,8 @@ typedef struct SbcRecord
 {
 	SbcKey		key;
 	uint64		pos;
+	uint32		len;
+	bool		dead;			/* its file is gone: its entry too */
 } SbcRecord;
 
 typedef struct SbcShared
@@ -68,6 +87,7 @@ typedef struct SbcShared
 	uint64		capacity;		/* bytes of the ring */
 	uint64		head;			/* next logical position */
 	pg_atomic_uint64 valid_from;	/* blocks below it do not count */
+	pg_atomic_uint64 released;	/* pages given back: see above */
 	uint32		dir_cap;
 	uint32		dir_tail;		/* oldest record */
 	uint32		dir_count;
@@ -146,6 +166,7 @@ sbc_shmem_startup(void)
 		sbc->capacity = sbc_capacity();
 		sbc->head = 0;
 		pg_atomic_init_u64(&sbc->valid_from, 0);
+		pg_atomic_init_u64(&sbc->released, 0);
 		sbc->dir_cap = sbc_dir_cap();
 		sbc->dir_tail = 0;
 		sbc->dir_count = 0;
@@ -244,7 +265,11 @@ forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 	uint64		pos;
 	uint32		n;
 	char	   *copy;
+	uint64		released;
 
+	if (!forst_blockshare_enabled())
+		return false;
+	released = pg_atomic_read_u64(&sbc->released);
 	if (!find_block(cache_id, offset, &pos, &n))
 	{
 		local_misses++;
@@ -254,9 +279,10 @@ forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 	if (copy == NULL)
 		return false;
 	memcpy(copy, sbc_ring + pos % sbc->capacity, n);
-	/* any byte overwritten while we copied raised valid_from first */
+	/* any byte overwritten (or given back) while we copied said so first */
 	pg_memory_barrier();
-	if (pos < pg_atomic_read_u64(&sbc->valid_from))
+	if (pos < pg_atomic_read_u64(&sbc->valid_from) ||
+		pg_atomic_read_u64(&sbc->released) != released)
 	{
 		fst_free(copy);
 		local_misses++;
@@ -276,13 +302,18 @@ forst_blockshare_peek(void *arg, uint64 cache_id, uint64 offset,
 	uint64		pos;
 	uint32		n;
 	bool		ok;
+	uint64		released;
 
+	if (!forst_blockshare_enabled())
+		return false;
+	released = pg_atomic_read_u64(&sbc->released);
 	if (!find_block(cache_id, offset, &pos, &n))
 		return false;			/* the copying path that follows counts it */
 	ok = fn(fnarg, sbc_ring + pos % sbc->capacity, n);
-	/* as in forst_blockshare_get: an overwrite raised valid_from first */
+	/* as in forst_blockshare_get */
 	pg_memory_barrier();
-	if (pos < pg_atomic_read_u64(&sbc->valid_from) || !ok)
+	if (pos < pg_atomic_read_u64(&sbc->valid_from) ||
+		pg_atomic_read_u64(&sbc->released) != released || !ok)
 		return false;
 	local_hits++;
 	return true;
@@ -302,7 +333,7 @@ forget_record(const SbcRecord *rec)
 	LWLockRelease(part_lock(hash));
 }
 
-void
+bool
 forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 					 const char *data, size_t len)
 {
@@ -314,6 +345,8 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 	uint32		evict;
 	uint32		i;
 	bool		found;
+	bool		stored = false;
+	uint64		released;
 
 	/*
 	 * Only queries fill it: compaction reads every block of files that are
@@ -322,7 +355,7 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 	 */
 	if (!forst_blockshare_enabled() || MyBackendType != B_BACKEND ||
 		len == 0 || len > sbc->capacity / 4 || len > PG_UINT32_MAX)
-		return;
+		return false;
 	make_key(&key, cache_id, offset);
 	hash = get_hash_value(sbc_hash, &key);
 
@@ -332,7 +365,7 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 	found = e != NULL && e->pos >= pg_atomic_read_u64(&sbc->valid_from);
 	LWLockRelease(part_lock(hash));
 	if (found)
-		return;
+		return true;
 
 	LWLockAcquire(sbc->alloc_lock, LW_EXCLUSIVE);
 	pos = sbc->head;
@@ -368,8 +401,14 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 		sbc->dir_tail = (sbc->dir_tail + 1) % sbc->dir_cap;
 		sbc->dir_count--;
 	}
-	sbc_dir[(sbc->dir_tail + sbc->dir_count) % sbc->dir_cap].key = key;
-	sbc_dir[(sbc->dir_tail + sbc->dir_count) % sbc->dir_cap].pos = pos;
+	{
+		SbcRecord  *rec = &sbc_dir[(sbc->dir_tail + sbc->dir_count) % sbc->dir_cap];
+
+		rec->key = key;
+		rec->pos = pos;
+		rec->len = (uint32) len;
+		rec->dead = false;
+	}
 	sbc->dir_count++;
 
 	/*
@@ -378,10 +417,17 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 	 * overwrite a block they had already published.
 	 */
 	memcpy(sbc_ring + pos % sbc->capacity, data, len);
+	released = pg_atomic_read_u64(&sbc->released);
 	LWLockRelease(sbc->alloc_lock);
 
+	/*
+	 * Not if its file was forgotten meanwhile (its pages may be given back
+	 * already): a query on an older manifest version may read a file that a
+	 * compaction has just replaced.
+	 */
 	LWLockAcquire(part_lock(hash), LW_EXCLUSIVE);
-	if (pos >= pg_atomic_read_u64(&sbc->valid_from))
+	if (pos >= pg_atomic_read_u64(&sbc->valid_from) &&
+		pg_atomic_read_u64(&sbc->released) == released)
 	{
 		e = hash_search_with_hash_value(sbc_hash, &key, hash, HASH_ENTER_NULL, &found);
 		if (e != NULL)
@@ -389,9 +435,108 @@ forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 			e->pos = pos;
 			e->len = (uint32) len;
 			pg_atomic_fetch_add_u64(&sbc->inserts, 1);
+			stored = true;
 		}
 	}
 	LWLockRelease(part_lock(hash));
+	return stored;
+}
+
+/*
+ * Gives back the whole pages of the ring's logical range [from, to); the
+ * caller holds the allocation lock and has raised released.
+ */
+static void
+release_range(uint64 from, uint64 to)
+{
+	static uintptr_t page_size = 0;
+
+	if (page_size == 0)
+	{
+		long		ps = sysconf(_SC_PAGESIZE);
+
+		page_size = ps > 0 ? (uintptr_t) ps : 4096;
+	}
+	while (to > from && to - from >= SBC_MIN_RELEASE)
+	{
+		/* one lap at a time: the range may go on from the ring's start */
+		uint64		lap_end = from - from % sbc->capacity + sbc->capacity;
+		uint64		end = Min(to, lap_end);
+		uintptr_t	a = (uintptr_t) (sbc_ring + from % sbc->capacity);
+		uintptr_t	b = a + (end - from);
+
+		a = TYPEALIGN(page_size, a);
+		b = TYPEALIGN_DOWN(page_size, b);
+#ifdef MADV_REMOVE
+		if (b > a)
+			(void) madvise((void *) a, b - a, MADV_REMOVE);
+#endif
+		from = end;
+	}
+}
+
+/*
+ * The files of these cache ids are gone (a compaction replaced them): their
+ * blocks are forgotten, and the pages of the ring that hold nothing else
+ * are given back to the kernel (see the file's header).  A query still
+ * reading such a file (an older manifest version) reads its blocks from
+ * the file and may put them back.
+ */
+void
+forst_blockshare_forget_files(const uint64 *cache_ids, int n)
+{
+	uint64		valid;
+	uint64		live_end;
+	uint32		i;
+	int			j;
+	bool		any = false;
+
+	if (!forst_blockshare_enabled() || n <= 0)
+		return;
+	LWLockAcquire(sbc->alloc_lock, LW_EXCLUSIVE);
+	valid = pg_atomic_read_u64(&sbc->valid_from);
+	for (i = 0; i < sbc->dir_count; i++)
+	{
+		SbcRecord  *rec = &sbc_dir[(sbc->dir_tail + i) % sbc->dir_cap];
+
+		if (rec->dead || rec->pos < valid)
+			continue;
+		for (j = 0; j < n; j++)
+		{
+			if (rec->key.cache_id == cache_ids[j])
+			{
+				forget_record(rec);
+				rec->dead = true;
+				any = true;
+				break;
+			}
+		}
+	}
+	if (!any)
+	{
+		LWLockRelease(sbc->alloc_lock);
+		return;
+	}
+
+	/* readers that may be reading what goes now will not trust it: first */
+	pg_atomic_fetch_add_u64(&sbc->released, 1);
+	pg_memory_barrier();
+
+	/* every run of bytes between live blocks: dead blocks, skipped tails */
+	live_end = valid;
+	for (i = 0; i < sbc->dir_count; i++)
+	{
+		SbcRecord  *rec = &sbc_dir[(sbc->dir_tail + i) % sbc->dir_cap];
+
+		if (rec->dead || rec->pos < valid)
+			continue;
+		if (rec->pos > live_end)
+			release_range(live_end, rec->pos);
+		live_end = Max(live_end, rec->pos + rec->len);
+	}
+	if (sbc->head > live_end)
+		release_range(live_end, sbc->head);
+	LWLockRelease(sbc->alloc_lock);
 }
 
 static void

@@ -33,8 +33,15 @@ extern bool forst_blockshare_enabled(void);
 /* FstSstReadOptions.shared_get / shared_put (arg unused). */
 extern bool forst_blockshare_get(void *arg, uint64 cache_id, uint64 offset,
 								 char **data, size_t *len);
-extern void forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
+extern bool forst_blockshare_put(void *arg, uint64 cache_id, uint64 offset,
 								 const char *data, size_t len);
+
+/*
+ * The files of these cache ids (FstSstReadOptions.cache_id) are gone: drops
+ * their blocks and gives the ring's pages that held only those back to the
+ * kernel.
+ */
+extern void forst_blockshare_forget_files(const uint64 *cache_ids, int n);
 
 /*
  * FstSstReadOptions.shared_peek: fn reads a block where it lies in the

@@ -363,6 +363,33 @@ forst_sst_reader_pin_open(const RelFileNode *rnode, uint64 file_id)
 	return e->reader;
 }
 
+/*
+ * The id under which the block caches know a file's blocks: its object
+ * key's hash; for a borrowed file, whose blocks are rewritten by this
+ * table's rules (its owner string names them), one of its own.
+ */
+static uint64
+file_cache_id(const RelFileNode *rnode, const FstManifestFile *mf,
+			  const char *okey)
+{
+	if (mf->owner)
+		return hash_bytes_extended((const unsigned char *) rnode,
+								   sizeof(RelFileNode),
+								   hash_bytes_extended((const unsigned char *) mf->owner,
+													   strlen(mf->owner), 1));
+	return hash_bytes_extended((const unsigned char *) okey, strlen(okey), 0);
+}
+
+uint64
+forst_sst_cache_id(const RelFileNode *rnode, const FstFileMeta *file)
+{
+	const FstManifestFile *mf = forst_mfile(file);
+	char		okey[FORST_KEY_LEN];
+
+	forst_file_object_key(rnode, mf, okey, sizeof(okey));
+	return file_cache_id(rnode, mf, okey);
+}
+
 /* The cache entry of file's reader, opened if need be. */
 static ReaderEntry *
 reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
@@ -387,9 +414,21 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 		ctl.hcxt = TopMemoryContext;
 		reader_cache = hash_create("forst SST readers", 256, &ctl,
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		block_cache = fst_block_cache_create((size_t) forst_block_cache_size_kb * 1024);
-		if (block_cache == NULL)
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+
+		/*
+		 * Only backends keep blocks of their own.  Compaction reads each
+		 * block of its inputs once, just before the files go, and the
+		 * other workers (flush, checkpoints, autovacuum's ANALYZE,
+		 * parallel workers) read little or only once: a cache there
+		 * only held up to forst.block_cache_size of dead blocks for the
+		 * life of the process.
+		 */
+		if (MyBackendType == B_BACKEND)
+		{
+			block_cache = fst_block_cache_create((size_t) forst_block_cache_size_kb * 1024);
+			if (block_cache == NULL)
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
 	}
 	readers_new_xact();
 	if ((e = reader_front_get(rnode, file->file_id)) != NULL)
@@ -449,7 +488,7 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 	{
 		fst_sst_read_options_default(&ro);
 		ro.cache = block_cache;
-		ro.cache_id = hash_bytes_extended((const unsigned char *) okey, strlen(okey), 0);
+		ro.cache_id = file_cache_id(rnode, mf, okey);
 		if (forst_blockshare_enabled())
 		{
 			ro.shared_get = forst_blockshare_get;
@@ -465,10 +504,6 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 			 */
 			ro.rewrite_entry = forst_vis_rewrite;
 			ro.rewrite_arg = e->vis;
-			ro.cache_id = hash_bytes_extended((const unsigned char *) rnode,
-											  sizeof(RelFileNode),
-											  hash_bytes_extended((const unsigned char *) mf->owner,
-																  strlen(mf->owner), 1));
 		}
 		rc = fst_sst_open(e->src, &ro, &e->reader, &err);
 	}

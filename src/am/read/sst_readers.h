@@ -61,6 +61,9 @@ extern FstSstReader *forst_sst_reader_pin_open(const RelFileNode *rnode,
  * readers closed by the forst.sst_reader_memory bound.
  */
 extern void forst_sst_reader_forget(const RelFileNode *rnode, uint64 file_id);
+
+/* The id of a file's blocks in the block caches (FstSstReadOptions.cache_id). */
+extern uint64 forst_sst_cache_id(const RelFileNode *rnode, const FstFileMeta *file);
 extern void forst_sst_readers_usage(int64 *readers, int64 *bytes,
 									int64 *evictions);
 

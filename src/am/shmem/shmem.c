@@ -8,6 +8,9 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "miscadmin.h"
@@ -304,6 +307,43 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 	return ts;
 }
 
+/*
+ * Gives the memory of a slab that nothing reads any more back to the
+ * kernel.  Shared memory pages that a process touched count in its PSS
+ * and RSS for as long as it lives, whatever they hold: without this, the
+ * flush worker (which reads every memtable it flushes) kept the whole pool
+ * resident once a bulk load had filled it, long after the memtables were
+ * flushed.  The next owner of the slab faults the pages in again, zeroed,
+ * as it fills them (fst_memtable_init writes only the header): a few
+ * milliseconds of page faults per memtable, against the seconds of writes
+ * that fill one.  A TID that still names the slab fails to resolve on the
+ * slab's generation, as after a reuse (keys/tid.c).  Only the pages wholly
+ * inside the slab go; where the kernel cannot do it (huge pages and an
+ * unaligned slab, say) the memory stays, as before.
+ */
+static void
+slab_release_pages(int slab)
+{
+	static uintptr_t page_size = 0;
+	uintptr_t	start,
+				end;
+
+	if (page_size == 0)
+	{
+		long		ps = sysconf(_SC_PAGESIZE);
+
+		page_size = ps > 0 ? (uintptr_t) ps : 4096;
+	}
+	start = (uintptr_t) forst_slab_memtable(slab);
+	end = start + forst_shared->slab_size;
+	start = TYPEALIGN(page_size, start);
+	end = TYPEALIGN_DOWN(page_size, end);
+#ifdef MADV_REMOVE
+	if (end > start)
+		(void) madvise((void *) start, end - start, MADV_REMOVE);
+#endif
+}
+
 /* Returns a slab to the pool; caller holds forst_shared->lock exclusively. */
 static void
 slab_free_locked(int slab)
@@ -326,9 +366,15 @@ table_drop_locked(ForstTableShared *ts)
 	int			i;
 
 	if (ts->active >= 0)
+	{
+		slab_release_pages(ts->active);
 		slab_free_locked(ts->active);
+	}
 	for (i = 0; i < ts->nimmutable; i++)
+	{
+		slab_release_pages(ts->immutable[i]);
 		slab_free_locked(ts->immutable[i]);
+	}
 	/* before the entry's memory can be reused: lookup caches drop it */
 	pg_atomic_fetch_add_u64(&forst_shared->tables_removed, 1);
 	table_slots->ts[ts->slot] = NULL;
@@ -668,6 +714,8 @@ forst_table_slabs(ForstTableShared *ts, int *slabs)
 void
 forst_slab_free(int slab)
 {
+	/* before it is free: then another writer may take it at once */
+	slab_release_pages(slab);
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
 	slab_free_locked(slab);
 	LWLockRelease(forst_shared->lock);
