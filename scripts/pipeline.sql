@@ -468,6 +468,11 @@ SELECT q5.q5_rows,
  GROUP BY q5.q5_rows, q5.q5_windows;
 \endif
 
+-- lpad that never cuts: a progress column wider than its usual width (a
+-- large state's row count) is printed whole.
+CREATE FUNCTION pipeline.pad(t text, width int) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT lpad(t, greatest(width, length(t))) $$;
+
 -- Runs steps, each in its own transaction, until the offset reaches total
 -- (waiting for the generator when it is ahead), printing progress (and
 -- recording a sample) about once a second (config.sample_every).  With
@@ -522,15 +527,15 @@ BEGIN
             VALUES (now_, o.last_id, s.q5_rows, s.q7_rows, s.seller_rows,
                     s.memtable_bytes, s.sst_bytes, s.sst_files, s.reclaimed_bytes);
             RAISE NOTICE '%s  events %  %/s  lag %  open q5 windows %  state rows %  mem %  sst % in % files  reclaimed % (% files dropped)  emitted q5/q7/seller windows %  checkpoint %',
-                lpad(to_char(extract(epoch FROM now_ - started), 'FM9990.0'), 6),
-                lpad(o.last_id::text, 8),
-                lpad(round((o.last_id - tick_id) / extract(epoch FROM now_ - tick))::text, 6),
-                lpad((generated - o.last_id)::text, 6),
-                lpad(s.q5_windows::text, 2),
-                lpad((s.q5_rows + s.q7_rows + s.seller_rows)::text, 5),
-                lpad(pg_size_pretty(s.memtable_bytes), 7),
-                lpad(pg_size_pretty(s.sst_bytes), 7), lpad(s.sst_files::text, 3),
-                lpad(pg_size_pretty(s.reclaimed_bytes), 7), s.files_dropped,
+                pipeline.pad(to_char(extract(epoch FROM now_ - started), 'FM9990.0'), 6),
+                pipeline.pad(o.last_id::text, 8),
+                pipeline.pad(round((o.last_id - tick_id) / extract(epoch FROM now_ - tick))::text, 6),
+                pipeline.pad((generated - o.last_id)::text, 6),
+                pipeline.pad(s.q5_windows::text, 2),
+                pipeline.pad((s.q5_rows + s.q7_rows + s.seller_rows)::text, 5),
+                pipeline.pad(pg_size_pretty(s.memtable_bytes), 7),
+                pipeline.pad(pg_size_pretty(s.sst_bytes), 7), pipeline.pad(s.sst_files::text, 3),
+                pipeline.pad(pg_size_pretty(s.reclaimed_bytes), 7), s.files_dropped,
                 emitted, ckpt;
             COMMIT;
             tick := now_;
