@@ -5,12 +5,20 @@
 # server in the middle, and finish the job on a new server from the last
 # checkpoint (docs/pipeline.md).
 #
-#   bash scripts/demo.sh [--quick] [--events N] [--rate N] [--batch N] [--seed N]
+#   bash scripts/demo.sh [--quick] [--large] [--events N] [--rate N] [--batch N] [--seed N]
 #                        [--checkpoint-interval S] [--kill-after N] [--auto-checkpoints]
 #                        [--no-failover] [DIR]
 #
 #   --quick     a short run (about a minute in all), as CI runs it
-#   --events N  events to generate (default 12000000; --quick: 2000000)
+#   --large     the large-state mode (docs/pipeline.md): 90% of bids go
+#               uniformly to the newest 2,000,000 auctions, hopping windows
+#               of an hour every 10 minutes, tumbling windows of 10 minutes,
+#               event time 1.5 ms per event (3,000,000 events span 75
+#               minutes), a progress sample every 10 s; with --quick:
+#               300,000 events, windows of 10 minutes every 2 minutes,
+#               200,000 auctions
+#   --events N  events to generate (default 12000000; --quick: 2000000;
+#               --large: 3000000, --large --quick: 300000)
 #   --rate N    events per second the generator produces (default 0: as
 #               fast as it can; the pipeline then runs as fast as it can too)
 #   --batch N   events per pipeline transaction (default 5000)
@@ -65,6 +73,7 @@ set -euo pipefail
 usage() { forst_usage "${BASH_SOURCE[0]}"; }
 
 quick=0
+large=0
 events=""
 rate=0
 batch=5000
@@ -77,6 +86,7 @@ dir_arg=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) quick=1 ;;
+		--large) large=1 ;;
 		--no-failover) failover=0 ;;
 		--auto-checkpoints) auto_ckpt=1 ;;
 		--events | --rate | --batch | --seed | --checkpoint-interval | --kill-after)
@@ -98,9 +108,25 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-if [ -z "$events" ]; then
-	if [ "$quick" -eq 1 ]; then events=2000000; else events=12000000; fi
+# The job's windows and event stream (scripts/pipeline.sql's variables).
+if [ "$large" -eq 1 ]; then
+	if [ "$quick" -eq 1 ]; then
+		default_events=300000
+		job_vars=(-v delta_us=2000 -v hop_size='10 minutes' -v hop_slide='2 minutes' -v tumble_size='2 minutes'
+			-v cold_fraction=0.9 -v cold_auctions=200000 -v bidders=1000000 -v sample_every=2)
+		desc=("2 ms" "10 min every 2 min" "2 min" "90% of bids uniformly over the newest 200,000 auctions")
+	else
+		default_events=3000000
+		job_vars=(-v delta_us=1500 -v hop_size='1 hour' -v hop_slide='10 minutes' -v tumble_size='10 minutes'
+			-v cold_fraction=0.9 -v cold_auctions=2000000 -v bidders=1000000 -v sample_every=10)
+		desc=("1.5 ms" "1 h every 10 min" "10 min" "90% of bids uniformly over the newest 2,000,000 auctions")
+	fi
+else
+	if [ "$quick" -eq 1 ]; then default_events=2000000; else default_events=12000000; fi
+	job_vars=(-v delta_us=1000 -v hop_size='10 seconds' -v hop_slide='2 seconds' -v tumble_size='10 seconds')
+	desc=("1 ms" "10 s every 2 s" "10 s" "bids to recent auctions")
 fi
+events=${events:-$default_events}
 if [ -z "$interval" ]; then
 	if [ "$quick" -eq 1 ]; then interval=2; else interval=10; fi
 fi
@@ -247,8 +273,7 @@ progress() { sed -u 's/^NOTICE:  /  /'; }
 setup_job()
 {
 	log "server $1: setting up the job: nexmark.* (generator, source log), pipeline.* (state, outputs, offset)"
-	sql "$1" -v seed="$seed" -v delta_us=1000 -v jitter_us=2000000 -v batch="$batch" \
-		-v hop_size='10 seconds' -v hop_slide='2 seconds' -v tumble_size='10 seconds' \
+	sql "$1" -v seed="$seed" -v jitter_us=2000000 -v batch="$batch" "${job_vars[@]}" \
 		-f - <"$FORST_ROOT/scripts/pipeline.sql" >/dev/null
 }
 
@@ -275,12 +300,12 @@ done
 
 cat <<TXT
 
-Events: $events (seed $seed), 1 ms of event time apart, up to 2 s out of order;
-generator rate: $([ "$rate" -gt 0 ] && echo "$rate/s" || echo "as fast as it can").
+Events: $events (seed $seed), ${desc[0]} of event time apart, up to 2 s out of order,
+${desc[3]}; generator rate: $([ "$rate" -gt 0 ] && echo "$rate/s" || echo "as fast as it can").
 Pipeline: $batch events per transaction; state in forst tables
-  q5_state      bids per auction, hopping windows of 10 s every 2 s
-  q7_state      highest bid, tumbling windows of 10 s
-  seller_state  auctions opened per seller, tumbling windows of 10 s
+  q5_state      bids per auction, hopping windows of ${desc[1]}
+  q7_state      highest bid, tumbling windows of ${desc[2]}
+  seller_state  auctions opened per seller, tumbling windows of ${desc[2]}
 closed windows (end <= watermark = newest event time - 2 s) are emitted to
 q5_hot_items, q7_highest_bid, seller_activity and expired in the state.
 A checkpoint of the forst tables every $interval s, $([ "$auto_ckpt" -eq 1 ] &&

@@ -9,7 +9,17 @@
 -- A new job: the caller sets its parameters with psql variables
 --   seed, delta_us (event time between two events), jitter_us (bounded
 --   out-of-orderness), batch (events per pipeline transaction), hop_size,
---   hop_slide, tumble_size (intervals).
+--   hop_slide, tumble_size (intervals);
+-- and optionally, for a state far larger than memory (scripts/demo.sh
+-- --large, bench/pipeline_large.sh; the defaults give the demo's events):
+--   cold_fraction  the fraction of bids that go uniformly to the newest
+--                  cold_auctions auctions instead of recent ones (default 0);
+--   cold_auctions  how many (default 0); ids below 0 stand for auctions
+--                  opened before the log begins, so the range is full from
+--                  the first event on;
+--   bidders        bids come from the newest this many people (default 100);
+--   sample_every   seconds between two progress samples of pipeline.run
+--                  (default 1; each counts the live state rows).
 -- Failover (docs/pipeline.md): the caller sets instead restore_cluster and
 -- restore_checkpoint, and the job's forst tables are attached from that
 -- checkpoint of that cluster (claimed: this server takes their files over)
@@ -26,6 +36,22 @@
 \if :{?state_am}
 \else
 \set state_am forst
+\endif
+\if :{?cold_fraction}
+\else
+\set cold_fraction 0
+\endif
+\if :{?cold_auctions}
+\else
+\set cold_auctions 0
+\endif
+\if :{?bidders}
+\else
+\set bidders 100
+\endif
+\if :{?sample_every}
+\else
+\set sample_every 1
 \endif
 SELECT :'state_am' = 'heap' AS heap_state,
        :'state_am' IN ('forst', 'heap') AS state_am_ok,
@@ -96,10 +122,17 @@ CREATE TABLE pipeline.config (
     hop_size    interval NOT NULL,
     hop_slide   interval NOT NULL,
     tumble_size interval NOT NULL,
-    base        timestamptz NOT NULL DEFAULT '2026-01-01 00:00:00+00'
+    base        timestamptz NOT NULL DEFAULT '2026-01-01 00:00:00+00',
+    cold_fraction float8 NOT NULL DEFAULT 0 CHECK (cold_fraction BETWEEN 0 AND 1),
+    cold_auctions bigint NOT NULL DEFAULT 0 CHECK (cold_auctions >= 0),
+    bidders     bigint NOT NULL DEFAULT 100 CHECK (bidders > 0),
+    sample_every interval NOT NULL DEFAULT '1 second',
+    CHECK (cold_fraction = 0 OR cold_auctions > 0)
 ) USING forst;
-INSERT INTO pipeline.config (seed, delta_us, jitter_us, batch, hop_size, hop_slide, tumble_size)
-VALUES (:seed, :delta_us, :jitter_us, :batch, :'hop_size', :'hop_slide', :'tumble_size');
+INSERT INTO pipeline.config (seed, delta_us, jitter_us, batch, hop_size, hop_slide, tumble_size,
+                             cold_fraction, cold_auctions, bidders, sample_every)
+VALUES (:seed, :delta_us, :jitter_us, :batch, :'hop_size', :'hop_slide', :'tumble_size',
+        :cold_fraction, :cold_auctions, :bidders, :sample_every * interval '1 second');
 
 ------------------------------------------------------------------------
 -- The job's state, all in forst tables.  Each state table is keyed by
@@ -172,7 +205,8 @@ CREATE TABLE pipeline.seller_activity (
     PRIMARY KEY (window_start, seller)
 ) USING forst;
 
--- Progress samples, written by pipeline.run about once a second.
+-- Progress samples, written by pipeline.run about once a second
+-- (config.sample_every).
 CREATE TABLE pipeline.samples (
     at              timestamptz PRIMARY KEY,
     last_id         bigint NOT NULL,
@@ -191,7 +225,10 @@ CREATE TABLE pipeline.samples (
 -- The generator.  Event i (1, 2, ...) is a pure function of (seed, i):
 -- in each block of 50 events, one person, three auctions, 46 bids (the
 -- Nexmark proportions).  Bids go to recent auctions, three quarters of
--- them to the 10 newest ("hot" auctions).  Event time advances by
+-- them to the 10 newest ("hot" auctions); with cold_fraction > 0, that
+-- fraction of bids goes instead uniformly to the newest cold_auctions
+-- auctions (random streams 9 and 10, unused otherwise, so that the
+-- defaults give the same events as before).  Event time advances by
 -- delta_us per event, minus a pseudo-random delay below jitter_us, so
 -- events arrive out of order but never later than jitter_us.
 ------------------------------------------------------------------------
@@ -227,12 +264,14 @@ SELECT i,
        CASE WHEN i % 50 = 0 THEN (ARRAY['Phoenix', 'Portland', 'Boise', 'Bend', 'Seattle'])[1 + nexmark.rnd(c.seed, i, 1, 5)] END,
        CASE WHEN i % 50 = 0 THEN NULL
             WHEN i % 50 <= 3 THEN (i / 50) * 3 + i % 50 - 1
+            WHEN c.cold_fraction > 0 AND nexmark.rnd(c.seed, i, 9, 1000000) < c.cold_fraction * 1000000
+            THEN (i / 50) * 3 + 2 - nexmark.rnd(c.seed, i, 10, c.cold_auctions)
             ELSE greatest(0, (i / 50) * 3 + 2 -
                  nexmark.rnd(c.seed, i, 2, CASE WHEN nexmark.rnd(c.seed, i, 3, 4) > 0 THEN 10 ELSE 200 END)) END,
        CASE WHEN i % 50 BETWEEN 1 AND 3 THEN (i / 50) - nexmark.rnd(c.seed, i, 4, least(i / 50 + 1, 20)) END,
        CASE WHEN i % 50 BETWEEN 1 AND 3 THEN nexmark.rnd(c.seed, i, 5, 5)::int END,
        CASE WHEN i % 50 BETWEEN 1 AND 3 THEN 100 + nexmark.rnd(c.seed, i, 6, 1000) END,
-       CASE WHEN i % 50 > 3 THEN (i / 50) - nexmark.rnd(c.seed, i, 7, least(i / 50 + 1, 100)) END,
+       CASE WHEN i % 50 > 3 THEN (i / 50) - nexmark.rnd(c.seed, i, 7, least(i / 50 + 1, c.bidders)) END,
        CASE WHEN i % 50 > 3 THEN 100 + nexmark.rnd(c.seed, i, 8, 10000) END
   FROM generate_series(lo, hi) i
 $$;
@@ -399,37 +438,47 @@ END $$;
 -- heap: pg_total_relation_size, the heap, its index and free space map).
 \if :heap_state
 CREATE VIEW pipeline.state_size AS
-SELECT (SELECT count(*) FROM pipeline.q5_state) AS q5_rows,
+SELECT q5.q5_rows,
        (SELECT count(*) FROM pipeline.q7_state) AS q7_rows,
        (SELECT count(*) FROM pipeline.seller_state) AS seller_rows,
-       (SELECT count(DISTINCT window_start) FROM pipeline.q5_state) AS q5_windows,
+       q5.q5_windows,
        0::bigint AS memtable_bytes, 0::bigint AS sst_bytes, 0::bigint AS sst_files,
        0::bigint AS reclaimed_bytes, 0::bigint AS files_dropped,
        (pg_total_relation_size('pipeline.q5_state') + pg_total_relation_size('pipeline.q7_state') +
-        pg_total_relation_size('pipeline.seller_state'))::bigint AS state_bytes;
+        pg_total_relation_size('pipeline.seller_state'))::bigint AS state_bytes
+  FROM (SELECT count(*) AS q5_rows, count(DISTINCT window_start) AS q5_windows
+          FROM pipeline.q5_state) q5;
 \else
 CREATE VIEW pipeline.state_size AS
-SELECT (SELECT count(*) FROM pipeline.q5_state) AS q5_rows,
+SELECT q5.q5_rows,
        (SELECT count(*) FROM pipeline.q7_state) AS q7_rows,
        (SELECT count(*) FROM pipeline.seller_state) AS seller_rows,
-       (SELECT count(DISTINCT window_start) FROM pipeline.q5_state) AS q5_windows,
+       q5.q5_windows,
        sum(t.memtable_bytes)::bigint AS memtable_bytes,
        sum(t.sst_bytes)::bigint AS sst_bytes,
        sum(t.sst_files)::bigint AS sst_files,
        sum(t.expired_bytes_reclaimed)::bigint AS reclaimed_bytes,
        sum(t.expired_files_dropped)::bigint AS files_dropped,
        sum(t.memtable_bytes + t.sst_bytes)::bigint AS state_bytes
-  FROM forst.tables t
+  FROM (SELECT count(*) AS q5_rows, count(DISTINCT window_start) AS q5_windows
+          FROM pipeline.q5_state) q5,
+       forst.tables t
  WHERE t."table" IN ('pipeline.q5_state'::regclass, 'pipeline.q7_state'::regclass,
-                     'pipeline.seller_state'::regclass);
+                     'pipeline.seller_state'::regclass)
+ GROUP BY q5.q5_rows, q5.q5_windows;
 \endif
+
+-- lpad that never cuts: a progress column wider than its usual width (a
+-- large state's row count) is printed whole.
+CREATE FUNCTION pipeline.pad(t text, width int) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT lpad(t, greatest(width, length(t))) $$;
 
 -- Runs steps, each in its own transaction, until the offset reaches total
 -- (waiting for the generator when it is ahead), printing progress (and
--- recording a sample) about once a second.  With checkpoint_every, it
--- takes a checkpoint (forst.checkpoint()) between two steps whenever that
--- much time has passed since the last one: the job's watermarks stand still
--- while it runs (docs/pipeline.md, "Checkpoints between batches").
+-- recording a sample) about once a second (config.sample_every).  With
+-- checkpoint_every, it takes a checkpoint (forst.checkpoint()) between two
+-- steps whenever that much time has passed since the last one: the job's
+-- watermarks stand still while it runs (docs/pipeline.md, "Checkpoints between batches").
 CREATE PROCEDURE pipeline.run(total bigint, checkpoint_every interval DEFAULT NULL)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -444,7 +493,9 @@ DECLARE
     emitted   text;
     ckpt      text;
     now_      timestamptz;
+    c         pipeline.config;
 BEGIN
+    SELECT * INTO c FROM pipeline.config;
     SELECT last_id INTO tick_id FROM pipeline.offsets WHERE job = 'nexmark';
     LOOP
         n := pipeline.step();
@@ -459,7 +510,7 @@ BEGIN
         END IF;
         SELECT * INTO o FROM pipeline.offsets WHERE job = 'nexmark';
         now_ := clock_timestamp();
-        IF now_ - tick >= interval '1 second' OR o.last_id >= total THEN
+        IF now_ - tick >= c.sample_every OR o.last_id >= total THEN
             SELECT * INTO s FROM pipeline.state_size;
             SELECT coalesce(max(id), 0) INTO generated FROM nexmark.events;
             SELECT format('%s/%s/%s',
@@ -476,15 +527,15 @@ BEGIN
             VALUES (now_, o.last_id, s.q5_rows, s.q7_rows, s.seller_rows,
                     s.memtable_bytes, s.sst_bytes, s.sst_files, s.reclaimed_bytes);
             RAISE NOTICE '%s  events %  %/s  lag %  open q5 windows %  state rows %  mem %  sst % in % files  reclaimed % (% files dropped)  emitted q5/q7/seller windows %  checkpoint %',
-                lpad(to_char(extract(epoch FROM now_ - started), 'FM9990.0'), 6),
-                lpad(o.last_id::text, 8),
-                lpad(round((o.last_id - tick_id) / extract(epoch FROM now_ - tick))::text, 6),
-                lpad((generated - o.last_id)::text, 6),
-                lpad(s.q5_windows::text, 2),
-                lpad((s.q5_rows + s.q7_rows + s.seller_rows)::text, 5),
-                lpad(pg_size_pretty(s.memtable_bytes), 7),
-                lpad(pg_size_pretty(s.sst_bytes), 7), lpad(s.sst_files::text, 3),
-                lpad(pg_size_pretty(s.reclaimed_bytes), 7), s.files_dropped,
+                pipeline.pad(to_char(extract(epoch FROM now_ - started), 'FM9990.0'), 6),
+                pipeline.pad(o.last_id::text, 8),
+                pipeline.pad(round((o.last_id - tick_id) / extract(epoch FROM now_ - tick))::text, 6),
+                pipeline.pad((generated - o.last_id)::text, 6),
+                pipeline.pad(s.q5_windows::text, 2),
+                pipeline.pad((s.q5_rows + s.q7_rows + s.seller_rows)::text, 5),
+                pipeline.pad(pg_size_pretty(s.memtable_bytes), 7),
+                pipeline.pad(pg_size_pretty(s.sst_bytes), 7), pipeline.pad(s.sst_files::text, 3),
+                pipeline.pad(pg_size_pretty(s.reclaimed_bytes), 7), s.files_dropped,
                 emitted, ckpt;
             COMMIT;
             tick := now_;
