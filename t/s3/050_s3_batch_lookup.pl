@@ -124,6 +124,7 @@ my $explain = $node->safe_psql('postgres',
 like($explain, qr/Custom Scan \(ForstBatchLookup\)/, 'EXPLAIN shows the batching node');
 like($explain, qr/Keys: 3500/, 'every input row\'s key was planned');
 like($explain, qr/Batches: 4\b/, 'in batches of forst.batch_lookup_rows (1024)');
+like($explain, qr/Blocks Over Budget: 0\b/, 'every planned block fit in the budget (an eighth of the cache)');
 my ($planned) = $explain =~ /Blocks Planned: (\d+)/;
 cmp_ok($planned // 0, '>', 100, "blocks planned and fetched together (" . ($planned // 'none') . ")");
 $node->safe_psql('postgres', sprintf($upsert, 'h', 0));

@@ -43,8 +43,8 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
  * halves what the machine's memory caches of the table (a server bounded
  * to 1 GB ran upserts 1.6-1.7x faster without it, docs/benchmarks.md).
  */
-static uint64
-cache_capacity(void)
+uint64
+forst_cache_capacity(void)
 {
 	if (forst_cache_size_kb >= 0)
 		return (uint64) forst_cache_size_kb * 1024;
@@ -56,10 +56,10 @@ cache_capacity(void)
 static Size
 cache_shared_size(void)
 {
-	if (cache_capacity() == 0)
+	if (forst_cache_capacity() == 0)
 		return 0;
 	return add_size(MAXALIGN(sizeof(ForstCacheShared)),
-					fst_diskcache_region_size(cache_capacity()));
+					fst_diskcache_region_size(forst_cache_capacity()));
 }
 
 static void *
@@ -73,7 +73,7 @@ cache_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	if (cache_capacity() > 0)
+	if (forst_cache_capacity() > 0)
 	{
 		RequestAddinShmemSpace(cache_shared_size());
 		RequestNamedLWLockTranche("forst_disk_cache", 1);
@@ -87,14 +87,14 @@ cache_shmem_startup(void)
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
-	if (cache_capacity() == 0)
+	if (forst_cache_capacity() == 0)
 		return;
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	cache_shared = ShmemInitStruct("forst disk cache", cache_shared_size(), &found);
 	if (!found)
 	{
 		cache_shared->lock = &(GetNamedLWLockTranche("forst_disk_cache"))->lock;
-		fst_diskcache_region_init(cache_region(), cache_capacity());
+		fst_diskcache_region_init(cache_region(), forst_cache_capacity());
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -131,7 +131,7 @@ cache_unlock(void *arg)
 uint64
 forst_cache_chunk_bytes(void)
 {
-	uint64		capacity = cache_capacity();
+	uint64		capacity = forst_cache_capacity();
 	uint64		chunk = (uint64) forst_cache_chunk_size_kb * 1024;
 	uint32		entries = fst_diskcache_max_entries(capacity);
 

@@ -27,6 +27,9 @@ extern void forst_cache_init(void);
 /* This process's handle, or NULL when the cache is off or unusable. */
 extern FstDiskCache *forst_disk_cache(void);
 
+/* The disk cache's bound in bytes (forst.cache_size resolved; 0: none). */
+extern uint64 forst_cache_capacity(void);
+
 /*
  * The disk cache's unit: forst.cache_chunk_size, doubled while a full
  * cache of forst.cache_size would need more entries than its index holds.

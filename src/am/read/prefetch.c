@@ -202,6 +202,14 @@ forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 	pfree(hibuf);
 }
 
+uint64
+forst_prefetch_budget(void)
+{
+	if (!forst_prefetch_possible())
+		return 0;
+	return forst_cache_capacity() / 8;
+}
+
 /* The plan's reader: the view's, opened (and cached) by read/sst_readers.c */
 static FstCode
 plan_reader(void *arg, const FstFileMeta *f, FstSstReader **r, FstError *err)
@@ -238,6 +246,10 @@ forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
 	memset(&plan, 0, sizeof(plan));
 	PG_TRY();
 	{
+		uint64		bytes = 0;
+		uint64		planned = 0;
+		int			over = 0;
+
 		rc = fst_lookup_plan_files(&lk, keys, n, &plan, &err);
 		if (rc != FST_OK)
 			forst_report(rc, &err, "planning a batch of key lookups");
@@ -251,14 +263,23 @@ forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
 		if (plan.nblocks > 0)
 		{
 			ForstPrefetchRange *ranges = palloc(sizeof(ForstPrefetchRange) * plan.nblocks);
+			uint64		budget = forst_prefetch_budget();
+			int			m = 0;
 
 			for (int i = 0; i < plan.nblocks; i++)
+				planned += plan.blocks[i].len;
+			for (int i = 0; i < plan.nblocks; i++)
 			{
-				ranges[i].file = (const FstManifestFile *) plan.blocks[i].file;
-				ranges[i].offset = plan.blocks[i].offset;
-				ranges[i].len = plan.blocks[i].len;
+				if (bytes + plan.blocks[i].len > budget)
+					break;
+				bytes += plan.blocks[i].len;
+				ranges[m].file = (const FstManifestFile *) plan.blocks[i].file;
+				ranges[m].offset = plan.blocks[i].offset;
+				ranges[m].len = plan.blocks[i].len;
+				m++;
 			}
-			forst_prefetch_ranges(&rel->rd_node, ranges, plan.nblocks);
+			over = plan.nblocks - m;
+			forst_prefetch_ranges(&rel->rd_node, ranges, m);
 			pfree(ranges);
 		}
 		if (st != NULL)
@@ -269,6 +290,9 @@ forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
 			st->keys_absent += plan.keys_absent;
 			st->files += plan.nfiles;
 			st->blocks += plan.nblocks;
+			st->bytes_planned += planned;
+			st->bytes += bytes;
+			st->blocks_over_budget += over;
 		}
 	}
 	PG_FINALLY();

@@ -62,14 +62,26 @@ typedef struct ForstPrefetchKeysStats
 	uint64		keys_absent;	/* no file's range or filter admits the key */
 	uint64		files;			/* files whose metadata was asked for */
 	uint64		blocks;			/* distinct blocks asked for */
+	uint64		bytes_planned;	/* their bytes */
+	uint64		bytes;			/* the bytes of those fetched */
+	uint64		blocks_over_budget; /* planned, not fetched: see below */
 } ForstPrefetchKeysStats;
+
+/*
+ * Bytes one batch may fetch ahead: an eighth of the disk cache, so that
+ * what a batch fetches is still cached when its lookups read it, with room
+ * for the other backends' batches (0 when prefetching is not possible).
+ */
+extern uint64 forst_prefetch_budget(void);
 
 /*
  * Before the point lookups of a batch of keys (user parts: key group + user
  * key) in rel: the metadata of the files they will open, then the data
  * block each will read first, fetched together in parallel into the disk
  * cache (src/lsm/lookup_plan.h).  A hint like every prefetch: the lookups
- * then run as before and find the blocks cached.  st may be NULL.
+ * then run as before and find the blocks cached.  Blocks past
+ * forst_prefetch_budget() are not fetched (their lookups read them one by
+ * one): the caller sizes its batches to fit.  st may be NULL.
  */
 extern void forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
 								ForstPrefetchKeysStats *st);

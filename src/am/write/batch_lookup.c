@@ -19,7 +19,9 @@
  * INSERT ... ON CONFLICT's ModifyTable and its input (a CustomScan whose
  * outer plan is the input, shown by EXPLAIN as "Custom Scan
  * (ForstBatchLookup)").  The node reads up to forst.batch_lookup_rows rows
- * ahead (fewer if their bytes would pass work_mem), encodes their keys,
+ * ahead (fewer if their bytes would pass work_mem, or if their keys'
+ * blocks would not fit in an eighth of the disk cache: a batch's blocks
+ * must still be cached when its lookups read them), encodes their keys,
  * and has read/prefetch.c fetch, in parallel into the disk cache, the
  * metadata of the files those keys may be in and then the block each key's
  * lookup will read first (the engine names them: lsm/lookup_plan.h).
@@ -287,6 +289,25 @@ batch_begin(CustomScanState *node, EState *estate, int eflags)
 	s->rows = palloc(sizeof(MinimalTuple) * s->cap);
 }
 
+/*
+ * Rows of the next batch: as many as forst_prefetch_budget() holds at the
+ * bytes per key planned so far (at first a guess of 16 kB: a key's block
+ * straddles two 8 kB units of the cache), at most forst.batch_lookup_rows.
+ * With a small cache, batches are small rather than fetching blocks the
+ * cache evicts before their lookups read them.
+ */
+static int
+next_batch_rows(BatchLookupState *s)
+{
+	double		per_key = 16384.0;
+	double		rows;
+
+	if (s->stats.keys > 0 && s->stats.bytes_planned > 0)
+		per_key = Max((double) s->stats.bytes_planned / s->stats.keys, 512.0);
+	rows = (double) forst_prefetch_budget() / per_key;
+	return (int) Max(1.0, Min((double) s->cap, rows));
+}
+
 /* Reads the next batch of input rows and prefetches their keys' blocks. */
 static void
 batch_fill(BatchLookupState *s)
@@ -295,6 +316,7 @@ batch_fill(BatchLookupState *s)
 	ForstKeyCodec *codec = s->info->codec;
 	Size		limit = (Size) work_mem * 1024;
 	Size		bytes = 0;
+	int			rows = next_batch_rows(s);
 	FstSlice   *keys;
 	int			nkeys = 0;
 	StringInfoData buf;
@@ -307,7 +329,7 @@ batch_fill(BatchLookupState *s)
 	initStringInfo(&buf);
 	MemoryContextSwitchTo(old);
 
-	while (s->nrows < s->cap && bytes < limit)
+	while (s->nrows < rows && bytes < limit)
 	{
 		/* the input runs in the executor's context, as it would unbatched */
 		TupleTableSlot *in = ExecProcNode(child);
@@ -406,6 +428,8 @@ batch_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Keys in No File", NULL, (int64) s->stats.keys_absent, es);
 	ExplainPropertyInteger("Files", NULL, (int64) s->stats.files, es);
 	ExplainPropertyInteger("Blocks Planned", NULL, (int64) s->stats.blocks, es);
+	ExplainPropertyInteger("Blocks Over Budget", NULL, (int64) s->stats.blocks_over_budget, es);
+	ExplainPropertyInteger("Bytes Fetched Ahead", "kB", (int64) ((s->stats.bytes + 1023) / 1024), es);
 }
 
 void
