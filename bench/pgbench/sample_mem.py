@@ -10,6 +10,9 @@ plus the bytes in PGDATA/pg_wal.  On exit writes one line to OUT:
 """
 import os, signal, sys, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import procmem  # noqa: E402  (bench/procmem.py)
+
 pm, pgdata, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 interval = float(sys.argv[4]) if len(sys.argv) > 4 else 0.5
 stop = False
@@ -25,33 +28,10 @@ signal.signal(signal.SIGINT, on_term)
 
 
 def server_pids():
-    pids = [pm]
-    for d in os.listdir('/proc'):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f'/proc/{d}/stat') as f:
-                s = f.read()
-            ppid = int(s[s.rindex(')') + 2:].split()[1])
-        except (OSError, ValueError):
-            continue
-        if ppid == pm:
-            pids.append(int(d))
-    return pids
+    return procmem.server_pids(pm)
 
 
-def mem(pid):
-    pss = rss = 0
-    try:
-        with open(f'/proc/{pid}/smaps_rollup') as f:
-            for line in f:
-                if line.startswith('Pss:'):
-                    pss = int(line.split()[1]) * 1024
-                elif line.startswith('Rss:'):
-                    rss = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return pss, rss
+mem = procmem.mem
 
 
 def wal_bytes():

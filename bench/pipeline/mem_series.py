@@ -14,6 +14,9 @@ import signal
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import procmem  # noqa: E402  (bench/procmem.py)
+
 pm, out = int(sys.argv[1]), sys.argv[2]
 interval = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
 stop = False
@@ -29,30 +32,11 @@ signal.signal(signal.SIGINT, on_term)
 
 
 def server_pids():
-    pids = [pm]
-    for d in os.listdir('/proc'):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f'/proc/{d}/stat') as f:
-                s = f.read()
-            ppid = int(s[s.rindex(')') + 2:].split()[1])
-        except (OSError, ValueError):
-            continue
-        if ppid == pm:
-            pids.append(int(d))
-    return pids
+    return procmem.server_pids(pm)
 
 
 def pss(pid):
-    try:
-        with open(f'/proc/{pid}/smaps_rollup') as f:
-            for line in f:
-                if line.startswith('Pss:'):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return procmem.mem(pid)[0]
 
 
 with open(out, 'a') as f:
