@@ -34,7 +34,7 @@ held_by_memtable(FstLookup *lk, FstSlice user_part, bool *held, FstError *err)
 	return FST_OK;
 }
 
-/* Candidate files of user_part into *files (grown to the manifest's size). */
+/* Room for the candidate files of one key: the stack's, or malloc'ed. */
 static const FstFileMeta **
 candidates_buffer(const FstManifest *m, const FstFileMeta **stack_files)
 {
@@ -52,6 +52,19 @@ cmp_file_ptr(const void *a, const void *b)
 	uintptr_t	y = (uintptr_t) *(const FstFileMeta *const *) b;
 
 	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Sorts files by address and drops repeats; returns how many are left. */
+static int
+dedup_files(const FstFileMeta **files, int n)
+{
+	int			u = 0;
+
+	qsort(files, n, sizeof(FstFileMeta *), cmp_file_ptr);
+	for (int i = 0; i < n; i++)
+		if (u == 0 || files[u - 1] != files[i])
+			files[u++] = files[i];
+	return u;
 }
 
 static int
@@ -122,15 +135,7 @@ fst_lookup_plan_files(FstLookup *lk, const FstSlice *keys, int nkeys,
 
 		/* keep the list short: deduplicate whenever it outgrows the files */
 		if (plan->nfiles > 2 * total)
-		{
-			int			u = 0;
-
-			qsort(plan->files, plan->nfiles, sizeof(FstFileMeta *), cmp_file_ptr);
-			for (int i = 0; i < plan->nfiles; i++)
-				if (u == 0 || plan->files[u - 1] != plan->files[i])
-					plan->files[u++] = plan->files[i];
-			plan->nfiles = u;
-		}
+			plan->nfiles = dedup_files(plan->files, plan->nfiles);
 	}
 	if (cand != stack_files)
 		fst_free(cand);
@@ -139,13 +144,7 @@ fst_lookup_plan_files(FstLookup *lk, const FstSlice *keys, int nkeys,
 
 	if (plan->nfiles > 0)
 	{
-		int			u = 0;
-
-		qsort(plan->files, plan->nfiles, sizeof(FstFileMeta *), cmp_file_ptr);
-		for (int i = 0; i < plan->nfiles; i++)
-			if (u == 0 || plan->files[u - 1] != plan->files[i])
-				plan->files[u++] = plan->files[i];
-		plan->nfiles = u;
+		plan->nfiles = dedup_files(plan->files, plan->nfiles);
 		qsort(plan->files, plan->nfiles, sizeof(FstFileMeta *), cmp_file_newest);
 	}
 	return FST_OK;

@@ -17,8 +17,8 @@
 #include "am/read/sst_readers.h"
 
 /* The view's reader of a file (opened and cached by read/sst_readers.c). */
-static FstCode
-point_reader(void *arg, const FstFileMeta *f, FstSstReader **r, FstError *err)
+FstCode
+forst_view_reader(void *arg, const FstFileMeta *f, FstSstReader **r, FstError *err)
 {
 	const ForstTableView *view = arg;
 
@@ -51,7 +51,7 @@ forst_point_get(const ForstTableView *view, FstSlice user_part,
 	lk.memtables = mts;
 	lk.nmemtables = view->nslabs;
 	lk.manifest = view->manifest;
-	lk.reader = point_reader;
+	lk.reader = forst_view_reader;
 	lk.reader_arg = (void *) view;
 	lk.accept = accept;
 	lk.accept_arg = arg;

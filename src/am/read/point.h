@@ -56,6 +56,13 @@ typedef struct ForstPointHit
  * Looks user_part (key group + user key) up in view.  Errors (a corrupt
  * file, an unreachable object store) are reported with ereport.
  */
+/*
+ * An FstLookupReaderFn over a ForstTableView (arg): the view's reader of a
+ * file, opened and cached by read/sst_readers.c.
+ */
+extern FstCode forst_view_reader(void *arg, const FstFileMeta *f,
+								 FstSstReader **r, FstError *err);
+
 extern void forst_point_get(const ForstTableView *view, FstSlice user_part,
 							ForstPointAcceptFn accept, void *arg,
 							bool want_entry, ForstPointHit *out);

@@ -31,6 +31,7 @@
 
 #include "am/forst.h"
 #include "am/objects/disk_cache.h"
+#include "am/read/point.h"
 #include "am/read/prefetch.h"
 #include "am/shmem/shmem.h"
 #include "am/objects/store.h"
@@ -210,16 +211,6 @@ forst_prefetch_budget(void)
 	return forst_cache_capacity() / 8;
 }
 
-/* The plan's reader: the view's, opened (and cached) by read/sst_readers.c */
-static FstCode
-plan_reader(void *arg, const FstFileMeta *f, FstSstReader **r, FstError *err)
-{
-	const ForstTableView *view = arg;
-
-	*r = forst_sst_reader(&view->rnode, f);
-	return FST_OK;
-}
-
 void
 forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
 					ForstPrefetchKeysStats *st)
@@ -240,7 +231,7 @@ forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
 	lk.memtables = mts;
 	lk.nmemtables = view.nslabs;
 	lk.manifest = view.manifest;
-	lk.reader = plan_reader;
+	lk.reader = forst_view_reader;
 	lk.reader_arg = &view;
 
 	memset(&plan, 0, sizeof(plan));

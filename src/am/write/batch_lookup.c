@@ -313,7 +313,6 @@ static void
 batch_fill(BatchLookupState *s)
 {
 	PlanState  *child = outerPlanState(s);
-	ForstKeyCodec *codec = s->info->codec;
 	Size		limit = (Size) work_mem * 1024;
 	Size		bytes = 0;
 	int			rows = next_batch_rows(s);
@@ -352,13 +351,13 @@ batch_fill(BatchLookupState *s)
 			null_key |= in->tts_isnull[s->info->keyattrs[i] - 1];
 		if (!null_key)
 		{
-			uint16		kg;
 			char	   *k;
 
-			resetStringInfo(&buf);
-			appendBinaryStringInfo(&buf, "\0\0", FST_KG_BYTES);
-			forst_key_encode_row(codec, in->tts_values, in->tts_isnull, &buf, &kg);
-			fst_put_be16(buf.data, kg);
+			/*
+			 * no table state: a fenced table or a key group the table does
+			 * not own is the insert's error to raise
+			 */
+			forst_row_user_part(s->info, in, NULL, &buf);
 			k = palloc(buf.len);
 			memcpy(k, buf.data, buf.len);
 			keys[nkeys++] = fst_slice(k, buf.len);
