@@ -32,10 +32,26 @@
 -- with DELETE (their space is reclaimed by VACUUM, not by forst's
 -- compaction); the other tables stay forst tables.  No failover then (a
 -- checkpoint holds forst tables only).
+-- durability (psql variable, default wal): wal, every table of the job an
+-- ordinary forst table, each batch durable at its commit through WAL;
+-- checkpoint, every forst table of the job (config, offsets, samples, the
+-- state tables, the outputs) created UNLOGGED ... USING forst: its writes
+-- write no WAL, and it is durable at forst checkpoints only; after a crash
+-- the job's tables return together to the newest completed checkpoint of
+-- the database, and the job resumes from the offset stored there, reading
+-- the source log (which stays an ordinary heap table, replayable as a
+-- Kafka topic is) again from it (docs/pipeline.md, "Checkpoint-durable
+-- mode").  Needs state_am forst, and no restore_checkpoint (a
+-- checkpoint-durable job resumes on its own server, restarted on the same
+-- data directory).
 \set ON_ERROR_STOP 1
 \if :{?state_am}
 \else
 \set state_am forst
+\endif
+\if :{?durability}
+\else
+\set durability wal
 \endif
 \if :{?cold_fraction}
 \else
@@ -55,6 +71,8 @@
 \endif
 SELECT :'state_am' = 'heap' AS heap_state,
        :'state_am' IN ('forst', 'heap') AS state_am_ok,
+       :'durability' = 'checkpoint' AS ckpt_durable,
+       :'durability' IN ('wal', 'checkpoint') AS durability_ok,
        :{?restore_checkpoint} AS restoring \gset
 \if :state_am_ok
 \else
@@ -62,6 +80,33 @@ DO $$ BEGIN
     RAISE EXCEPTION 'state_am must be forst or heap'
         USING ERRCODE = 'invalid_parameter_value';
 END $$;
+\endif
+\if :durability_ok
+\else
+DO $$ BEGIN
+    RAISE EXCEPTION 'durability must be wal or checkpoint'
+        USING ERRCODE = 'invalid_parameter_value';
+END $$;
+\endif
+\if :ckpt_durable
+\if :heap_state
+DO $$ BEGIN
+    RAISE EXCEPTION 'a checkpoint-durable job cannot keep its state in heap tables'
+        USING ERRCODE = 'feature_not_supported',
+              HINT = 'With durability checkpoint the state returns to a forst checkpoint after a crash, and a checkpoint holds forst tables only; use state_am forst, or durability wal.';
+END $$;
+\endif
+\if :restoring
+DO $$ BEGIN
+    RAISE EXCEPTION 'a checkpoint-durable job is not restored from a checkpoint on another server'
+        USING ERRCODE = 'feature_not_supported',
+              HINT = 'Restart its server on the same data directory: its unlogged forst tables return to the newest completed checkpoint by themselves, and the job resumes from the stored offset.';
+END $$;
+\endif
+-- the job's forst tables: CREATE UNLOGGED TABLE ... USING forst
+\set persistence UNLOGGED
+\else
+\set persistence ''
 \endif
 \if :heap_state
 \if :restoring
@@ -84,6 +129,7 @@ CREATE SCHEMA pipeline;
 ------------------------------------------------------------------------
 -- The job's tables, all forst tables: everything a failover must carry
 -- over is in them (a checkpoint holds the forst tables of the database).
+-- :persistence is UNLOGGED with durability checkpoint, else empty.
 ------------------------------------------------------------------------
 \if :{?restore_checkpoint}
 
@@ -113,7 +159,7 @@ END $$;
 \else
 
 -- The job's parameters, one row.
-CREATE TABLE pipeline.config (
+CREATE :persistence TABLE pipeline.config (
     job         text PRIMARY KEY DEFAULT 'nexmark',
     seed        bigint NOT NULL,
     delta_us    bigint NOT NULL CHECK (delta_us > 0),
@@ -144,7 +190,7 @@ VALUES (:seed, :delta_us, :jitter_us, :batch, :'hop_size', :'hop_slide', :'tumbl
 -- Where the job is: the last event folded into the state (the source
 -- offset) and the event-time watermark.  Written in the same transaction
 -- as the state, so a batch is applied exactly once.
-CREATE TABLE pipeline.offsets (
+CREATE :persistence TABLE pipeline.offsets (
     job       text PRIMARY KEY,
     last_id   bigint NOT NULL,
     watermark timestamptz NOT NULL,
@@ -153,7 +199,7 @@ CREATE TABLE pipeline.offsets (
 INSERT INTO pipeline.offsets SELECT 'nexmark', 0, '-infinity', 0;
 
 -- Nexmark q5 ("hot items"): bids per auction per hopping window.
-CREATE TABLE pipeline.q5_state (
+CREATE :persistence TABLE pipeline.q5_state (
     window_start timestamptz,
     auction      bigint,
     bids         bigint NOT NULL,
@@ -161,7 +207,7 @@ CREATE TABLE pipeline.q5_state (
 ) USING :state_am;
 
 -- Nexmark q7: the highest bid per tumbling window (ties: the earliest bid).
-CREATE TABLE pipeline.q7_state (
+CREATE :persistence TABLE pipeline.q7_state (
     window_start timestamptz PRIMARY KEY,
     price        bigint NOT NULL,
     bid_id       bigint NOT NULL,
@@ -170,7 +216,7 @@ CREATE TABLE pipeline.q7_state (
 ) USING :state_am;
 
 -- Per-seller activity: auctions opened and their reserves per tumbling window.
-CREATE TABLE pipeline.seller_state (
+CREATE :persistence TABLE pipeline.seller_state (
     window_start timestamptz,
     seller       bigint,
     auctions     bigint NOT NULL,
@@ -179,7 +225,7 @@ CREATE TABLE pipeline.seller_state (
 ) USING :state_am;
 
 -- Outputs: closed windows, emitted once each.
-CREATE TABLE pipeline.q5_hot_items (
+CREATE :persistence TABLE pipeline.q5_hot_items (
     window_start timestamptz,
     window_end   timestamptz NOT NULL,
     auction      bigint,
@@ -187,7 +233,7 @@ CREATE TABLE pipeline.q5_hot_items (
     PRIMARY KEY (window_start, auction)
 ) USING forst;
 
-CREATE TABLE pipeline.q7_highest_bid (
+CREATE :persistence TABLE pipeline.q7_highest_bid (
     window_start timestamptz PRIMARY KEY,
     window_end   timestamptz NOT NULL,
     price        bigint NOT NULL,
@@ -196,7 +242,7 @@ CREATE TABLE pipeline.q7_highest_bid (
     bidder       bigint NOT NULL
 ) USING forst;
 
-CREATE TABLE pipeline.seller_activity (
+CREATE :persistence TABLE pipeline.seller_activity (
     window_start timestamptz,
     window_end   timestamptz NOT NULL,
     seller       bigint,
@@ -207,7 +253,7 @@ CREATE TABLE pipeline.seller_activity (
 
 -- Progress samples, written by pipeline.run about once a second
 -- (config.sample_every).
-CREATE TABLE pipeline.samples (
+CREATE :persistence TABLE pipeline.samples (
     at              timestamptz PRIMARY KEY,
     last_id         bigint NOT NULL,
     q5_rows         bigint NOT NULL,
