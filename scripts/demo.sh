@@ -3,11 +3,13 @@
 # PostgreSQL 15 server that preloads it, run a streaming pipeline that
 # keeps its windowed state in forst tables, then run it again, kill the
 # server in the middle, and finish the job on a new server from the last
-# checkpoint (docs/pipeline.md).
+# checkpoint (docs/pipeline.md).  With --checkpoint-durable, the job's
+# tables are unlogged forst tables, durable at forst checkpoints, and the
+# killed server is restarted on its own data directory instead.
 #
 #   bash scripts/demo.sh [--quick] [--large] [--events N] [--rate N] [--batch N] [--seed N]
 #                        [--checkpoint-interval S] [--kill-after N] [--auto-checkpoints]
-#                        [--no-failover] [DIR]
+#                        [--checkpoint-durable] [--no-failover] [DIR]
 #
 #   --quick     a short run (about a minute in all), as CI runs it
 #   --large     the large-state mode (docs/pipeline.md): 90% of bids go
@@ -32,6 +34,12 @@
 #               checkpoints by forst's checkpointer (forst.checkpoint_interval)
 #               while the job runs, instead of by the job between two batches
 #               (docs/pipeline.md)
+#   --checkpoint-durable
+#               both runs create the job's forst tables UNLOGGED
+#               (scripts/pipeline.sql's durability=checkpoint): their rows
+#               write no WAL and are durable at forst checkpoints; the
+#               failover run restarts the killed server on the same data
+#               directory (below)
 #   --no-failover
 #               the uninterrupted run only
 #
@@ -55,6 +63,14 @@
 #    resumes from the stored offset (the source replays from there) and
 #    finishes.  The same verification runs, and checks in addition that
 #    b's outputs equal those of the uninterrupted run row for row.
+#    With --checkpoint-durable, there is no server b: server a is started
+#    again on its own data directory.  Its heap tables (the source log)
+#    and catalogs come back through WAL recovery; at the first access to
+#    a forst table, the job's unlogged tables return together to a's last
+#    completed checkpoint.  The job resumes from the offset stored there,
+#    reading the source log again from it, and finishes; the same
+#    verification runs.  It prints the time from the restart to the first
+#    step committed.
 # It prints the failover's timings, one line per check, and PASS or FAIL;
 # the exit status is non-zero on FAIL.
 #
@@ -81,6 +97,7 @@ seed=42
 interval=""
 kill_after=3
 auto_ckpt=0
+ckpt_durable=0
 failover=1
 dir_arg=""
 while [ $# -gt 0 ]; do
@@ -89,6 +106,7 @@ while [ $# -gt 0 ]; do
 		--large) large=1 ;;
 		--no-failover) failover=0 ;;
 		--auto-checkpoints) auto_ckpt=1 ;;
+		--checkpoint-durable) ckpt_durable=1 ;;
 		--events | --rate | --batch | --seed | --checkpoint-interval | --kill-after)
 			[ $# -ge 2 ] || die "$1 needs a number"
 			[[ "$2" =~ ^[0-9]+$ ]] || die "$1 needs a number, not '$2'"
@@ -141,6 +159,13 @@ if [ "$auto_ckpt" -eq 1 ]; then
 else
 	ckpt_conf=0
 	run_args=", interval '$interval s'"
+fi
+# Durability of the job's forst tables (scripts/pipeline.sql's durability).
+if [ "$ckpt_durable" -eq 1 ]; then
+	job_vars+=(-v durability=checkpoint)
+	tables_desc="unlogged forst tables, durable at forst checkpoints"
+else
+	tables_desc="forst tables"
 fi
 
 forst_install_deps
@@ -201,7 +226,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 # a free port.
 server_start()
 {
-	local name=$1 data="$dir/$1/data" p attempt
+	local name=$1 data="$dir/$1/data"
 	shift
 
 	as_pg_user mkdir "$dir/$name"
@@ -216,6 +241,15 @@ server_start()
 			"forst.memtable_size = '1MB'" "forst.memtable_memory = '64MB'" \
 			"forst.checkpoint_interval = '$ckpt_conf'" "$@"
 	} | as_pg_user tee -a "$data/postgresql.conf" >/dev/null
+	server_boot "$name"
+}
+
+# server_boot NAME: start the server on DIR/NAME/data (which exists) on a
+# free port.
+server_boot()
+{
+	local name=$1 data="$dir/$1/data" p attempt
+
 	# Another server (a concurrent test run) may take the free port before
 	# ours binds it: then try the next free one.
 	for attempt in 1 2 3 4 5; do
@@ -302,7 +336,7 @@ cat <<TXT
 
 Events: $events (seed $seed), ${desc[0]} of event time apart, up to 2 s out of order,
 ${desc[3]}; generator rate: $([ "$rate" -gt 0 ] && echo "$rate/s" || echo "as fast as it can").
-Pipeline: $batch events per transaction; state in forst tables
+Pipeline: $batch events per transaction; state, outputs and offset in $tables_desc
   q5_state      bids per auction, hopping windows of ${desc[1]}
   q7_state      highest bid, tumbling windows of ${desc[2]}
   seller_state  auctions opened per seller, tumbling windows of ${desc[2]}
@@ -310,8 +344,14 @@ closed windows (end <= watermark = newest event time - 2 s) are emitted to
 q5_hot_items, q7_highest_bid, seller_activity and expired in the state.
 A checkpoint of the forst tables every $interval s, $([ "$auto_ckpt" -eq 1 ] &&
 	echo "by forst's checkpointer (forst.checkpoint_interval)" || echo "taken by the job between two batches").
-$([ "$failover" -eq 1 ] && echo "Run 1 goes uninterrupted; run 2 kills its server after $kill_after checkpoints
-and finishes on a new one, which must emit exactly what run 1 emitted.")
+$([ "$failover" -eq 0 ] || if [ "$ckpt_durable" -eq 1 ]; then
+	echo "Run 1 goes uninterrupted; run 2 kills its server after $kill_after checkpoints,
+restarts it on the same data directory and finishes there: it must emit exactly
+what run 1 emitted."
+else
+	echo "Run 1 goes uninterrupted; run 2 kills its server after $kill_after checkpoints
+and finishes on a new one, which must emit exactly what run 1 emitted."
+fi)
 
 TXT
 
@@ -388,6 +428,99 @@ wait "${bg_pids[0]}" 2>/dev/null || true
 wait "${bg_pids[1]}" 2>/dev/null || true
 bg_pids=()
 
+# load_uninterrupted NAME: the uninterrupted run's outputs into heap tables
+# of schema uninterrupted on server NAME, for the verification.
+load_uninterrupted()
+{
+	log "the uninterrupted run's outputs into schema uninterrupted (heap tables)"
+	sql "$1" -c "CREATE SCHEMA uninterrupted"
+	for t in q5_hot_items q7_highest_bid seller_activity; do
+		sql "$1" -c "CREATE TABLE uninterrupted.$t (LIKE pipeline.$t) USING heap"
+		sql "$1" -c "COPY uninterrupted.$t FROM STDIN" <"$dir/uninterrupted/$t.copy"
+	done
+}
+
+# ---------------------------------------------------------------------
+# 3, checkpoint-durable: server a again, on its own data directory
+# ---------------------------------------------------------------------
+if [ "$ckpt_durable" -eq 1 ]; then
+	echo
+	log "RUN 2, continued: server a restarted on its own data directory"
+	t_restart=$EPOCHREALTIME
+	server_boot a
+	t_up=$EPOCHREALTIME
+	# The first access to a forst table of the database: the job's unlogged
+	# tables return to the newest completed checkpoint here.
+	resumed_at=$(sql a -At -c "SELECT last_id FROM pipeline.offsets WHERE job = 'nexmark'") ||
+		fail "server a: the job's offset row cannot be read after the restart"
+	t_query=$EPOCHREALTIME
+	[ -n "$resumed_at" ] || fail "server a: no offset row after the restart"
+	sql a -At -F ' ' -c "SELECT 'newest completed checkpoint: ' || coalesce(max(id)::text, 'none') ||
+		coalesce(', taken at ' || max(started_at)::text, '')
+		FROM forst.checkpoints WHERE database = current_database() AND status = 'completed'" |
+		sed 's/^/  /' || true
+	generated=$(sql a -At -c "SELECT coalesce(max(id), 0) FROM nexmark.events")
+	log "server a: the restored offset is $resumed_at (it had reached $reached: $((reached - resumed_at)) events to fold in again); the source log kept events 1 .. $generated through WAL"
+	# Expiry: forst.expiry is a logged table, so the TTL columns and the
+	# watermarks of the state tables survive the crash as they were at the
+	# last commit.  Re-applied from the restored offset row, as after an
+	# attach (monotonic: a watermark already there stays).
+	sql a -At -F ' ' -c "SELECT '  ' || t.\"table\" || ': TTL column ' || coalesce(t.ttl_column::text, 'none') ||
+		', watermark ' || coalesce(t.watermark::text, 'none') || ' (the restored offset''s: ' ||
+		(o.watermark - CASE WHEN t.\"table\" = 'pipeline.q5_state'::regclass THEN c.hop_size ELSE c.tumble_size END
+		 + interval '1 microsecond')::text || ')'
+		FROM forst.tables t, pipeline.offsets o, pipeline.config c
+		WHERE t.\"table\" IN ('pipeline.q5_state'::regclass, 'pipeline.q7_state'::regclass,
+		                      'pipeline.seller_state'::regclass) AND o.job = 'nexmark'
+		ORDER BY 1"
+	sql a -c "SELECT forst.set_ttl('pipeline.q5_state', 'window_start', NULL),
+	                 forst.set_ttl('pipeline.q7_state', 'window_start', NULL),
+	                 forst.set_ttl('pipeline.seller_state', 'window_start', NULL)" \
+		-c "SELECT pipeline.expire(c, o.watermark) FROM pipeline.config c, pipeline.offsets o
+		     WHERE o.job = 'nexmark' AND o.watermark > '-infinity'" >/dev/null
+	t_expiry=$EPOCHREALTIME
+	log "generator: continues after event $generated (CALL nexmark.generate($events, 1000, $rate)); the job reads the log again from event $((resumed_at + 1))"
+	sql a -c "CALL nexmark.generate($events, 1000, $rate)" &
+	bg_pids=($!)
+	while :; do
+		n=$(sql a -At -c "SELECT pipeline.step()") || fail "the first step on the restarted server a failed"
+		[ "$n" = 0 ] || break
+		sleep 0.02
+	done
+	t_resumed=$EPOCHREALTIME
+	cat <<TXT
+  restart timings, from the kill of server a:
+    $(secs "$t_kill" "$t_restart") s  restart of server a begun (pg_ctl start, same data directory)
+    $(secs "$t_kill" "$t_up") s  server a up (WAL recovery of its logged tables and catalogs done)
+    $(secs "$t_kill" "$t_query") s  first query on a forst table answered (the offset row): the job's unlogged tables at the checkpoint
+    $(secs "$t_kill" "$t_expiry") s  expiry settings re-applied
+    $(secs "$t_kill" "$t_resumed") s  first batch after the offset committed: the job runs again
+  from the restart to the first step committed: $(secs "$t_restart" "$t_resumed") s
+TXT
+	log "pipeline: CALL pipeline.run($events$run_args) on the restarted server a"
+	started=$SECONDS
+	pipe_rc=0
+	sql a -c "SET client_min_messages = notice" -c "CALL pipeline.run($events$run_args)" 2>&1 |
+		progress || pipe_rc=$?
+	elapsed2=$((SECONDS - started))
+	gen_rc=0
+	wait "${bg_pids[0]}" || gen_rc=$?
+	bg_pids=()
+	[ "$gen_rc" -eq 0 ] || fail "the generator on the restarted server a failed (exit status $gen_rc)"
+	[ "$pipe_rc" -eq 0 ] || fail "the pipeline on the restarted server a failed (exit status $pipe_rc)"
+	load_uninterrupted a
+	log "verification: the restarted run against the recomputation and against the uninterrupted run"
+	verify a -v compare=uninterrupted -v resumed_at="$resumed_at" ||
+		fail "the restarted run's verification (lines above)"
+	echo
+	echo "PASS: checkpoint-durable pipeline of $events events in ${elapsed}s ($rate1 events/s) uninterrupted;" \
+		"crash after $completed checkpoints: server a killed at offset $reached, restarted on its data directory," \
+		"resumed from offset $resumed_at, first step $(secs "$t_restart" "$t_resumed") s after the restart" \
+		"($(secs "$t_kill" "$t_resumed") s after the kill), finished in ${elapsed2}s;" \
+		"emitted windows equal the recomputation and the uninterrupted run; state bounded"
+	exit 0
+fi
+
 # ---------------------------------------------------------------------
 # 3. Server b: an empty data directory, a's store, a's last checkpoint
 # ---------------------------------------------------------------------
@@ -440,12 +573,7 @@ bg_pids=()
 
 log "the source log's events 1 .. $resumed_at for the verification (the job on b never reads them)"
 sql b -c "CALL nexmark.generate($resumed_at, 10000, 0, 1)"
-log "the uninterrupted run's outputs into schema uninterrupted (heap tables)"
-sql b -c "CREATE SCHEMA uninterrupted"
-for t in q5_hot_items q7_highest_bid seller_activity; do
-	sql b -c "CREATE TABLE uninterrupted.$t (LIKE pipeline.$t) USING heap"
-	sql b -c "COPY uninterrupted.$t FROM STDIN" <"$dir/uninterrupted/$t.copy"
-done
+load_uninterrupted b
 log "verification: the failover run against the recomputation and against the uninterrupted run"
 verify b -v compare=uninterrupted -v resumed_at="$resumed_at" ||
 	fail "the failover run's verification (lines above)"
