@@ -21,10 +21,16 @@
 # bench/results/pipeline-STAMP-functions.txt), KEEP=1 keeps the work
 # directory.
 #
-# Modes (psql variable state_am of scripts/pipeline.sql):
+# Modes (psql variables state_am and durability of scripts/pipeline.sql):
 #   forst          the job as the demo runs it: state tables USING forst,
 #                  closed windows expired by forst.advance_watermark, space
 #                  reclaimed by forst's flush and compaction workers
+#   forst-ckpt     the same, checkpoint-durable (durability=checkpoint, as
+#                  scripts/demo.sh --checkpoint-durable runs it): every table
+#                  of the job (state, outputs, offset, config, samples) is an
+#                  UNLOGGED forst table, whose rows write no WAL; the source
+#                  log stays a heap table.  No checkpoints are taken here
+#                  either (the durability they give is not measured)
 #   heap           state tables USING heap, closed windows DELETEd in the
 #                  step; autovacuum reclaims their space, tuned as a heap
 #                  pipeline would be: autovacuum_naptime = 1s, and on each
@@ -34,8 +40,9 @@
 #   heap-novacuum  the same DELETEs, autovacuum off on the state tables: what
 #                  DELETE without VACUUM leaves behind
 # Everything else is the same job: the output, offset and config tables are
-# forst tables in every mode, and every run's outputs must be identical
-# (a digest of the three output tables is compared across runs).
+# forst tables in every mode (unlogged ones in forst-ckpt), and every run's
+# outputs must be identical (a digest of the three output tables is
+# compared across runs and modes; the script fails if they differ).
 #
 # Each run: a fresh job (pipeline.sql), the source log filled with the same
 # pre-generated events (a copy of one generation, so the job catches up on
@@ -51,8 +58,9 @@
 # three), live rows, and dead tuples (pg_stat_user_tables).
 #
 # Results: bench/results/pipeline-STAMP.tsv (one line per run),
-# -samples.tsv (the state over time), .md (report with ratios, forst/heap
-# within each round); bench/plot_pipeline.sh draws the samples.
+# -samples.tsv (the state over time), .md (report with ratios forst/heap,
+# forst-ckpt/heap and forst-ckpt/forst within each round, for the modes
+# run); bench/plot_pipeline.sh draws the samples.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -83,7 +91,7 @@ FUNC_STATS=${FUNC_STATS:-0}
 $EXTRA_CONF"
 [ "$events" -gt 0 ] && [ "$rounds" -gt 0 ] || die "--events and --rounds must be positive"
 for m in $MODES; do
-	case "$m" in forst | heap | heap-novacuum) ;; *) die "unknown mode $m" ;; esac
+	case "$m" in forst | forst-ckpt | heap | heap-novacuum) ;; *) die "unknown mode $m" ;; esac
 done
 
 stamp=$(date -u +%Y%m%d-%H%M%S)
@@ -143,11 +151,14 @@ as_pg_user "$bindir/pg_ctl" -D "$data" -l "$work/server.log" -w \
 # setup_job MODE: a fresh job whose state tables suit MODE.
 setup_job()
 {
-	local am=forst
-	[ "$1" = forst ] || am=heap
+	local am=heap durability=wal
+	case "$1" in
+		forst) am=forst ;;
+		forst-ckpt) am=forst durability=checkpoint ;;
+	esac
 	sql -v seed=42 -v delta_us=1000 -v jitter_us=2000000 -v batch="$BATCH" \
 		-v hop_size='10 seconds' -v hop_slide='2 seconds' -v tumble_size='10 seconds' \
-		-v state_am="$am" -f - <scripts/pipeline.sql >/dev/null
+		-v state_am="$am" -v durability="$durability" -f - <scripts/pipeline.sql >/dev/null
 	case "$1" in
 		heap)
 			sql -c "ALTER TABLE pipeline.q5_state SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_cost_delay = 0)" \
@@ -295,6 +306,9 @@ for r in $(seq 1 "$rounds"); do
 	done
 done
 
+# The outputs of every run, whatever the mode, must be the same.
+ndigests=$(tail -n +2 "$TSV" | cut -f 19 | sort -u | wc -l)
 python3 bench/pipeline/report.py "$TSV" "$SAMPLES" \
 	"events=$events batch=$BATCH rounds=$rounds modes=[$MODES] vacuum_every=$VACUUM_EVERY" | tee "$REPORT"
 log "written: $REPORT, $TSV, $SAMPLES (plot: bash bench/plot_pipeline.sh $SAMPLES OUT.png)"
+[ "$ndigests" -eq 1 ] || die "the runs' outputs differ ($ndigests digests, $TSV)"

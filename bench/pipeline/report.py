@@ -2,9 +2,10 @@
 """bench/pipeline/report.py RUNS.tsv SAMPLES.tsv SETTINGS
 
 Markdown report of a bench/pipeline_vs_heap.sh run: one row per run, the
-ratios forst/heap within each round (and their mean), and whether the goal of
-issue 6 is met: forst sustains at least the heap rate while its state stays
-bounded.  Prints to stdout.
+ratios forst/heap, forst-ckpt/heap and forst-ckpt/forst within each round
+(and their mean), for the pairs of modes the run has, and whether the goal
+of issue 6 is met: forst sustains at least the heap rate while its state
+stays bounded.  Prints to stdout.
 """
 import csv
 import sys
@@ -31,8 +32,8 @@ for r in runs:
     print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %s |' % (
         r['round'], r['mode'], r['events_per_s'], r['wall_s'], r['step_p50_ms'], r['step_p99_ms'],
         r['step_max_ms'], r['step_rate_p50'], kb(r['state_bytes_max']), kb(r['state_bytes_end']),
-        kb(r['state_bytes_mean']), r['dead_tup_max'] if r['mode'] != 'forst' else '-',
-        r['autovacuums'] if r['mode'] != 'forst' else '-',
+        kb(r['state_bytes_mean']), r['dead_tup_max'] if not r['mode'].startswith('forst') else '-',
+        r['autovacuums'] if not r['mode'].startswith('forst') else '-',
         int(r['wal_bytes']) / 1e6, r['loadavg']))
 print()
 
@@ -45,28 +46,46 @@ print()
 by = defaultdict(dict)
 for r in runs:
     by[r['round']][r['mode']] = r
-ratios = defaultdict(list)
-print('Ratios forst / heap within each round (throughput: > 1 means forst is faster; '
-      'latency and state: < 1 means forst is lower):')
-print()
-print('| round | events/s | step p50 | step p99 | state max | state mean |')
-print('|---|---|---|---|---|---|')
-for rnd in sorted(by, key=int):
-    m = by[rnd]
-    if 'forst' not in m or 'heap' not in m:
-        continue
-    f, h = m['forst'], m['heap']
-    q = {k: float(f[k]) / float(h[k]) for k in
-         ('events_per_s', 'step_p50_ms', 'step_p99_ms', 'state_bytes_max', 'state_bytes_mean')}
-    for k, v in q.items():
-        ratios[k].append(v)
-    print('| %s | %.2f | %.2f | %.2f | %.2f | %.2f |' % (rnd, q['events_per_s'], q['step_p50_ms'],
-          q['step_p99_ms'], q['state_bytes_max'], q['state_bytes_mean']))
-if ratios:
-    mean = {k: sum(v) / len(v) for k, v in ratios.items()}
-    print('| mean | %.2f | %.2f | %.2f | %.2f | %.2f |' % (mean['events_per_s'], mean['step_p50_ms'],
-          mean['step_p99_ms'], mean['state_bytes_max'], mean['state_bytes_mean']))
+RATIO_KEYS = ('events_per_s', 'step_p50_ms', 'step_p99_ms', 'state_bytes_max', 'state_bytes_mean',
+              'wal_bytes')
+
+
+def ratio_table(num, den):
+    """The ratios num / den within each round, and their mean; {} if no round has both."""
+    ratios = defaultdict(list)
+    rows = []
+    for rnd in sorted(by, key=int):
+        m = by[rnd]
+        if num not in m or den not in m:
+            continue
+        a, b = m[num], m[den]
+        q = {k: float(a[k]) / float(b[k]) if float(b[k]) else float('nan') for k in RATIO_KEYS}
+        for k, v in q.items():
+            ratios[k].append(v)
+        rows.append((rnd, q))
+    if not rows:
+        return {}
+    print('Ratios %s / %s within each round (throughput: > 1 means %s is faster; '
+          'latency, state and WAL: < 1 means %s is lower):' % (num, den, num, num))
     print()
+    print('| round | %s events/s | %s events/s | events/s | step p50 | step p99 | state max | state mean | WAL |'
+          % (num, den))
+    print('|---|---|---|---|---|---|---|---|---|')
+    fmt = '| %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |'
+    for rnd, q in rows:
+        print(fmt % (rnd, by[rnd][num]['events_per_s'], by[rnd][den]['events_per_s'], q['events_per_s'],
+                     q['step_p50_ms'], q['step_p99_ms'], q['state_bytes_max'], q['state_bytes_mean'],
+                     q['wal_bytes']))
+    mean = {k: sum(v) / len(v) for k, v in ratios.items()}
+    print(fmt % ('mean', '', '', mean['events_per_s'], mean['step_p50_ms'], mean['step_p99_ms'],
+                 mean['state_bytes_max'], mean['state_bytes_mean'], mean['wal_bytes']))
+    print()
+    return ratios
+
+
+ratios = ratio_table('forst', 'heap')
+ratio_table('forst-ckpt', 'heap')
+ratio_table('forst-ckpt', 'forst')
 
 # Bounded state: the state's mean size in the last third of each run
 # against the middle third (the first holds the ramp from an empty state).
@@ -100,4 +119,4 @@ if ratios:
               else 'not shown bounded'))
 print()
 print('(Dead tuples and vacuums: heap modes only; state bytes: forst memtables + SST files of the three '
-      'state tables, heap pg_total_relation_size of the three.)')
+      'state tables, heap pg_total_relation_size of the three; forst-ckpt: the job\'s forst tables unlogged.)')
