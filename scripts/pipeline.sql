@@ -73,6 +73,7 @@ SELECT :'state_am' = 'heap' AS heap_state,
        :'state_am' IN ('forst', 'heap') AS state_am_ok,
        :'durability' = 'checkpoint' AS ckpt_durable,
        :'durability' IN ('wal', 'checkpoint') AS durability_ok,
+       :'state_am' = 'heap' OR :'durability' = 'checkpoint' AS delete_expiry,
        :{?restore_checkpoint} AS restoring \gset
 \if :state_am_ok
 \else
@@ -360,9 +361,17 @@ END $$;
 -- watermarks are set just above the newest window start closed by the
 -- job's watermark wm, i.e. every emitted window is expired.
 ------------------------------------------------------------------------
-\if :heap_state
+\if :delete_expiry
 -- Heap state (state_am heap): the same rows, the emitted windows, deleted;
 -- VACUUM (autovacuum) reclaims their space later.
+-- Checkpoint-durable (durability checkpoint): deleted as well, in the
+-- unlogged state tables, where forst's compaction reclaims the space.  A
+-- forst watermark would not do: it lives in forst.expiry, a logged table,
+-- so after a crash it would stay where the last committed batch put it
+-- while the state returns to the checkpoint, hiding the rows of the
+-- windows closed in between, which the job must emit again; and updating
+-- it would make every step's commit wait for a WAL flush.  Deleted rows
+-- come back with the checkpoint like everything else of the job.
 CREATE FUNCTION pipeline.expire(c pipeline.config, wm timestamptz) RETURNS void
 LANGUAGE sql AS $$
 DELETE FROM pipeline.q5_state WHERE window_start < wm - c.hop_size + interval '1 microsecond';
@@ -383,7 +392,7 @@ $$;
 -- watermarks (forst.expiry), so a restored job sets them again here, from
 -- its restored watermark: without it, the windows emitted before the
 -- checkpoint would be visible again in the state and emitted twice.
-\if :heap_state
+\if :delete_expiry
 \else
 SELECT forst.set_ttl('pipeline.q5_state', 'window_start', NULL),
        forst.set_ttl('pipeline.q7_state', 'window_start', NULL),
