@@ -355,23 +355,50 @@ BEGIN
     END LOOP;
 END $$;
 
+-- Whether the job is checkpoint-durable (durability checkpoint): a
+-- constant, for pipeline.step.
+\if :ckpt_durable
+CREATE FUNCTION pipeline.checkpoint_durable() RETURNS bool
+LANGUAGE sql IMMUTABLE AS $$ SELECT true $$;
+\else
+CREATE FUNCTION pipeline.checkpoint_durable() RETURNS bool
+LANGUAGE sql IMMUTABLE AS $$ SELECT false $$;
+\endif
+
 ------------------------------------------------------------------------
 -- Expiry.  Rows of a state table whose window_start is below the table's
 -- watermark are invisible from then on and reclaimed by compaction; the
 -- watermarks are set just above the newest window start closed by the
 -- job's watermark wm, i.e. every emitted window is expired.
 ------------------------------------------------------------------------
-\if :delete_expiry
+\if :ckpt_durable
+-- Checkpoint-durable (durability checkpoint): the emitted windows are
+-- deleted from the unlogged state tables, where forst's compaction
+-- reclaims their space; only the windows the step closes, from just after
+-- those the previous step deleted (the stored watermark, not yet updated
+-- when the step calls this), so that the DELETE does not read through the
+-- tombstones of earlier ones.  A forst watermark would not do: it lives in
+-- forst.expiry, a logged table, so after a crash it would stay where the
+-- last committed batch put it while the state returns to the checkpoint,
+-- hiding the rows of the windows closed in between, which the job must
+-- emit again; and updating it would make every step's commit wait for a
+-- WAL flush.  Deleted rows come back with the checkpoint like everything
+-- else of the job.
+CREATE FUNCTION pipeline.expire(c pipeline.config, wm timestamptz) RETURNS void
+LANGUAGE sql AS $$
+DELETE FROM pipeline.q5_state
+ WHERE window_start < wm - c.hop_size + interval '1 microsecond'
+   AND window_start > (SELECT watermark FROM pipeline.offsets WHERE job = 'nexmark') - c.hop_size;
+DELETE FROM pipeline.q7_state
+ WHERE window_start < wm - c.tumble_size + interval '1 microsecond'
+   AND window_start > (SELECT watermark FROM pipeline.offsets WHERE job = 'nexmark') - c.tumble_size;
+DELETE FROM pipeline.seller_state
+ WHERE window_start < wm - c.tumble_size + interval '1 microsecond'
+   AND window_start > (SELECT watermark FROM pipeline.offsets WHERE job = 'nexmark') - c.tumble_size;
+$$;
+\elif :heap_state
 -- Heap state (state_am heap): the same rows, the emitted windows, deleted;
 -- VACUUM (autovacuum) reclaims their space later.
--- Checkpoint-durable (durability checkpoint): deleted as well, in the
--- unlogged state tables, where forst's compaction reclaims the space.  A
--- forst watermark would not do: it lives in forst.expiry, a logged table,
--- so after a crash it would stay where the last committed batch put it
--- while the state returns to the checkpoint, hiding the rows of the
--- windows closed in between, which the job must emit again; and updating
--- it would make every step's commit wait for a WAL flush.  Deleted rows
--- come back with the checkpoint like everything else of the job.
 CREATE FUNCTION pipeline.expire(c pipeline.config, wm timestamptz) RETURNS void
 LANGUAGE sql AS $$
 DELETE FROM pipeline.q5_state WHERE window_start < wm - c.hop_size + interval '1 microsecond';
@@ -460,23 +487,48 @@ BEGIN
 
     -- 3. emit the windows it closes (window_end <= wm).  Windows emitted
     -- earlier are expired (step 4 of the earlier batches), so they are
-    -- invisible here: nothing is emitted twice.
-    INSERT INTO pipeline.q5_hot_items
-    SELECT window_start, window_start + c.hop_size, auction, bids
-      FROM (SELECT s.*, rank() OVER (PARTITION BY window_start ORDER BY bids DESC) AS r
-              FROM pipeline.q5_state s
-             WHERE window_start <= wm - c.hop_size) ranked
-     WHERE r = 1;
+    -- invisible here: nothing is emitted twice.  A checkpoint-durable job
+    -- deletes them instead: the scans start after the windows emitted
+    -- before (window_end <= o.watermark), past their deleted rows, which
+    -- stay in the tables as tombstones until compaction drops them.
+    IF pipeline.checkpoint_durable() THEN
+        INSERT INTO pipeline.q5_hot_items
+        SELECT window_start, window_start + c.hop_size, auction, bids
+          FROM (SELECT s.*, rank() OVER (PARTITION BY window_start ORDER BY bids DESC) AS r
+                  FROM pipeline.q5_state s
+                 WHERE window_start <= wm - c.hop_size
+                   AND window_start > o.watermark - c.hop_size) ranked
+         WHERE r = 1;
 
-    INSERT INTO pipeline.q7_highest_bid
-    SELECT window_start, window_start + c.tumble_size, price, bid_id, auction, bidder
-      FROM pipeline.q7_state
-     WHERE window_start <= wm - c.tumble_size;
+        INSERT INTO pipeline.q7_highest_bid
+        SELECT window_start, window_start + c.tumble_size, price, bid_id, auction, bidder
+          FROM pipeline.q7_state
+         WHERE window_start <= wm - c.tumble_size
+           AND window_start > o.watermark - c.tumble_size;
 
-    INSERT INTO pipeline.seller_activity
-    SELECT window_start, window_start + c.tumble_size, seller, auctions, reserve_sum
-      FROM pipeline.seller_state
-     WHERE window_start <= wm - c.tumble_size;
+        INSERT INTO pipeline.seller_activity
+        SELECT window_start, window_start + c.tumble_size, seller, auctions, reserve_sum
+          FROM pipeline.seller_state
+         WHERE window_start <= wm - c.tumble_size
+           AND window_start > o.watermark - c.tumble_size;
+    ELSE
+        INSERT INTO pipeline.q5_hot_items
+        SELECT window_start, window_start + c.hop_size, auction, bids
+          FROM (SELECT s.*, rank() OVER (PARTITION BY window_start ORDER BY bids DESC) AS r
+                  FROM pipeline.q5_state s
+                 WHERE window_start <= wm - c.hop_size) ranked
+         WHERE r = 1;
+
+        INSERT INTO pipeline.q7_highest_bid
+        SELECT window_start, window_start + c.tumble_size, price, bid_id, auction, bidder
+          FROM pipeline.q7_state
+         WHERE window_start <= wm - c.tumble_size;
+
+        INSERT INTO pipeline.seller_activity
+        SELECT window_start, window_start + c.tumble_size, seller, auctions, reserve_sum
+          FROM pipeline.seller_state
+         WHERE window_start <= wm - c.tumble_size;
+    END IF;
 
     -- 4. expire the emitted windows
     PERFORM pipeline.expire(c, wm);
