@@ -202,7 +202,25 @@ ok($ckpt2 > $ckpt, "a second checkpoint $ckpt2");
 app(q{UPDATE u SET v = 99 WHERE id > 20000});
 ok(!-e $node->data_dir . '/forst/unlogged_clean', 'the first write took the mark away');
 $node->stop('immediate');
+$offset = -s $node->logfile;
 $node->start;
+
+# three sessions at once: one restores, the others wait for it; all see
+# the checkpoint's rows, and the database is restored once
+my @readers;
+foreach my $i (1 .. 3)
+{
+	my $o = '';
+	push @readers, [ IPC::Run::start(
+		[ 'psql', '-XAtq', '-U', 'app', '-d', $node->connstr('postgres'),
+		  '-c', "SELECT count(*), sum(v) FROM u" ], '>', \$o, '2>', \$o), \$o ];
+}
+$_->[0]->finish foreach @readers;
+my $want = app('SELECT count(*), sum(v) FROM snap_u');
+is(join(',', map { ${ $_->[1] } =~ s/\s+$//r } @readers), join(',', ($want) x 3),
+	'three sessions starting at once after a crash all read the checkpoint\'s rows');
+my $restores = () = slurp_file($node->logfile, $offset) =~ /unlogged tables of database "postgres" returned to/g;
+is($restores, 1, 'the database was restored once');
 is(diff('u', 'snap_u'), '0', 'after the next crash the table is back at the second checkpoint');
 
 # attach recreates an unlogged table of a checkpoint as unlogged

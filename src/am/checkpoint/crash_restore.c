@@ -54,6 +54,9 @@ typedef struct RestoreCut
 
 static bool restoring = false;
 
+/* this backend's database is done: a backend stays in one database */
+static bool my_db_restored = false;
+
 static void
 restore_error_context(void *arg)
 {
@@ -282,7 +285,7 @@ restore_database(void)
 static void
 restore_gate(const RelFileNode *rnode)
 {
-	if (likely(!forst_unlogged_restore_pending()))
+	if (likely(my_db_restored || !forst_unlogged_restore_pending()))
 		return;
 	if (restoring || !OidIsValid(MyDatabaseId) || rnode->dbNode != MyDatabaseId ||
 		!IsTransactionState() || IsBinaryUpgrade || RecoveryInProgress())
@@ -294,9 +297,9 @@ restore_gate(const RelFileNode *rnode)
 	 */
 	if (!INTERRUPTS_CAN_BE_PROCESSED())
 		return;
-	if (forst_unlogged_db_restored(MyDatabaseId))
-		return;
-	restore_database();
+	if (!forst_unlogged_db_restored(MyDatabaseId))
+		restore_database();
+	my_db_restored = forst_unlogged_db_restored(MyDatabaseId);
 }
 
 void

@@ -163,12 +163,16 @@ forst_unlogged_set_db_restored(Oid db)
 	LWLockAcquire(ush->lock, LW_EXCLUSIVE);
 	if (ush->ndone >= FORST_UNLOGGED_MAX_DBS)
 	{
+		/*
+		 * Not recorded, the database would restore again at a later use,
+		 * and lose what was written meanwhile: refuse instead.
+		 */
 		LWLockRelease(ush->lock);
-		/* restoring again is harmless; only the list is full */
-		ereport(LOG,
-				(errmsg("forst: more than %d databases restored unlogged tables since start-up; database %u will restore them again at its next use",
-						FORST_UNLOGGED_MAX_DBS, db)));
-		return;
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("forst: more than %d databases restored their unlogged tables since start-up",
+						FORST_UNLOGGED_MAX_DBS),
+				 errhint("Restart the server cleanly: after a clean shutdown no database needs to.")));
 	}
 	ush->done[ush->ndone++] = db;
 	LWLockRelease(ush->lock);
