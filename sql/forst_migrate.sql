@@ -315,9 +315,13 @@ ALTER TABLE mig_incl SET ACCESS METHOD forst;
 CREATE TABLE mig_ff (k int, CONSTRAINT mig_ff_pkey PRIMARY KEY (k) WITH (fillfactor = 50));
 ALTER TABLE mig_ff SET ACCESS METHOD forst;
 \echo :LAST_ERROR_SQLSTATE
+-- an unlogged table becomes an unlogged (checkpoint-durable) forst table
 CREATE UNLOGGED TABLE mig_unlogged (k int PRIMARY KEY);
+INSERT INTO mig_unlogged VALUES (1), (2);
 ALTER TABLE mig_unlogged SET ACCESS METHOD forst;
-\echo :LAST_ERROR_SQLSTATE
+SELECT relpersistence, (SELECT amname FROM pg_am WHERE oid = relam),
+       (SELECT array_agg(k ORDER BY k) FROM mig_unlogged)
+  FROM pg_class WHERE relname = 'mig_unlogged';
 CREATE TABLE mig_parted (k int PRIMARY KEY) PARTITION BY RANGE (k);
 CREATE TABLE mig_part1 PARTITION OF mig_parted FOR VALUES FROM (0) TO (10);
 ALTER TABLE mig_part1 SET ACCESS METHOD forst;

@@ -100,7 +100,35 @@ CREATE UNIQUE INDEX ON clicks (n);
 CREATE TABLE u (a int UNIQUE, b int) USING forst;
 CREATE TABLE t_num (k numeric PRIMARY KEY) USING forst;
 CREATE TEMP TABLE t_tmp (k int PRIMARY KEY) USING forst;
-CREATE UNLOGGED TABLE t_unl (k int PRIMARY KEY) USING forst;
+-- UNLOGGED: checkpoint-durable (no WAL per row; t/033_checkpoint_durable.pl)
+CREATE UNLOGGED TABLE t_unl (k int PRIMARY KEY, v text) USING forst;
+INSERT INTO t_unl VALUES (1, 'a'), (2, 'b');
+ALTER TABLE t_unl SET LOGGED;       -- written again, as a logged table
+SELECT c.relpersistence, t.* FROM t_unl t, pg_class c WHERE c.relname = 't_unl' ORDER BY k;
+ALTER TABLE t_unl SET UNLOGGED;
+SELECT c.relpersistence, t.* FROM t_unl t, pg_class c WHERE c.relname = 't_unl' ORDER BY k;
+-- a transaction that writes logged and unlogged forst tables is told so
+CREATE TABLE t_log (k int PRIMARY KEY) USING forst;
+BEGIN;
+INSERT INTO t_unl VALUES (3, 'c');
+INSERT INTO t_log VALUES (3);          -- WARNING, once
+INSERT INTO t_log VALUES (4);
+COMMIT;
+SET forst.mixed_durability = error;
+INSERT INTO t_unl SELECT k + 10, 'd' FROM t_log;   -- reads t_log: fine
+BEGIN;
+INSERT INTO t_log VALUES (5);
+INSERT INTO t_unl VALUES (5, 'e');     -- ERROR
+ROLLBACK;
+SET forst.mixed_durability = allow;
+BEGIN;
+INSERT INTO t_log VALUES (6);
+INSERT INTO t_unl VALUES (6, 'f');
+COMMIT;
+RESET forst.mixed_durability;
+SELECT (SELECT array_agg(k ORDER BY k) FROM t_unl) AS unlogged,
+       (SELECT array_agg(k ORDER BY k) FROM t_log) AS logged;
+DROP TABLE t_unl, t_log;
 CLUSTER clicks USING clicks_pkey;
 VACUUM FULL clicks;
 SELECT * FROM clicks TABLESAMPLE SYSTEM (10);

@@ -21,6 +21,7 @@
 #include "am/forst.h"
 #include "am/read/shared_blocks.h"
 #include "am/checkpoint/checkpoint.h"
+#include "am/checkpoint/crash_restore.h"
 #include "am/base/progress.h"
 #include "am/ddl/pending.h"
 #include "am/ddl/utility.h"
@@ -34,6 +35,7 @@
 #include "am/write/onconflict.h"
 #include "am/shmem/shmem.h"
 #include "am/base/stats.h"
+#include "am/wal/unlogged.h"
 #include "am/wal/wal.h"
 #include "am/checkpoint/gc.h"
 #include "am/ddl/migrate.h"
@@ -74,11 +76,13 @@ _PG_init(void)
 	forst_slab_pins_init();
 	forst_expiry_init();
 	forst_checkpoint_init();
+	forst_crash_restore_init();
 	forst_progress_init();
 	forst_flush_worker_register();
 	forst_checkpoint_workers_register();
 	forst_compaction_workers_register();
 	forst_wal_init();
+	forst_unlogged_init();
 	forst_backup_init();
 	forst_preloaded = true;
 }

@@ -12,7 +12,7 @@
  * Version of the loadable module.  It equals the extension's SQL version
  * (default_version in forst.control) as long as there is only one script.
  */
-#define FORST_VERSION "1.1"
+#define FORST_VERSION "1.2"
 
 /* forst.c */
 extern bool forst_preloaded;
@@ -43,6 +43,15 @@ extern int	forst_shared_block_cache_size_kb;
 extern bool forst_scan_prefetch;
 extern bool forst_batch_lookups;
 extern int	forst_batch_lookup_rows;
+
+/* forst.mixed_durability: a transaction writing logged and unlogged forst tables */
+typedef enum ForstMixedDurability
+{
+	FORST_MIXED_ALLOW,
+	FORST_MIXED_WARNING,
+	FORST_MIXED_ERROR
+} ForstMixedDurability;
+extern int	forst_mixed_durability;
 extern char *forst_cache_dir;
 extern int	forst_cache_size_kb;
 extern int	forst_cache_chunk_size_kb;

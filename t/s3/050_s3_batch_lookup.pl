@@ -5,7 +5,8 @@
 #    spread over the table: with batching, the blocks its lookups read come
 #    in parallel batches and the lookups' own reads nearly all hit the disk
 #    cache; without, each is a miss; the table equals a heap twin either way;
-#  - EXPLAIN shows the node and what it did; it is not planned for one row;
+#  - EXPLAIN shows the node and what it did; it is not planned for one row,
+#    and it is for an upsert inside a data-modifying WITH;
 #  - under concurrent writers (pgbench: batch upserts with batching on or off
 #    at random, single-row upserts and deletes, each transaction applying
 #    the same change to the forst table and to its heap twin), the two end
@@ -137,6 +138,9 @@ unlike($node->safe_psql('postgres',
 unlike($node->safe_psql('postgres',
 		q{EXPLAIN (COSTS OFF) INSERT INTO f SELECT i, random()::text FROM generate_series(1, 10) i ON CONFLICT (k) DO NOTHING}),
 	qr/ForstBatchLookup/, 'not planned when the input calls a volatile function');
+like($node->safe_psql('postgres',
+		q{EXPLAIN (COSTS OFF) WITH w AS (INSERT INTO f SELECT i, 'x' FROM generate_series(1, 10) i ON CONFLICT (k) DO NOTHING RETURNING k) SELECT count(*) FROM w}),
+	qr/ForstBatchLookup/, 'planned for an upsert in a data-modifying WITH under a SELECT');
 like($node->safe_psql('postgres',
 		q{EXPLAIN (COSTS OFF) INSERT INTO f SELECT i, 'x' FROM generate_series(1, 10) i ON CONFLICT (k) DO NOTHING}),
 	qr/ForstBatchLookup/, 'planned for DO NOTHING');

@@ -41,6 +41,14 @@ int			forst_max_tables = 1024;
 int			forst_max_row_size_kb = 1024;
 int			forst_block_cache_size_kb = 16 * 1024;
 int			forst_sst_reader_memory_kb = 64 * 1024;
+int			forst_mixed_durability = FORST_MIXED_WARNING;
+
+static const struct config_enum_entry mixed_durability_options[] = {
+	{"allow", FORST_MIXED_ALLOW, false},
+	{"warning", FORST_MIXED_WARNING, false},
+	{"error", FORST_MIXED_ERROR, false},
+	{NULL, 0, false}
+};
 int			forst_target_file_size_kb = 64 * 1024;
 bool		forst_scan_prefetch = true;
 bool		forst_batch_lookups = true;
@@ -246,6 +254,19 @@ forst_define_gucs(void)
 							 "after another.",
 							 &forst_scan_prefetch,
 							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("forst.mixed_durability",
+							 "What a transaction that writes both logged and unlogged "
+							 "(checkpoint-durable) forst tables gets: allow, warning or error.",
+							 "After a crash the unlogged tables return to their last "
+							 "checkpoint while the logged ones keep the transaction: its "
+							 "writes are no longer one unit.",
+							 &forst_mixed_durability,
+							 FORST_MIXED_WARNING,
+							 mixed_durability_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -230,6 +230,303 @@ fence_source(const char *prefix, const char *claimer)
 	fst_manifest_free(&m);
 }
 
+/* forst_attach_manifest's work, under ts->manifest_lock. */
+static uint64
+attach_locked(Relation rel, ForstTableShared *ts, const FstManifest *srcp,
+			  const ForstVisList *src_visp, const FstObjKey *src_keyp,
+			  int kg_lo, int kg_hi, TransactionId lo, TransactionId xmax,
+			  const char *ranges, bool replace, const char *prefix)
+{
+	FstManifest next;
+	const ForstVisList *base_vis = NULL;
+	const FstManifest *base = NULL;
+	uint64		base_version;
+	StringInfoData schema;
+	ForstVis	rule;
+	int		   *rule_map;
+	int			nrules;
+	int			own_rule;
+	int			l,
+				i;
+	bool		merge;
+	char	  **extend;
+	int			stride;
+	FstError	err;
+	uint64		attached = 0;
+
+	LWLockAcquire(&ts->lock, LW_SHARED);
+	base_version = ts->manifest_version;
+	merge = !replace &&
+		(ts->active >= 0 || ts->nimmutable > 0 || base_version > 0);
+	LWLockRelease(&ts->lock);
+	if (base_version > 0)
+	{
+		base = forst_manifest_at(&rel->rd_node, base_version);
+		/* replace: the base gives the header only, not files or rules */
+		base_vis = replace ? NULL : forst_manifest_vis(base);
+	}
+	if (merge)
+	{
+		uint16		cur_lo = base ? base->kg_lo : 0;
+		uint16		cur_hi = base ? base->kg_hi : srcp->max_key_groups - 1;
+
+		if (base && base->max_key_groups != srcp->max_key_groups)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("forst: the tables have %d and %d key groups",
+							base->max_key_groups, srcp->max_key_groups)));
+		if (!(kg_hi < cur_lo || kg_lo > cur_hi))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("forst: \"%s\" owns key groups %d..%d already, which %d..%d overlaps",
+							RelationGetRelationName(rel), cur_lo, cur_hi, kg_lo, kg_hi),
+					 errhint("Attach into an empty table, or a key-group range the table does not own.")));
+		if (kg_hi + 1 != cur_lo && cur_hi + 1 != kg_lo)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("forst: key groups %d..%d do not adjoin the %d..%d that \"%s\" owns",
+							kg_lo, kg_hi, cur_lo, cur_hi, RelationGetRelationName(rel)),
+					 errhint("A table owns one interval of key groups; merge adjoining ranges.")));
+	}
+
+	/* the rules: the target's, then the checkpoint's, then the source's */
+	initStringInfo(&schema);
+	appendStringInfoString(&schema, "forst-table 1\n");
+	nrules = 0;
+	if (base_vis)
+		for (i = 0; i < base_vis->n; i++, nrules++)
+			forst_vis_format(&schema, &base_vis->items[i]);
+	forst_vis_build(&rule, (uint16) kg_lo, (uint16) kg_hi, (TransactionId) lo,
+					(TransactionId) xmax, ranges);
+	forst_vis_format(&schema, &rule);
+	own_rule = nrules++;
+	rule_map = palloc(sizeof(int) * Max(src_visp->n, 1));
+	for (i = 0; i < src_visp->n; i++)
+	{
+		ForstVis	r = src_visp->items[i];
+
+		r.kg_lo = Max(r.kg_lo, kg_lo);
+		r.kg_hi = Min(r.kg_hi, kg_hi);
+		if (r.kg_lo > r.kg_hi)
+		{
+			rule_map[i] = -1;	/* none of its rows is wanted */
+			continue;
+		}
+		forst_vis_format(&schema, &r);
+		rule_map[i] = nrules++;
+	}
+
+	fst_manifest_init(&next);
+	if (base)
+	{
+		memcpy(next.table_uuid, base->table_uuid, FST_MANIFEST_UUID_LEN);
+		next.writer_epoch = base->writer_epoch;
+		next.lsn_covered = base->lsn_covered;
+		next.next_file_id = base->next_file_id;
+		next.last_seq = base->last_seq;
+		next.ttl_attnum = base->ttl_attnum;
+		next.ttl_interval_us = base->ttl_interval_us;
+	}
+	else
+	{
+		memcpy(next.table_uuid, &rel->rd_node.dbNode, sizeof(Oid));
+		memcpy(next.table_uuid + 4, &rel->rd_node.relNode, sizeof(Oid));
+		next.next_file_id = 1;
+	}
+	next.created_at = (int64) GetCurrentTimestamp() +
+		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+	next.max_key_groups = srcp->max_key_groups;
+	next.kg_lo = merge ? Min(kg_lo, base ? base->kg_lo : kg_lo) : kg_lo;
+	next.kg_hi = merge ? Max(kg_hi, base ? base->kg_hi : kg_hi) : kg_hi;
+	if (replace && prefix == NULL && base)
+	{
+		/* emptied: it keeps the key groups it owned */
+		next.max_key_groups = base->max_key_groups;
+		next.kg_lo = base->kg_lo;
+		next.kg_hi = base->kg_hi;
+	}
+	if (merge && base == NULL)
+	{
+		/* rows in memtables only: the table owned everything */
+		next.kg_lo = 0;
+		next.kg_hi = srcp->max_key_groups - 1;
+	}
+	next.last_seq = Max(next.last_seq, srcp->last_seq);
+	if (fst_manifest_set_schema(&next, schema.data, schema.len, &err) != FST_OK)
+		forst_report(FST_NO_MEMORY, &err, "building a manifest");
+
+	/*
+	 * The new files: in their levels, or (merge) all in level 0.  A file
+	 * the target borrows already (the two tables were split from one)
+	 * is not added twice: the target's entry gets the new rule as well,
+	 * for the new key groups.
+	 */
+	stride = 1;
+	if (base && !replace)
+		for (l = 0; l < FST_NUM_LEVELS; l++)
+			stride = Max(stride, base->levels[l].nfiles);
+	extend = base && !replace ? palloc0(sizeof(char *) * FST_NUM_LEVELS * stride) : NULL;
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+		for (i = 0; i < srcp->levels[l].nfiles; i++)
+		{
+			const FstManifestFile *f = &srcp->levels[l].files[i];
+			const char *key;
+			char	   *rules;
+			int			bl,
+						bi;
+			char		okey[FORST_KEY_LEN];
+
+			if (f->meta.kg_max < kg_lo || f->meta.kg_min > kg_hi)
+				continue;	/* holds no wanted key group */
+			if (f->owner == NULL)
+			{
+				FstObjKey	k = *src_keyp;
+
+				k.kind = FST_OBJKEY_SST;
+				k.file_id = f->meta.file_id;
+				strlcpy(okey, forst_objkey(&k), sizeof(okey));
+				key = okey;
+				rules = psprintf("%d", own_rule);
+			}
+			else
+			{
+				/* "<k>[+<k>...]:key": the source's rules, renumbered */
+				const char *p = f->owner;
+				StringInfoData rs;
+
+				initStringInfo(&rs);
+				for (;;)
+				{
+					char	   *end;
+					long		k = strtol(p, &end, 10);
+
+					if (end == p || k < 0 || k >= src_visp->n || (*end != ':' && *end != '+'))
+						ereport(ERROR,
+								(errcode(ERRCODE_DATA_CORRUPTED),
+								 errmsg("forst: malformed borrowed file \"%s\" in the source", f->owner)));
+					if (rule_map[k] >= 0)
+						appendStringInfo(&rs, "%s%d", rs.len ? "+" : "", rule_map[k]);
+					p = end + 1;
+					if (*end == ':')
+						break;
+				}
+				if (rs.len == 0)
+					continue;	/* none of its rules covers wanted groups */
+				key = p;
+				rules = rs.data;
+			}
+			if (merge && find_borrowed(base, key, &bl, &bi))
+			{
+				char	  **slot = &extend[bl * stride + bi];
+
+				*slot = psprintf("%s+%s", *slot ? *slot : "", rules);
+			}
+			else
+				add_file(&next, merge ? 0 : l, &f->meta, forst_table_new_file_id(ts),
+						 psprintf("%s:%s", rules, key));
+			attached++;
+		}
+	if (base && !replace)
+		copy_files(&next, base, extend, stride, ts);
+	next.next_file_id = Max(next.next_file_id, pg_atomic_read_u64(&ts->next_file_id));
+	next.version = base_version + 1;
+	if (fst_manifest_validate(&next, FST_INVALID_ARGUMENT, &err) != FST_OK)
+		forst_report(FST_INVALID_ARGUMENT, &err, "building the attached manifest");
+	{
+		uint64		cur = pg_atomic_read_u64(&forst_shared->next_seq);
+
+		while (cur < next.last_seq &&
+			   !pg_atomic_compare_exchange_u64(&forst_shared->next_seq, &cur, next.last_seq))
+			;
+	}
+	install_manifest(ts, &next);
+	fst_manifest_free(&next);
+	return attached;
+}
+
+/* attach_locked under ts->manifest_lock, released on error too. */
+static void
+attach_under_lock(Relation rel, ForstTableShared *ts, const FstManifest *src,
+				  const ForstVisList *src_vis, const FstObjKey *src_key,
+				  int kg_lo, int kg_hi, TransactionId lo, TransactionId xmax,
+				  const char *ranges, bool replace, const char *prefix,
+				  uint64 *attached)
+{
+	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		*attached = attach_locked(rel, ts, src, src_vis, src_key, kg_lo,
+								  kg_hi, lo, xmax, ranges, replace, prefix);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&ts->manifest_lock);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Builds and installs rel's next manifest with the files of the source
+ * manifest "<prefix>/manifest/<version>" borrowed under the checkpoint's
+ * rule (lo, xmax, ranges) for key groups [kg_lo, kg_hi], and returns how
+ * many files it attached.  Without replace, the files join the table's
+ * own (a merge when it has some); with replace, they take the place of
+ * the table's files and rules, and a NULL prefix leaves it none.
+ */
+uint64
+forst_attach_manifest(Relation rel, const char *prefix, uint64 version,
+					  int kg_lo, int kg_hi, TransactionId lo,
+					  TransactionId xmax, const char *ranges, bool replace)
+{
+	ForstTableShared *ts;
+	FstManifest src;
+	ForstVisList src_vis;
+	FstObjKey	src_key;
+	uint64		attached;
+
+	if (prefix != NULL)
+	{
+		forst_parse_table_prefix(prefix, &src_key);
+		read_manifest(prefix, version, &src, &src_vis);
+		if (kg_lo < 0)
+		{
+			/* the key groups the source owns */
+			kg_lo = src.kg_lo;
+			kg_hi = src.kg_hi;
+		}
+	}
+	else
+	{
+		/* nothing to attach: an empty table of the same key groups */
+		fst_manifest_init(&src);
+		src_vis.n = 0;
+		src_vis.items = NULL;
+		src.max_key_groups = FORST_MAX_KEY_GROUPS_DEFAULT;
+		kg_lo = 0;
+		kg_hi = src.max_key_groups - 1;
+		src.kg_lo = 0;
+		src.kg_hi = kg_hi;
+		memset(&src_key, 0, sizeof(src_key));
+	}
+	if (kg_lo < 0 || kg_hi >= src.max_key_groups || kg_lo > kg_hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("forst: key groups %d..%d are not within the table's 0..%d",
+						kg_lo, kg_hi, src.max_key_groups - 1)));
+	if (kg_lo < src.kg_lo || kg_hi > src.kg_hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("forst: the source owns key groups %d..%d only, not %d..%d",
+						src.kg_lo, src.kg_hi, kg_lo, kg_hi)));
+
+	ts = forst_table_shared(&rel->rd_node, true);
+	forst_table_load(ts);
+	attach_under_lock(rel, ts, &src, &src_vis, &src_key, kg_lo, kg_hi, lo,
+					  xmax, ranges, replace, prefix, &attached);
+	fst_manifest_free(&src);
+	return attached;
+}
+
 Datum
 forst_attach_files(PG_FUNCTION_ARGS)
 {
@@ -245,27 +542,9 @@ forst_attach_files(PG_FUNCTION_ARGS)
 	char	   *ranges = text_to_cstring(PG_GETARG_TEXT_PP(9));
 	bool		claim = PG_GETARG_BOOL(10);
 	Relation	rel;
-	ForstTableShared *ts;
-	FstManifest src,
-				next;
-	ForstVisList src_vis;
-	const ForstVisList *base_vis = NULL;
-	const FstManifest *base = NULL;
-	uint64		base_version;
-	StringInfoData schema;
-	ForstVis	rule;
-	int		   *rule_map;
-	int			nrules;
-	int			own_rule;
-	int			l,
-				i;
-	bool		merge;
-	char	  **extend;
-	int			stride;
 	char		tprefix[FORST_KEY_LEN];
 	FstObjKey	src_key;
-	FstError	err;
-	uint64		attached = 0;
+	uint64		attached;
 
 	forst_require_superuser("forst._attach_files", "attach files of a checkpoint to a table");
 	rel = relation_open(relid, ExclusiveLock);
@@ -280,207 +559,9 @@ forst_attach_files(PG_FUNCTION_ARGS)
 		PG_RETURN_INT64(0);
 	}
 	forst_parse_table_prefix(prefix, &src_key);
-	read_manifest(prefix, (uint64) version, &src, &src_vis);
-	if (kg_lo < 0 || kg_hi >= src.max_key_groups || kg_lo > kg_hi)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("forst: key groups %d..%d are not within the table's 0..%d",
-						kg_lo, kg_hi, src.max_key_groups - 1)));
-	if (kg_lo < src.kg_lo || kg_hi > src.kg_hi)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("forst: the source owns key groups %d..%d only, not %d..%d",
-						src.kg_lo, src.kg_hi, kg_lo, kg_hi)));
-
-	ts = forst_table_shared(&rel->rd_node, true);
-	forst_table_load(ts);
-	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
-	PG_TRY();
-	{
-		LWLockAcquire(&ts->lock, LW_SHARED);
-		base_version = ts->manifest_version;
-		merge = ts->active >= 0 || ts->nimmutable > 0 || base_version > 0;
-		LWLockRelease(&ts->lock);
-		if (base_version > 0)
-		{
-			base = forst_manifest_at(&rel->rd_node, base_version);
-			base_vis = forst_manifest_vis(base);
-		}
-		if (merge)
-		{
-			uint16		cur_lo = base ? base->kg_lo : 0;
-			uint16		cur_hi = base ? base->kg_hi : src.max_key_groups - 1;
-
-			if (base && base->max_key_groups != src.max_key_groups)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("forst: the tables have %d and %d key groups",
-								base->max_key_groups, src.max_key_groups)));
-			if (!(kg_hi < cur_lo || kg_lo > cur_hi))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("forst: \"%s\" owns key groups %d..%d already, which %d..%d overlaps",
-								RelationGetRelationName(rel), cur_lo, cur_hi, kg_lo, kg_hi),
-						 errhint("Attach into an empty table, or a key-group range the table does not own.")));
-			if (kg_hi + 1 != cur_lo && cur_hi + 1 != kg_lo)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("forst: key groups %d..%d do not adjoin the %d..%d that \"%s\" owns",
-								kg_lo, kg_hi, cur_lo, cur_hi, RelationGetRelationName(rel)),
-						 errhint("A table owns one interval of key groups; merge adjoining ranges.")));
-		}
-
-		/* the rules: the target's, then the checkpoint's, then the source's */
-		initStringInfo(&schema);
-		appendStringInfoString(&schema, "forst-table 1\n");
-		nrules = 0;
-		if (base_vis)
-			for (i = 0; i < base_vis->n; i++, nrules++)
-				forst_vis_format(&schema, &base_vis->items[i]);
-		forst_vis_build(&rule, (uint16) kg_lo, (uint16) kg_hi, (TransactionId) lo,
-						(TransactionId) xmax, ranges);
-		forst_vis_format(&schema, &rule);
-		own_rule = nrules++;
-		rule_map = palloc(sizeof(int) * Max(src_vis.n, 1));
-		for (i = 0; i < src_vis.n; i++)
-		{
-			ForstVis	r = src_vis.items[i];
-
-			r.kg_lo = Max(r.kg_lo, kg_lo);
-			r.kg_hi = Min(r.kg_hi, kg_hi);
-			if (r.kg_lo > r.kg_hi)
-			{
-				rule_map[i] = -1;	/* none of its rows is wanted */
-				continue;
-			}
-			forst_vis_format(&schema, &r);
-			rule_map[i] = nrules++;
-		}
-
-		fst_manifest_init(&next);
-		if (base)
-		{
-			memcpy(next.table_uuid, base->table_uuid, FST_MANIFEST_UUID_LEN);
-			next.writer_epoch = base->writer_epoch;
-			next.lsn_covered = base->lsn_covered;
-			next.next_file_id = base->next_file_id;
-			next.last_seq = base->last_seq;
-			next.ttl_attnum = base->ttl_attnum;
-			next.ttl_interval_us = base->ttl_interval_us;
-		}
-		else
-		{
-			memcpy(next.table_uuid, &rel->rd_node.dbNode, sizeof(Oid));
-			memcpy(next.table_uuid + 4, &rel->rd_node.relNode, sizeof(Oid));
-			next.next_file_id = 1;
-		}
-		next.created_at = (int64) GetCurrentTimestamp() +
-			(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
-		next.max_key_groups = src.max_key_groups;
-		next.kg_lo = merge ? Min(kg_lo, base ? base->kg_lo : kg_lo) : kg_lo;
-		next.kg_hi = merge ? Max(kg_hi, base ? base->kg_hi : kg_hi) : kg_hi;
-		if (merge && base == NULL)
-		{
-			/* rows in memtables only: the table owned everything */
-			next.kg_lo = 0;
-			next.kg_hi = src.max_key_groups - 1;
-		}
-		next.last_seq = Max(next.last_seq, src.last_seq);
-		if (fst_manifest_set_schema(&next, schema.data, schema.len, &err) != FST_OK)
-			forst_report(FST_NO_MEMORY, &err, "building a manifest");
-
-		/*
-		 * The new files: in their levels, or (merge) all in level 0.  A file
-		 * the target borrows already (the two tables were split from one)
-		 * is not added twice: the target's entry gets the new rule as well,
-		 * for the new key groups.
-		 */
-		stride = 1;
-		if (base)
-			for (l = 0; l < FST_NUM_LEVELS; l++)
-				stride = Max(stride, base->levels[l].nfiles);
-		extend = base ? palloc0(sizeof(char *) * FST_NUM_LEVELS * stride) : NULL;
-		for (l = 0; l < FST_NUM_LEVELS; l++)
-			for (i = 0; i < src.levels[l].nfiles; i++)
-			{
-				const FstManifestFile *f = &src.levels[l].files[i];
-				const char *key;
-				char	   *rules;
-				int			bl,
-							bi;
-				char		okey[FORST_KEY_LEN];
-
-				if (f->meta.kg_max < kg_lo || f->meta.kg_min > kg_hi)
-					continue;	/* holds no wanted key group */
-				if (f->owner == NULL)
-				{
-					FstObjKey	k = src_key;
-
-					k.kind = FST_OBJKEY_SST;
-					k.file_id = f->meta.file_id;
-					strlcpy(okey, forst_objkey(&k), sizeof(okey));
-					key = okey;
-					rules = psprintf("%d", own_rule);
-				}
-				else
-				{
-					/* "<k>[+<k>...]:key": the source's rules, renumbered */
-					const char *p = f->owner;
-					StringInfoData rs;
-
-					initStringInfo(&rs);
-					for (;;)
-					{
-						char	   *end;
-						long		k = strtol(p, &end, 10);
-
-						if (end == p || k < 0 || k >= src_vis.n || (*end != ':' && *end != '+'))
-							ereport(ERROR,
-									(errcode(ERRCODE_DATA_CORRUPTED),
-									 errmsg("forst: malformed borrowed file \"%s\" in the source", f->owner)));
-						if (rule_map[k] >= 0)
-							appendStringInfo(&rs, "%s%d", rs.len ? "+" : "", rule_map[k]);
-						p = end + 1;
-						if (*end == ':')
-							break;
-					}
-					if (rs.len == 0)
-						continue;	/* none of its rules covers wanted groups */
-					key = p;
-					rules = rs.data;
-				}
-				if (merge && find_borrowed(base, key, &bl, &bi))
-				{
-					char	  **slot = &extend[bl * stride + bi];
-
-					*slot = psprintf("%s+%s", *slot ? *slot : "", rules);
-				}
-				else
-					add_file(&next, merge ? 0 : l, &f->meta, forst_table_new_file_id(ts),
-							 psprintf("%s:%s", rules, key));
-				attached++;
-			}
-		if (base)
-			copy_files(&next, base, extend, stride, ts);
-		next.next_file_id = Max(next.next_file_id, pg_atomic_read_u64(&ts->next_file_id));
-		next.version = base_version + 1;
-		if (fst_manifest_validate(&next, FST_INVALID_ARGUMENT, &err) != FST_OK)
-			forst_report(FST_INVALID_ARGUMENT, &err, "building the attached manifest");
-		{
-			uint64		cur = pg_atomic_read_u64(&forst_shared->next_seq);
-
-			while (cur < next.last_seq &&
-				   !pg_atomic_compare_exchange_u64(&forst_shared->next_seq, &cur, next.last_seq))
-				;
-		}
-		install_manifest(ts, &next);
-		fst_manifest_free(&next);
-	}
-	PG_FINALLY();
-	{
-		LWLockRelease(&ts->manifest_lock);
-	}
-	PG_END_TRY();
+	attached = forst_attach_manifest(rel, prefix, (uint64) version, kg_lo, kg_hi,
+									 (TransactionId) lo, (TransactionId) xmax,
+									 ranges, false);
 
 	forst_table_prefix(&rel->rd_node, tprefix, sizeof(tprefix));
 	if (claim)
@@ -526,7 +607,6 @@ forst_attach_files(PG_FUNCTION_ARGS)
 		write_object(forst_objkey(&pinned),
 					 psprintf("pin %s\nby %s\n", pin, tprefix), false);
 	}
-	fst_manifest_free(&src);
 	relation_close(rel, NoLock);
 	PG_RETURN_INT64((int64) attached);
 }

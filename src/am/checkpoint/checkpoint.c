@@ -217,6 +217,7 @@ typedef struct CkptTable
 	char	   *columns;		/* column definitions */
 	char	   *constraints;	/* table constraints, comma separated */
 	char	   *dropped;		/* names of placeholder columns to drop */
+	bool		unlogged;		/* checkpoint-durable (UNLOGGED) */
 	RelFileNode rnode;
 	uint64		version;
 	uint64		bytes;
@@ -278,10 +279,11 @@ collect_tables(void)
 					  "   pg_get_constraintdef(k.oid), ', ' ORDER BY k.contype DESC, k.conname)"
 					  "  FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype IN ('p', 'c')),"
 					  " (SELECT string_agg(quote_ident('forst_dropped_' || a.attnum), ',' ORDER BY a.attnum)"
-					  "  FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND a.attisdropped)"
+					  "  FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND a.attisdropped),"
+					  " c.relpersistence = 'u'"
 					  " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
 					  " JOIN pg_am am ON am.oid = c.relam"
-					  " WHERE am.amname = 'forst' AND c.relkind = 'r' AND c.relpersistence = 'p'"
+					  " WHERE am.amname = 'forst' AND c.relkind = 'r' AND c.relpersistence IN ('p', 'u')"
 					  " ORDER BY c.oid",
 					  true, 0);
 	if (ret != SPI_OK_SELECT)
@@ -301,6 +303,7 @@ collect_tables(void)
 		t->constraints = s ? s : "";
 		s = SPI_getvalue(tup, desc, 5);
 		t->dropped = s ? s : "";
+		t->unlogged = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
 		if (t->columns == NULL)
 			t->columns = "";
 		out = lappend(out, t);
@@ -552,6 +555,7 @@ checkpoint_body(int slot, StringInfo json)
 	append_json_str(json, "cluster", forst_cluster_id());
 	appendStringInfoChar(json, ',');
 	append_json_str(json, "database", dbname ? dbname : "");
+	appendStringInfo(json, ",\"dboid\":%u", MyDatabaseId);
 	appendStringInfo(json, ",\"started_at\":\"%s\",\"lsn\":\"%X/%X\",",
 					 timestamptz_to_str(my_status(slot)->started), LSN_FORMAT_ARGS(lsn));
 	appendStringInfo(json, "\"snapshot\":{\"lo\":%u,\"xmin\":%u,\"xmax\":%u,\"visible\":",
@@ -577,7 +581,7 @@ checkpoint_body(int slot, StringInfo json)
 		append_json_str(json, "constraints", t->constraints);
 		appendStringInfoChar(json, ',');
 		append_json_str(json, "dropped", t->dropped);
-		appendStringInfoChar(json, '}');
+		appendStringInfo(json, ",\"unlogged\":%s}", t->unlogged ? "true" : "false");
 	}
 	appendStringInfoString(json, "]}");
 	UnregisterSnapshot(snap);

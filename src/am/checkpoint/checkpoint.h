@@ -35,6 +35,7 @@
 #define FORST_CHECKPOINT_H
 
 #include "nodes/pg_list.h"
+#include "utils/relcache.h"
 #include "utils/jsonb.h"
 
 extern int	forst_checkpoint_interval_s;
@@ -104,6 +105,20 @@ extern void forst_checkpoint_workers_register(void);
  */
 extern bool forst_checkpoint_gate_enter(void);
 extern void forst_checkpoint_gate_leave(void);
+
+/*
+ * checkpoint/attach.c: makes rel's next manifest borrow the files of the
+ * manifest "<prefix>/manifest/<version>" (a table of a checkpoint) under
+ * the checkpoint's visibility rule (lo, xmax, the "first-last,..." ranges)
+ * for key groups [kg_lo, kg_hi] (kg_lo < 0: those the source owns);
+ * returns how many files it attached.
+ * replace: they take the place of rel's files (a NULL prefix empties it);
+ * otherwise they join them.  The caller locks rel against writers.
+ */
+extern uint64 forst_attach_manifest(Relation rel, const char *prefix,
+									uint64 version, int kg_lo, int kg_hi,
+									TransactionId lo, TransactionId xmax,
+									const char *ranges, bool replace);
 
 /* Deletes checkpoint objects beyond the newest n, except pinned ones. */
 extern int	forst_checkpoint_retire(int keep);

@@ -65,6 +65,7 @@
 #include "am/compact/compact.h"
 #include "am/base/stats.h"
 #include "am/objects/store.h"
+#include "am/wal/unlogged.h"
 #include "am/wal/wal.h"
 #include "am/read/mvcc.h"
 #include "am/keys/tid.h"
@@ -308,6 +309,15 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	int			l,
 				i,
 				s;
+
+	/*
+	 * After an unclean stop, a database whose unlogged tables have not yet
+	 * returned to their checkpoint waits: their files written since would
+	 * be compacted for nothing (checkpoint/crash_restore.h).
+	 */
+	if (forst_unlogged_restore_pending() &&
+		!forst_unlogged_db_restored(rnode.dbNode))
+		return false;
 
 	LWLockAcquire(&ts->lock, LW_SHARED);
 	base_version = ts->manifest_version;

@@ -376,12 +376,12 @@ check_to_forst(Relation rel)
 
 	if (rel->rd_rel->relkind != RELKIND_RELATION)
 		refuse(rel, "forst", "only tables can use access method forst");
-	if (rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+	/* an unlogged table becomes a checkpoint-durable forst table */
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot change the access method of table \"%s\" to forst: forst tables cannot be temporary or unlogged",
-						RelationGetRelationName(rel)),
-				 errhint("For an unlogged table, ALTER TABLE ... SET LOGGED first.")));
+				 errmsg("cannot change the access method of table \"%s\" to forst: forst tables cannot be temporary",
+						RelationGetRelationName(rel))));
 	if (rel->rd_rel->relispartition)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

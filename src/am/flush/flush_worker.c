@@ -43,6 +43,7 @@
 #include "storage/procarray.h"
 #include "storage/sinvaladt.h"
 #include "tcop/tcopprot.h"
+#include "utils/backend_status.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -52,6 +53,7 @@
 #include "am/flush/flush.h"
 #include "am/shmem/shmem.h"
 #include "am/base/stats.h"
+#include "am/wal/unlogged.h"
 #include "am/wal/wal.h"
 #include "am/base/bgw_xact.h"
 #include "am/compact/compact.h"
@@ -275,6 +277,75 @@ wal_held_back(void)
 		insert - oldest > (uint64) max_wal_size_mb * 1024 * 1024 / 4;
 }
 
+/*
+ * Client backends alive (walsenders and background workers are not: the
+ * postmaster keeps walsenders until after its shutdown checkpoint).
+ */
+static int
+client_backends(void)
+{
+	int			n = 0;
+	int			nb;
+	int			i;
+
+	pgstat_clear_backend_activity_snapshot();
+	nb = pgstat_fetch_stat_numbackends();
+	for (i = 1; i <= nb; i++)
+	{
+		LocalPgBackendStatus *l = pgstat_fetch_stat_local_beentry(i);
+
+		if (l != NULL && l->backendStatus.st_backendType == B_BACKEND &&
+			l->backendStatus.st_procpid != MyProcPid)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * A clean shutdown (SIGTERM from the postmaster, which stops the client
+ * backends at the same time): once no client backend is left, flush every
+ * memtable of an unlogged table and, if that worked, mark them whole
+ * (wal/unlogged.h), so that the next start keeps their rows.  Without the
+ * mark they return to their checkpoint, which is always safe; so nothing
+ * here waits for long: a bounded wait for the backends, and flush rounds
+ * until the memtables are empty, a round fails, or the deadline passes.
+ */
+static void
+shutdown_flush(void)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   forst_checkpoint_timeout_s * 1000L);
+	bool		more = false;
+
+	if (RecoveryInProgress() || !forst_wal_ready())
+		return;					/* a standby; or nothing was used */
+	while (client_backends() > 0)
+	{
+		if (GetCurrentTimestamp() >= deadline)
+		{
+			ereport(LOG,
+					(errmsg("forst: client backends did not exit; unlogged tables will return to their last checkpoint at the next start")));
+			return;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	while (forst_unlogged_memtables_in_use())
+	{
+		if (!more)
+			(void) forst_freeze_actives(true);
+		if (!flush_round(&more) || GetCurrentTimestamp() >= deadline)
+		{
+			ereport(LOG,
+					(errmsg("forst: could not flush the memtables of unlogged tables at shutdown; they will return to their last checkpoint at the next start")));
+			return;
+		}
+		(void) free_retired();
+	}
+	(void) forst_unlogged_mark_clean();
+}
+
 void
 forst_flush_worker_main(Datum arg)
 {
@@ -283,7 +354,8 @@ forst_flush_worker_main(Datum arg)
 	TimestampTz next_round = 0;
 	bool		more = false;	/* flush_round's pass goes on */
 
-	pqsignal(SIGTERM, die);
+	/* SIGTERM: a shutdown, which flushes unlogged tables first */
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
@@ -305,6 +377,11 @@ forst_flush_worker_main(Datum arg)
 
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+		{
+			shutdown_flush();
+			proc_exit(0);
+		}
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -338,7 +415,7 @@ forst_flush_worker_main(Datum arg)
 			 */
 			if ((forst_memory_wanted() || wal_held_back()) && retiring == NIL &&
 				!more)
-				(void) forst_freeze_actives();
+				(void) forst_freeze_actives(false);
 			if (flush_round(&more))
 				failures = 0;
 			else

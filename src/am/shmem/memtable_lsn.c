@@ -65,7 +65,9 @@ forst_oldest_unflushed_lsn(void)
 	{
 		ForstSlab  *s = &forst_shared->slabs[i];
 
+		/* an unlogged table's entries have no WAL to keep */
 		if ((s->state == FORST_SLAB_ACTIVE || s->state == FORST_SLAB_IMMUTABLE) &&
+			!s->unlogged &&
 			!XLogRecPtrIsInvalid(s->first_lsn) && s->first_lsn < oldest)
 			oldest = s->first_lsn;
 	}
@@ -84,6 +86,8 @@ forst_table_unflushed_lsn(ForstTableShared *ts)
 	XLogRecPtr	oldest = oldest_inflight();
 	int			i;
 
+	if (ts->unlogged)
+		return oldest;			/* no WAL of its entries */
 	if (ts->active >= 0)
 	{
 		XLogRecPtr	p = forst_shared->slabs[ts->active].first_lsn;
@@ -190,7 +194,7 @@ forst_table_freeze_before(const RelFileNode *rnode, XLogRecPtr lsn)
 }
 
 int
-forst_freeze_actives(void)
+forst_freeze_actives(bool unlogged_only)
 {
 	RelFileNode rnodes[FORST_TABLES_BATCH];
 	ForstTableScan scan;
@@ -211,6 +215,7 @@ forst_freeze_actives(void)
 			LWLockAcquire(&ts->write_lock, LW_EXCLUSIVE);
 			LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
 			if (ts->active >= 0 && ts->nimmutable < FORST_MAX_IMMUTABLE &&
+				(ts->unlogged || !unlogged_only) &&
 				fst_memtable_num_entries(forst_slab_memtable(ts->active)) > 0)
 			{
 				forst_freeze_active_locked(ts);
@@ -221,4 +226,22 @@ forst_freeze_actives(void)
 			forst_flush_end(ts);
 		}
 	return frozen;
+}
+
+bool
+forst_unlogged_memtables_in_use(void)
+{
+	bool		used = false;
+	int			i;
+
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	for (i = 0; i < forst_shared->nslabs && !used; i++)
+	{
+		ForstSlab  *s = &forst_shared->slabs[i];
+
+		used = (s->state == FORST_SLAB_ACTIVE || s->state == FORST_SLAB_IMMUTABLE) &&
+			s->unlogged && !XLogRecPtrIsInvalid(s->first_lsn);
+	}
+	LWLockRelease(forst_shared->lock);
+	return used;
 }

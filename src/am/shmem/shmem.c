@@ -31,6 +31,7 @@ ForstShared *forst_shared = NULL;
 uint64		forst_memory_waits = 0;
 /* Installed by wal/wal.c: waits for (or does) the WAL catch-up. */
 void		(*forst_memtables_ready_hook) (void) = NULL;
+void		(*forst_table_gate_hook) (const RelFileNode *rnode) = NULL;
 
 /* Set in the flush and compaction workers, which never wait for memtable memory. */
 bool		forst_in_flush_worker = false;
@@ -143,6 +144,7 @@ forst_shmem_startup(void)
 			forst_shared->slabs[i].state = FORST_SLAB_FREE;
 			forst_shared->slabs[i].generation = 0;
 			forst_shared->slabs[i].first_lsn = InvalidXLogRecPtr;
+			forst_shared->slabs[i].unlogged = false;
 			forst_shared->slabs[i].last_lsn = InvalidXLogRecPtr;
 			forst_shared->slabs[i].next_free =
 				(i + 1 < forst_shared->nslabs) ? i + 1 : -1;
@@ -243,6 +245,9 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 	/* memtables are whole only after the WAL catch-up (wal/wal.c) */
 	if (forst_memtables_ready_hook)
 		forst_memtables_ready_hook();
+	/* unlogged tables back at their checkpoint after a crash */
+	if (forst_table_gate_hook)
+		forst_table_gate_hook(rnode);
 	removed = pg_atomic_read_u64(&forst_shared->tables_removed);
 	if (removed != table_front_removed)
 	{
@@ -293,6 +298,7 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 		ts->kg_lo = 0;
 		ts->kg_hi = PG_UINT16_MAX;
 		ts->fenced = false;
+		ts->unlogged = false;
 		memset(ts->inflight_pid, 0, sizeof(ts->inflight_pid));
 		ts->busy = 0;
 		ts->compacting = false;
@@ -353,6 +359,7 @@ slab_free_locked(int slab)
 	s->state = FORST_SLAB_FREE;
 	s->generation++;
 	s->first_lsn = InvalidXLogRecPtr;
+	s->unlogged = false;
 	s->last_lsn = InvalidXLogRecPtr;
 	s->next_free = forst_shared->free_head;
 	forst_shared->free_head = slab;
@@ -654,6 +661,8 @@ forst_memtable_put(ForstTableShared *ts, FstSlice ikey, FstSlice value,
 					s->first_lsn = lsn;
 				if (lsn > s->last_lsn)
 					s->last_lsn = lsn;
+				if (ts->unlogged)
+					s->unlogged = true;
 				*slab_out = ts->active;
 				LWLockRelease(&ts->write_lock);
 				return;

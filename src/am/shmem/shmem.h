@@ -66,6 +66,8 @@ typedef struct ForstSlab
 	uint32		generation;		/* bumped each time the slab is reused */
 	XLogRecPtr	first_lsn;		/* WAL of its first entry (Invalid: empty) */
 	XLogRecPtr	last_lsn;		/* WAL of its last entry (Invalid: empty) */
+	bool		unlogged;		/* an unlogged table's: the LSNs are WAL
+								 * positions at its writes, no records */
 	int			next_free;		/* free-list link, -1 at the end */
 } ForstSlab;
 
@@ -109,6 +111,8 @@ typedef struct ForstTableShared
 	uint16		kg_lo;			/* key groups the table owns (its manifest's */
 	uint16		kg_hi;			/* range; all until a manifest says less) */
 	bool		fenced;			/* another server claimed it: no writes */
+	bool		unlogged;		/* an UNLOGGED table: no WAL per row, durable
+								 * at forst checkpoints (set by its writers) */
 
 	/*
 	 * SST file ids in flight: per process that allocated ids for the table
@@ -326,6 +330,13 @@ extern bool forst_in_flush_worker;
  */
 extern void (*forst_memtables_ready_hook) (void);
 
+/*
+ * Called by forst_table_shared before it returns a table's state (set by
+ * checkpoint/crash_restore.c: a database's unlogged tables return to its
+ * newest checkpoint after a crash, before anything reads them).
+ */
+extern void (*forst_table_gate_hook) (const RelFileNode *rnode);
+
 /* Whether the pool is used up or a writer waits for memtable memory. */
 extern bool forst_memory_wanted(void);
 
@@ -337,9 +348,13 @@ extern bool forst_pool_exhausted(void);
 /*
  * Freezes every table's non-empty active memtable so that the flush can
  * free its slab (when memory is wanted: tables that write rarely must not
- * keep slabs forever).  Returns how many were frozen.
+ * keep slabs forever), or only unlogged tables' (a clean shutdown).
+ * Returns how many were frozen.
  */
-extern int	forst_freeze_actives(void);
+extern int	forst_freeze_actives(bool unlogged_only);
+
+/* Whether a memtable of an unlogged table holds entries. */
+extern bool forst_unlogged_memtables_in_use(void);
 
 /*
  * For a checkpoint: freezes the table's active memtable if it holds

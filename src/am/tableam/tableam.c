@@ -23,6 +23,7 @@
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
 #include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
 #include "commands/defrem.h"
 #include "commands/vacuum.h"
 #include "executor/tuptable.h"
@@ -411,11 +412,12 @@ forst_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 {
 	SMgrRelation srel;
 
-	if (persistence != RELPERSISTENCE_PERMANENT)
+	/* UNLOGGED: durable at forst checkpoints (checkpoint/crash_restore.h) */
+	if (persistence == RELPERSISTENCE_TEMP)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("forst tables cannot be temporary or unlogged"),
-				 errhint("Create the table without TEMPORARY or UNLOGGED, or use the heap access method.")));
+				 errmsg("forst tables cannot be temporary"),
+				 errhint("Create the table without TEMPORARY, or use the heap access method.")));
 	*freezeXid = RecentXmin;
 	*minmulti = GetOldestMultiXactId();
 	/* a replay forgets any state of an earlier user of this number */
@@ -447,6 +449,18 @@ forst_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	 * (pending deletes, DROP DATABASE) works as for any relation.
 	 */
 	srel = RelationCreateStorage(*newrnode, persistence, true);
+
+	/*
+	 * An unlogged relation has an init fork (empty here, as the main fork):
+	 * PostgreSQL copies it over the main fork after a crash.  The rows are
+	 * not there; checkpoint/crash_restore.c brings them back.
+	 */
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(newrnode, INIT_FORKNUM);
+		smgrimmedsync(srel, INIT_FORKNUM);
+	}
 	smgrclose(srel);
 
 	/* the new state goes away if this (sub)transaction aborts ... */

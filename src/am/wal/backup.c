@@ -91,6 +91,7 @@
 #include "am/forst.h"
 #include "am/objects/store.h"
 #include "am/shmem/shmem.h"
+#include "am/wal/unlogged.h"
 #include "am/wal/wal.h"
 
 /*
@@ -491,6 +492,12 @@ backup_prepare(const char *what)
 
 	/* the memtables must hold what the slot's WAL has before we flush */
 	forst_wal_ensure_ready();
+
+	/*
+	 * A copy holds unlogged tables as of some checkpoint only: it must not
+	 * take the clean-shutdown mark with it (wal/unlogged.h).
+	 */
+	forst_unlogged_dirty();
 
 	/* 1: no spread checkpoint in progress to delay the backup's own */
 	RequestCheckpoint(CHECKPOINT_IMMEDIATE | CHECKPOINT_FORCE | CHECKPOINT_WAIT);

@@ -240,7 +240,8 @@ batch_planner(Query *parse, const char *query_string, int cursorOptions,
 	else
 		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
 
-	if (!forst_batch_lookups || stmt->commandType == CMD_SELECT ||
+	if (!forst_batch_lookups ||
+		(stmt->commandType == CMD_SELECT && !stmt->hasModifyingCTE) ||
 		stmt->commandType == CMD_UTILITY || !forst_prefetch_possible() ||
 		contain_volatile_functions((Node *) parse))
 		return stmt;

@@ -25,6 +25,7 @@
 #include "access/xlog.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "pgstat.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
@@ -42,6 +43,7 @@
 #include "am/objects/store.h"
 #include "am/expiry/expiry.h"
 #include "am/read/point.h"
+#include "am/wal/unlogged.h"
 #include "am/wal/wal.h"
 
 /* The row of a slot as a minimal tuple without external TOAST pointers. */
@@ -108,22 +110,92 @@ put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 
 	memset(loc, 0, sizeof(*loc));
 
-	/*
-	 * WAL first (see wal/wal.h), still under the key lock.  Until the
-	 * entry is in a memtable, this backend's in-flight mark (cleared by an
-	 * abort if an error comes between, shmem/slab_pins.c) keeps the flush
-	 * from advancing forst's slot past the record.
-	 */
-	forst_inflight_set(GetXLogInsertRecPtr());
-	lsn = forst_wal_log_put(ts, fst_slice(ikey, ikey_len),
-							fst_slice(value, value_len));
-	forst_memtable_put(ts, fst_slice(ikey, ikey_len),
-					   fst_slice(value, value_len), lsn, &loc->slab, &loc->ref);
-	forst_inflight_clear();
+	if (ts->unlogged)
+	{
+		/*
+		 * An unlogged table: no record.  The memtable notes the WAL insert
+		 * position instead, which a checkpoint's cut compares as it does
+		 * record positions: a transaction that committed before the cut
+		 * wrote its rows before its commit record, so before the cut's
+		 * position (checkpoint/checkpoint.c).
+		 */
+		forst_memtable_put(ts, fst_slice(ikey, ikey_len),
+						   fst_slice(value, value_len), GetXLogInsertRecPtr(),
+						   &loc->slab, &loc->ref);
+	}
+	else
+	{
+		/*
+		 * WAL first (see wal/wal.h), still under the key lock.  Until the
+		 * entry is in a memtable, this backend's in-flight mark (cleared by
+		 * an abort if an error comes between, shmem/slab_pins.c) keeps the
+		 * flush from advancing forst's slot past the record.
+		 */
+		forst_inflight_set(GetXLogInsertRecPtr());
+		lsn = forst_wal_log_put(ts, fst_slice(ikey, ikey_len),
+								fst_slice(value, value_len));
+		forst_memtable_put(ts, fst_slice(ikey, ikey_len),
+						   fst_slice(value, value_len), lsn, &loc->slab, &loc->ref);
+		forst_inflight_clear();
+	}
 	if (ikey != ikey_buf)
 		pfree(ikey);
 	if (value != value_buf)
 		pfree(value);
+}
+
+/*
+ * The shared state of a table about to be written.  An UNLOGGED table's
+ * rows are not logged (put_entry); its first write after a clean start
+ * takes away the clean-shutdown mark (wal/unlogged.h).
+ */
+/* what the current transaction wrote: logged and unlogged forst tables */
+static LocalTransactionId mixed_lxid = InvalidLocalTransactionId;
+static bool mixed_wrote[2];
+static bool mixed_said;
+
+/*
+ * forst.mixed_durability: a transaction that writes a logged and an
+ * unlogged forst table is no longer one unit after a crash (the unlogged
+ * one returns to its checkpoint).  Said once per transaction.
+ */
+static void
+check_mixed(Relation rel, bool unlogged)
+{
+	if (forst_mixed_durability == FORST_MIXED_ALLOW)
+		return;
+	if (MyProc->lxid != mixed_lxid)
+	{
+		mixed_lxid = MyProc->lxid;
+		mixed_wrote[0] = mixed_wrote[1] = false;
+		mixed_said = false;
+	}
+	mixed_wrote[unlogged ? 1 : 0] = true;
+	if (!mixed_wrote[0] || !mixed_wrote[1] || mixed_said)
+		return;
+	mixed_said = true;
+	ereport(forst_mixed_durability == FORST_MIXED_ERROR ? ERROR : WARNING,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("transaction writes both logged and unlogged forst tables (\"%s\" is %s)",
+					RelationGetRelationName(rel), unlogged ? "unlogged" : "logged"),
+			 errdetail("After a crash the unlogged tables return to their last forst checkpoint, while the logged ones keep this transaction's writes."),
+			 errhint("Keep what must stay consistent in tables of one kind; forst.mixed_durability = allow silences this.")));
+}
+
+static ForstTableShared *
+table_for_write(Relation rel)
+{
+	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	bool		unlogged = rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED;
+
+	if (unlogged)
+	{
+		if (!ts->unlogged)
+			ts->unlogged = true;	/* never goes back for this relfilenode */
+		forst_unlogged_dirty();
+	}
+	check_mixed(rel, unlogged);
+	return ts;
 }
 
 /* Appends a row (or, with row NULL, a tombstone) of user_part. */
@@ -234,7 +306,7 @@ static bool
 insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 {
 	ForstRelInfo *info = forst_relinfo(rel);
-	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	ForstTableShared *ts = table_for_write(rel);
 	MinimalTuple row = slot_to_row(rel, slot);
 	StringInfoData up;
 	ForstNewest newest;
@@ -438,7 +510,7 @@ TM_Result
 forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 				 Snapshot crosscheck, bool wait, TM_FailureData *tmfd)
 {
-	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	ForstTableShared *ts = table_for_write(rel);
 	ForstVersion v;
 	ForstNewest newest;
 	StringInfoData up;
@@ -485,7 +557,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				 TM_FailureData *tmfd, LockTupleMode *lockmode)
 {
 	ForstRelInfo *info = forst_relinfo(rel);
-	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
+	ForstTableShared *ts = table_for_write(rel);
 	ForstVersion v;
 	ForstNewest newest;
 	StringInfoData old_up;
