@@ -26,7 +26,9 @@
 #            Ceph RGW by default (scripts/rgw.sh, ~20 s to start, minutes on a loaded machine), or
 #            s3rver with FORST_S3_SERVER=s3rver (scripts/s3-server.sh)
 #   pipeline the streaming job of the demo in its short mode
-#            (scripts/demo.sh --quick): 1 passed if its verification says PASS
+#            (scripts/demo.sh --quick), then in its checkpoint-durable mode
+#            (--quick --checkpoint-durable): 1 passed for each run whose
+#            verification says PASS
 #
 # The PostgreSQL tests run as an unprivileged user from a copy of the test
 # files in a temporary directory, which is removed when everything passed
@@ -279,20 +281,35 @@ step_tap()
 # the private copy of PostgreSQL: an uninterrupted run and a failover run;
 # their verification (emitted windows against a recomputation from the source
 # log and against the uninterrupted run, bounded state, the offset) prints
-# PASS or FAIL.
+# PASS or FAIL.  Then the same in the checkpoint-durable mode (the job's
+# tables unlogged, the killed server restarted on its data directory).
 step_pipeline()
 {
+	local passed=0 failed=0 l
+
 	log "pipeline: scripts/demo.sh --quick"
 	run_logged "$logs/pipeline.log" env FORST_BINDIR="$bindir" \
 		bash "$FORST_ROOT/scripts/demo.sh" --quick "$work/pipeline"
 	if [ "$rc" -eq 0 ] && grep -q '^PASS: ' "$logs/pipeline.log"; then
-		record pipeline 1 0
+		passed=$((passed + 1))
 	else
-		for f in "$work"/pipeline/*/server.log; do
-			[ ! -f "$f" ] || { echo "--- $f"; tail -n 50 "$f"; }
+		for l in "$work"/pipeline/*/server.log; do
+			[ ! -f "$l" ] || { echo "--- $l"; tail -n 50 "$l"; }
 		done
-		record pipeline 0 1
+		failed=$((failed + 1))
 	fi
+	log "pipeline: scripts/demo.sh --quick --checkpoint-durable"
+	run_logged "$logs/pipeline-ckpt.log" env FORST_BINDIR="$bindir" \
+		bash "$FORST_ROOT/scripts/demo.sh" --quick --checkpoint-durable "$work/pipeline-ckpt"
+	if [ "$rc" -eq 0 ] && grep -q '^PASS: ' "$logs/pipeline-ckpt.log"; then
+		passed=$((passed + 1))
+	else
+		for l in "$work"/pipeline-ckpt/*/server.log; do
+			[ ! -f "$l" ] || { echo "--- $l"; tail -n 50 "$l"; }
+		done
+		failed=$((failed + 1))
+	fi
+	record pipeline "$passed" "$failed"
 }
 
 # The S3 server of the s3 step: started in a directory of its own and
