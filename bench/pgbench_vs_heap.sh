@@ -16,7 +16,8 @@
 # SEED (pgbench --random-seed, default 42), SHARED_BUFFERS (default 128MB),
 # SYNC_COMMIT (synchronous_commit, default off), PAYLOAD (bytes of the text
 # column, default 40), FORST_SETTINGS (extra postgresql.conf lines), KEEP=1
-# keeps the data directory, MEMORY_LIMIT (e.g. 1G; needs root and the
+# keeps the data directory, FORST_UNLOGGED=1 makes the forst table an
+# UNLOGGED (checkpoint-durable) one, MEMORY_LIMIT (e.g. 1G; needs root and the
 # cgroup v1 memory controller) runs the server in a memory cgroup of that
 # size, so that its page cache is bounded too: without it a machine with
 # more RAM than the state serves every "large" read from the OS page
@@ -103,7 +104,11 @@ forst_make -s -j"$(nproc)"
 
 work=$(forst_user_tmpdir forst-pgbench)
 # The server user must read the pgbench scripts and the sampler.
-cp bench/pgbench/*.sql bench/pgbench/sample_mem.py "$work/"
+# (sample_mem.py imports ../procmem.py: keep the layout)
+mkdir -p "$work/pgbench"
+cp bench/pgbench/*.sql "$work/"
+cp bench/pgbench/sample_mem.py "$work/pgbench/"
+cp bench/procmem.py "$work/"
 ! is_root || chown -R "$FORST_TEST_USER:" "$work"
 data="$work/data"
 port=
@@ -197,9 +202,10 @@ table_bytes()
 
 load_table()
 {
-	local t=$1 rows=$2 am=$3 t0 t1
+	local t=$1 rows=$2 am=$3 t0 t1 kind=
 
-	psql_q -c "CREATE TABLE $t (k bigint PRIMARY KEY, v bigint NOT NULL, payload text NOT NULL) USING $am"
+	[ "$am" = forst ] && [ "${FORST_UNLOGGED:-0}" = 1 ] && kind="UNLOGGED "
+	psql_q -c "CREATE ${kind}TABLE $t (k bigint PRIMARY KEY, v bigint NOT NULL, payload text NOT NULL) USING $am"
 	t0=$(date +%s.%N)
 	# md5 gives incompressible-ish text, so lz4 does not flatter forst.
 	psql_q -c "INSERT INTO $t SELECT g, 0, substr(repeat(md5(g::text), ($PAYLOAD + 31) / 32), 1, $PAYLOAD) FROM generate_series(1, $rows) g"
@@ -225,7 +231,7 @@ run_one()
 	sleep 1
 	lsn0=$(psql_q -c "SELECT pg_current_wal_lsn()")
 	fpi0=$(psql_q -c "SELECT wal_fpi FROM pg_stat_wal")
-	/usr/bin/python3 "$work/sample_mem.py" "$(postmaster_pid)" "$data" "$work/mem.out" 0.5 &
+	/usr/bin/python3 "$work/pgbench/sample_mem.py" "$(postmaster_pid)" "$data" "$work/mem.out" 0.5 &
 	local sampler=$!
 	read -r -a io0 <<<"$(disk_io)"
 	out=$(as_pg_user "$bindir/pgbench" -n -M prepared -c "$c" -j "$c" -T "$DURATION" \
@@ -351,6 +357,6 @@ for p in $PHASES; do
 done
 touch "$work/after.md" "$work/profiles.md"
 python3 bench/pgbench/report.py "$TSV" "$LOADS" "$work/after.md" "$work/profiles.md" \
-	"shared_buffers=$SHARED_BUFFERS ${MEMORY_LIMIT:+memory_limit=$MEMORY_LIMIT }synchronous_commit=$SYNC_COMMIT duration=${DURATION}s ${WARMUP:+warmup=${WARMUP}s }seed=$SEED payload=${PAYLOAD}B clients=[$CLIENTS] $FORST_SETTINGS" |
+	"shared_buffers=$SHARED_BUFFERS ${MEMORY_LIMIT:+memory_limit=$MEMORY_LIMIT }$([ "${FORST_UNLOGGED:-0}" = 1 ] && echo 'forst_table=UNLOGGED ')synchronous_commit=$SYNC_COMMIT duration=${DURATION}s ${WARMUP:+warmup=${WARMUP}s }seed=$SEED payload=${PAYLOAD}B clients=[$CLIENTS] $FORST_SETTINGS" |
 	tee "$REPORT"
 log "written: $REPORT, $TSV"

@@ -8,7 +8,8 @@
 # same primary keys (forst_key indexes), access methods and comments, the
 # same expiry settings (forst.expiry is an extension configuration table
 # whose rows name tables by OID, and TTL columns by number), and working
-# ON CONFLICT.  Keyless forst tables come back keyless.
+# ON CONFLICT.  Keyless forst tables come back keyless, unlogged ones
+# unlogged.
 use strict;
 use warnings;
 
@@ -58,6 +59,9 @@ ALTER TABLE win RENAME COLUMN ws TO wstart;
 CREATE TABLE logk (at timestamptz, msg text) USING forst;
 INSERT INTO logk SELECT '2024-01-01'::timestamptz + g * interval '1 s', 'line ' || g FROM generate_series(1, 1000) g;
 INSERT INTO logk SELECT '2024-01-01', 'line 1' FROM generate_series(1, 3);
+-- an unlogged (checkpoint-durable) forst table
+CREATE UNLOGGED TABLE ul (k int PRIMARY KEY, v text) USING forst;
+INSERT INTO ul SELECT g, 'u' || g FROM generate_series(1, 500) g;
 -- a heap table next to them
 CREATE TABLE h (id int PRIMARY KEY, t text);
 INSERT INTO h SELECT g, 'h' || g FROM generate_series(1, 100) g;
@@ -68,7 +72,7 @@ COMMENT ON CONSTRAINT ev_pkey ON ev IS 'tenant first';
 COMMENT ON TABLE logk IS 'no key';
 });
 
-my @tables = qw(kv ev win logk h);
+my @tables = qw(kv ev win logk ul h);
 
 # the rows of each table as text, in files the servers read and write
 for my $t (@tables)
@@ -79,7 +83,7 @@ for my $t (@tables)
 # what \d shows: access methods, primary keys and their index access
 # methods, comments on tables, columns and constraints
 my $facts_sql = q{
-SELECT c.relname, a.amname,
+SELECT c.relname, a.amname, c.relpersistence,
        coalesce((SELECT pg_get_constraintdef(con.oid) || ' ' || ia.amname || ' ' || i.indisprimary
                    FROM pg_constraint con
                    JOIN pg_index i ON i.indexrelid = con.conindid
@@ -98,8 +102,9 @@ SELECT c.relname, a.amname,
  WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
  ORDER BY 1};
 my $facts = $node->safe_psql('src', $facts_sql);
-like($facts, qr/^kv\|forst\|PRIMARY KEY \(k\) forst_key true\|1\|keyed by text/m,
+like($facts, qr/^kv\|forst\|p\|PRIMARY KEY \(k\) forst_key true\|1\|keyed by text/m,
 	'source: kv has its key');
+like($facts, qr/^ul\|forst\|u\|/m, 'source: ul is an unlogged forst table');
 
 # forst.expiry by table and column name, and what the server makes of it
 my $expiry_sql = q{

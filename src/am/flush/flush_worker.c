@@ -331,7 +331,7 @@ shutdown_flush(void)
 						 10, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
-	while (forst_unlogged_memtables_in_use())
+	while (forst_memtables_in_use(true))
 	{
 		if (!more)
 			(void) forst_freeze_actives(true);

@@ -229,7 +229,7 @@ forst_freeze_actives(bool unlogged_only)
 }
 
 bool
-forst_unlogged_memtables_in_use(void)
+forst_memtables_in_use(bool unlogged_only)
 {
 	bool		used = false;
 	int			i;
@@ -240,7 +240,7 @@ forst_unlogged_memtables_in_use(void)
 		ForstSlab  *s = &forst_shared->slabs[i];
 
 		used = (s->state == FORST_SLAB_ACTIVE || s->state == FORST_SLAB_IMMUTABLE) &&
-			s->unlogged && !XLogRecPtrIsInvalid(s->first_lsn);
+			(s->unlogged || !unlogged_only) && !XLogRecPtrIsInvalid(s->first_lsn);
 	}
 	LWLockRelease(forst_shared->lock);
 	return used;

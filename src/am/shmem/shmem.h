@@ -353,8 +353,8 @@ extern bool forst_pool_exhausted(void);
  */
 extern int	forst_freeze_actives(bool unlogged_only);
 
-/* Whether a memtable of an unlogged table holds entries. */
-extern bool forst_unlogged_memtables_in_use(void);
+/* Whether any memtable (of an unlogged table) holds entries. */
+extern bool forst_memtables_in_use(bool unlogged_only);
 
 /*
  * For a checkpoint: freezes the table's active memtable if it holds

@@ -445,25 +445,6 @@ flush_before(XLogRecPtr lsn, TimestampTz deadline)
 	pfree(rnodes);
 }
 
-/* Whether any memtable holds entries (shared state, any table). */
-static bool
-memtables_in_use(void)
-{
-	bool		used = false;
-	int			i;
-
-	LWLockAcquire(forst_shared->lock, LW_SHARED);
-	for (i = 0; i < forst_shared->nslabs && !used; i++)
-	{
-		ForstSlab  *s = &forst_shared->slabs[i];
-
-		used = (s->state == FORST_SLAB_ACTIVE || s->state == FORST_SLAB_IMMUTABLE) &&
-			!XLogRecPtrIsInvalid(s->first_lsn);
-	}
-	LWLockRelease(forst_shared->lock);
-	return used;
-}
-
 /* Steps 1 to 3 of the header comment; "what" names the backup's command. */
 static void
 backup_prepare(const char *what)
@@ -481,7 +462,7 @@ backup_prepare(const char *what)
 		 * would not have (the backup's WAL starts at the standby's last
 		 * restartpoint), and a standby cannot flush them.
 		 */
-		if (memtables_in_use())
+		if (forst_memtables_in_use(false))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("forst: a base backup of a standby is refused while its memtables hold forst rows"),
