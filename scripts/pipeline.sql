@@ -41,9 +41,11 @@
 -- the database, and the job resumes from the offset stored there, reading
 -- the source log (which stays an ordinary heap table, replayable as a
 -- Kafka topic is) again from it (docs/pipeline.md, "Checkpoint-durable
--- mode").  Needs state_am forst, and no restore_checkpoint (a
--- checkpoint-durable job resumes on its own server, restarted on the same
--- data directory).
+-- mode").  Needs state_am forst.  A restored job (restore_checkpoint) must
+-- be given the durability of the job its checkpoint was taken from (the
+-- attached tables are unlogged if they were); a checkpoint-durable job
+-- more often simply resumes on its own server, restarted on the same data
+-- directory, with nothing to run again.
 \set ON_ERROR_STOP 1
 \if :{?state_am}
 \else
@@ -97,13 +99,6 @@ DO $$ BEGIN
               HINT = 'With durability checkpoint the state returns to a forst checkpoint after a crash, and a checkpoint holds forst tables only; use state_am forst, or durability wal.';
 END $$;
 \endif
-\if :restoring
-DO $$ BEGIN
-    RAISE EXCEPTION 'a checkpoint-durable job is not restored from a checkpoint on another server'
-        USING ERRCODE = 'feature_not_supported',
-              HINT = 'Restart its server on the same data directory: its unlogged forst tables return to the newest completed checkpoint by themselves, and the job resumes from the stored offset.';
-END $$;
-\endif
 -- the job's forst tables: CREATE UNLOGGED TABLE ... USING forst
 \set persistence UNLOGGED
 \else
@@ -137,7 +132,19 @@ CREATE SCHEMA pipeline;
 -- Failover: the job's tables of the checkpoint, attached (recreated with
 -- their columns, keys, defaults and checks; their files read from the
 -- store, not copied).  mode => 'claim': this server takes them over, and
--- the server that wrote them is fenced should it come back.
+-- the server that wrote them is fenced should it come back.  The attached
+-- tables are unlogged if the checkpointed job's were, so the job's
+-- functions must be those of the same durability: checked first.
+SELECT coalesce(bool_or((t->>'unlogged')::bool), false) <> :'ckpt_durable'::bool AS durability_mismatch
+  FROM jsonb_array_elements(forst.checkpoint_read(:restore_checkpoint, :'restore_cluster')->'tables') t
+ WHERE (parse_ident(t->>'name'))[1] = 'pipeline' \gset
+\if :durability_mismatch
+DO $$ BEGIN
+    RAISE EXCEPTION 'the checkpoint holds the job with the other durability'
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'Pass durability checkpoint to restore a job whose tables are unlogged, durability wal (the default) for one whose tables are logged.';
+END $$;
+\endif
 SELECT count(*) AS attached
   FROM jsonb_array_elements(forst.checkpoint_read(:restore_checkpoint, :'restore_cluster')->'tables') t,
        LATERAL forst.attach(t->>'name', :restore_checkpoint, cluster => :'restore_cluster', mode => 'claim') a
