@@ -13,6 +13,7 @@
 #  - a clean restart keeps everything (the flush worker's mark), also
 #    through a crash before the next write; after a later checkpoint and
 #    more writes, a crash returns to that checkpoint;
+#  - checkpoints are retained per database;
 #  - a standby from pg_basebackup refuses to read unlogged tables, and
 #    once promoted serves them as of the newest checkpoint.
 #
@@ -232,6 +233,17 @@ is($node->safe_psql('postgres',
 		"SELECT count(*) FROM ((TABLE u_clone EXCEPT ALL TABLE snap_u) UNION ALL (TABLE snap_u EXCEPT ALL TABLE u_clone)) d"),
 	'0', 'with the rows of the checkpoint');
 $node->safe_psql('postgres', 'DROP TABLE u_clone');
+
+# retention is per database: another database's checkpoints do not push
+# out this one's, to which its unlogged tables would return
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other',
+	'CREATE EXTENSION forst; CREATE TABLE o (k int PRIMARY KEY) USING forst; INSERT INTO o VALUES (1)');
+$node->safe_psql('other', 'SELECT forst.checkpoint()') for 1 .. 4;
+is($node->safe_psql('postgres', "SELECT count(*) FROM forst.checkpoint_ids() i WHERE i IN ($ckpt, $ckpt2)"),
+	'2', "four checkpoints of another database leave this one's two (forst.checkpoints_retained = 3)");
+is($node->safe_psql('postgres', 'SELECT count(*) FROM forst.checkpoint_ids()'), '5',
+	'and keep three of the other database');
 
 # --- a standby from a base backup
 app(q{UPDATE u SET v = 7 WHERE id = 1});

@@ -26,8 +26,9 @@
  *
  * The object is a header line "forst-checkpoint 1 <length> <crc32c>" and
  * a JSON document (readable with any S3 client).  Checkpoint ids grow;
- * forst.checkpoints_retained newest are kept (plus pinned ones), older
- * objects are deleted, and their files are left to garbage collection.
+ * forst.checkpoints_retained newest of each database are kept (plus pinned
+ * ones), older objects are deleted, and their files are left to garbage
+ * collection.
  *
  *-------------------------------------------------------------------------
  */
@@ -120,7 +121,10 @@ extern uint64 forst_attach_manifest(Relation rel, const char *prefix,
 									TransactionId lo, TransactionId xmax,
 									const char *ranges, bool replace);
 
-/* Deletes checkpoint objects beyond the newest n, except pinned ones. */
+/*
+ * Deletes each database's checkpoint objects beyond its newest n, except
+ * pinned ones.
+ */
 extern int	forst_checkpoint_retire(int keep);
 
 #endif							/* FORST_CHECKPOINT_H */

@@ -212,28 +212,73 @@ id_in(List *ids, uint64 id)
 	return false;
 }
 
+/*
+ * The database a checkpoint's JSON belongs to: "dboid", or, written by an
+ * older build, "database" (a name).  Returns a palloc'd string naming it.
+ */
+static char *
+checkpoint_database(const char *json)
+{
+	Jsonb	   *doc = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+	JsonbValue	k;
+	JsonbValue *v;
+
+	k.type = jbvString;
+	k.val.string.val = "dboid";
+	k.val.string.len = 5;
+	v = findJsonbValueFromContainer(&doc->root, JB_FOBJECT, &k);
+	if (v != NULL && v->type == jbvNumeric)
+		return psprintf("oid " INT64_FORMAT,
+						DatumGetInt64(DirectFunctionCall1(numeric_int8,
+														  NumericGetDatum(v->val.numeric))));
+	k.val.string.val = "database";
+	k.val.string.len = 8;
+	v = findJsonbValueFromContainer(&doc->root, JB_FOBJECT, &k);
+	if (v != NULL && v->type == jbvString)
+		return psprintf("name %.*s", v->val.string.len, v->val.string.val);
+	return pstrdup("?");
+}
+
+/*
+ * Keeps the newest `keep` checkpoints of each database (so that a database
+ * checkpointed rarely keeps its own, whatever the others do: unlogged
+ * tables return to their database's newest one after a crash), plus the
+ * pinned ones.  A checkpoint that cannot be read is left alone.
+ */
 int
 forst_checkpoint_retire(int keep)
 {
 	uint64	   *ids;
 	int			n = forst_checkpoint_list(NULL, &ids);
 	List	   *pins;
+	List	   *seen = NIL;		/* database names, one per kept checkpoint */
 	int			deleted = 0;
 	int			i;
 
 	if (n <= keep)
 		return 0;
 	pins = pinned_ids();
-	for (i = 0; i < n - keep; i++)
+	for (i = n - 1; i >= 0; i--)
 	{
-		char	   *key;
+		char	   *key = forst_checkpoint_key(forst_cluster_id(), ids[i]);
+		char	   *json;
+		char	   *db;
 		const char *keys[1];
+		ListCell   *lc;
+		int			newer = 0;
 		FstError	err;
 		FstCode		rc;
 
-		if (id_in(pins, ids[i]))
+		json = forst_checkpoint_get(key, true);
+		if (json == NULL)
+			continue;			/* deleted meanwhile */
+		db = checkpoint_database(json);
+		foreach(lc, seen)
+			if (strcmp((char *) lfirst(lc), db) == 0)
+				newer++;
+		seen = lappend(seen, db);
+		if (newer < keep || id_in(pins, ids[i]))
 			continue;
-		key = forst_checkpoint_key(forst_cluster_id(), ids[i]);
 		keys[0] = key;
 		rc = fst_objstore_delete_batch(forst_objstore(), keys, 1, NULL, &err);
 		if (rc != FST_OK)
