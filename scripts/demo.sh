@@ -448,6 +448,22 @@ wait "${bg_pids[0]}" 2>/dev/null || true
 wait "${bg_pids[1]}" 2>/dev/null || true
 bg_pids=()
 
+# resume_job SERVER WHAT: the job runs to the end of the events on SERVER
+# (WHAT names it in messages) while the generator goes on; sets elapsed2.
+resume_job()
+{
+	local pipe_rc=0 gen_rc=0 started=$SECONDS
+
+	log "pipeline: CALL pipeline.run($events$run_args) on $2"
+	sql "$1" -c "SET client_min_messages = notice" -c "CALL pipeline.run($events$run_args)" 2>&1 |
+		progress || pipe_rc=$?
+	elapsed2=$((SECONDS - started))
+	wait "${bg_pids[0]}" || gen_rc=$?
+	bg_pids=()
+	[ "$gen_rc" -eq 0 ] || fail "the generator on $2 failed (exit status $gen_rc)"
+	[ "$pipe_rc" -eq 0 ] || fail "the pipeline on $2 failed (exit status $pipe_rc)"
+}
+
 # load_uninterrupted NAME: the uninterrupted run's outputs into heap tables
 # of schema uninterrupted on server NAME, for the verification.
 load_uninterrupted()
@@ -507,17 +523,7 @@ if [ "$ckpt_durable" -eq 1 ]; then
     $(secs "$t_kill" "$t_resumed") s  first batch after the offset committed: the job runs again
   from the restart to the first step committed: $(secs "$t_restart" "$t_resumed") s
 TXT
-	log "pipeline: CALL pipeline.run($events$run_args) on the restarted server a"
-	started=$SECONDS
-	pipe_rc=0
-	sql a -c "SET client_min_messages = notice" -c "CALL pipeline.run($events$run_args)" 2>&1 |
-		progress || pipe_rc=$?
-	elapsed2=$((SECONDS - started))
-	gen_rc=0
-	wait "${bg_pids[0]}" || gen_rc=$?
-	bg_pids=()
-	[ "$gen_rc" -eq 0 ] || fail "the generator on the restarted server a failed (exit status $gen_rc)"
-	[ "$pipe_rc" -eq 0 ] || fail "the pipeline on the restarted server a failed (exit status $pipe_rc)"
+	resume_job a "the restarted server a"
 	load_uninterrupted a
 	log "verification: the restarted run against the recomputation and against the uninterrupted run"
 	verify a -v compare=uninterrupted -v resumed_at="$resumed_at" ||
@@ -569,17 +575,7 @@ cat <<TXT
     $(secs "$t_kill" "$t_query") s  first query on an attached table answered (the offset row)
     $(secs "$t_kill" "$t_resumed") s  first batch after the offset committed on server b: the job runs again
 TXT
-log "pipeline: CALL pipeline.run($events$run_args) on server b"
-started=$SECONDS
-pipe_rc=0
-sql b -c "SET client_min_messages = notice" -c "CALL pipeline.run($events$run_args)" 2>&1 |
-	progress || pipe_rc=$?
-elapsed2=$((SECONDS - started))
-gen_rc=0
-wait "${bg_pids[0]}" || gen_rc=$?
-bg_pids=()
-[ "$gen_rc" -eq 0 ] || fail "the generator on server b failed (exit status $gen_rc)"
-[ "$pipe_rc" -eq 0 ] || fail "the pipeline on server b failed (exit status $pipe_rc)"
+resume_job b "server b"
 
 log "the source log's events 1 .. $resumed_at for the verification (the job on b never reads them)"
 sql b -c "CALL nexmark.generate($resumed_at, 10000, 0, 1)"
