@@ -17,7 +17,8 @@
 # SYNC_COMMIT (synchronous_commit, default off), PAYLOAD (bytes of the text
 # column, default 40), FORST_SETTINGS (extra postgresql.conf lines), KEEP=1
 # keeps the data directory, FORST_UNLOGGED=1 makes the forst table an
-# UNLOGGED (checkpoint-durable) one, MEMORY_LIMIT (e.g. 1G; needs root and the
+# UNLOGGED (checkpoint-durable) one, SEPARATE=1 runs each table in a server
+# of its own (for a fair peak PSS), MEMORY_LIMIT (e.g. 1G; needs root and the
 # cgroup v1 memory controller) runs the server in a memory cgroup of that
 # size, so that its page cache is bounded too: without it a machine with
 # more RAM than the state serves every "large" read from the OS page
@@ -76,6 +77,7 @@ SYNC_COMMIT=${SYNC_COMMIT:-off}
 PAYLOAD=${PAYLOAD:-40}
 FORST_SETTINGS=${FORST_SETTINGS:-}
 KEEP=${KEEP:-0}
+SEPARATE=${SEPARATE:-0}
 if [ "$QUICK" -eq 1 ]; then
 	SMALL_ROWS=20000
 	LARGE_ROWS=200000
@@ -289,9 +291,57 @@ profile_one()
 	cp "$pd.out" "bench/results/perf-$stamp-$phase-$wl-$t.txt" 2>/dev/null || true
 }
 
+# Loads the tables of one server ("h", "f" or both) for phase $1, $2 rows.
+load_tables()
+{
+	local phase=$1 rows=$2 t load_h='' load_f=''
+	shift 2
+
+	for t in "$@"; do
+		if [ "$t" = h ]; then
+			log "load heap"
+			load_h=$(load_table h "$rows" heap)
+			psql_q -c "VACUUM ANALYZE h"
+		else
+			log "load forst"
+			load_f=$(load_table f "$rows" forst)
+			psql_q -c "ANALYZE f"
+			# Let the flush worker drain what the load left in memtables.
+			for _ in $(seq 1 120); do
+				[ "$(forst_mem_bytes f)" -lt $((16 << 20)) ] && break
+				sleep 1
+			done
+		fi
+	done
+	psql_q -c "CHECKPOINT"
+	[ -z "$load_h" ] ||
+		printf '%s\th\t%s\t%s\t%s\t%s\t0\n' "$phase" "$rows" "$load_h" "$(table_bytes h)" "$(slot_lag)" >>"$LOADS"
+	[ -z "$load_f" ] ||
+		printf '%s\tf\t%s\t%s\t%s\t%s\t%s\n' "$phase" "$rows" "$load_f" "$(table_bytes f)" "$(slot_lag)" "$(forst_mem_bytes f)" >>"$LOADS"
+	log "loaded: $* ($(du -sb "$data/forst/remote" 2>/dev/null | cut -f1) bytes in forst's remote dir, replaced files included)"
+}
+
+# One server of phase $1 (server log server-$2.log) after its runs.
+after_runs()
+{
+	local phase=$1 name=$2
+
+	{
+		echo "#### $phase ($name): after the runs"
+		echo '```'
+		psql_q -P pager=off -c "SELECT pg_size_pretty(pg_total_relation_size(c.oid)) AS heap_with_index, pg_size_pretty(pg_relation_size(c.oid)) AS heap, pg_size_pretty(pg_indexes_size(c.oid)) AS heap_index FROM pg_class c WHERE c.relname = 'h'"
+		echo "forst remote dir: $(du -sb "$data/forst/remote" 2>/dev/null | cut -f1) bytes, pg_wal: $(du -sb "$data/pg_wal" | cut -f1) bytes, forst slot lag: $(slot_lag) bytes"
+		as_pg_user "$bindir/psql" -X -P pager=off -h 127.0.0.1 -p "$port" -d postgres \
+			-c "SELECT \"table\", memtables, memtable_bytes, sst_files, sst_bytes, level_files, rows_estimate FROM forst.tables"
+		echo "server log: $(grep -cE 'ERROR|WARNING|FATAL|PANIC' "$work/server-$name.log" || true) ERROR/WARNING/FATAL/PANIC lines"
+		grep -E 'ERROR|WARNING|FATAL|PANIC' "$work/server-$name.log" | sort | uniq -c | sort -rn | head -10 || true
+		echo '```'
+	} >>"$work/after.md"
+}
+
 run_phase()
 {
-	local phase=$1 rows=$2 th tf c wl t fsz lag
+	local phase=$1 rows=$2 c wl t group groups tables
 
 	exec 9>"$LOCK"
 	if ! flock -n 9; then
@@ -300,48 +350,31 @@ run_phase()
 	fi
 	log "phase $phase: $rows rows; install this checkout's forst.so"
 	as_root make -C "$FORST_ROOT" --no-print-directory PG_CONFIG="$PG_CONFIG" -s install
-	start_server "$phase"
-	log "load heap"
-	th=$(load_table h "$rows" heap)
-	log "load forst"
-	tf=$(load_table f "$rows" forst)
-	psql_q -c "VACUUM ANALYZE h" -c "ANALYZE f"
-	# Let the flush worker drain what the load left in memtables.
-	local i
-	for i in $(seq 1 120); do
-		[ "$(forst_mem_bytes f)" -lt $((16 << 20)) ] && break
-		sleep 1
-	done
-	psql_q -c "CHECKPOINT"
-	printf '%s\th\t%s\t%s\t%s\t%s\t0\n' "$phase" "$rows" "$th" "$(table_bytes h)" "$(slot_lag)" >>"$LOADS"
-	printf '%s\tf\t%s\t%s\t%s\t%s\t%s\n' "$phase" "$rows" "$tf" "$(table_bytes f)" "$(slot_lag)" "$(forst_mem_bytes f)" >>"$LOADS"
-	log "loaded: heap ${th}s $(table_bytes h) bytes, forst ${tf}s $(table_bytes f) bytes in live SSTs ($(du -sb "$data/forst/remote" | cut -f1) bytes in the remote dir, replaced files included)"
-	for wl in upsert read; do
-		for c in $CLIENTS; do
-			for t in h f; do
-				run_one "$phase" "$wl" "$t" "$c" "$rows"
-			done
-		done
-	done
-	{
-		echo "#### $phase: after the runs"
-		echo '```'
-		psql_q -P pager=off -c "SELECT pg_size_pretty(pg_total_relation_size('h')) AS heap_with_index, pg_size_pretty(pg_relation_size('h')) AS heap, pg_size_pretty(pg_indexes_size('h')) AS heap_index"
-		echo "forst remote dir: $(du -sb "$data/forst/remote" | cut -f1) bytes, pg_wal: $(du -sb "$data/pg_wal" | cut -f1) bytes, forst slot lag: $(slot_lag) bytes"
-		as_pg_user "$bindir/psql" -X -P pager=off -h 127.0.0.1 -p "$port" -d postgres \
-			-c "SELECT \"table\", memtables, memtable_bytes, sst_files, sst_bytes, level_files, rows_estimate FROM forst.tables"
-		echo "server log: $(grep -cE 'ERROR|WARNING|FATAL|PANIC' "$work/server-$phase.log" || true) ERROR/WARNING/FATAL/PANIC lines"
-		grep -E 'ERROR|WARNING|FATAL|PANIC' "$work/server-$phase.log" | sort | uniq -c | sort -rn | head -10 || true
-		echo '```'
-	} >>"$work/after.md"
-	if [ "$PROFILE" -eq 1 ]; then
+	# SEPARATE=1: each table in a server of its own, so that one's memory
+	# (heap's shared_buffers, forst's memtables) is not in the other's PSS
+	if [ "$SEPARATE" = 1 ]; then groups="h f"; else groups="hf"; fi
+	for group in $groups; do
+		tables=$(echo "$group" | sed 's/./& /g')
+		start_server "$phase-$group"
+		# shellcheck disable=SC2086 # one word per table
+		load_tables "$phase" "$rows" $tables
 		for wl in upsert read; do
-			for t in h f; do
-				profile_one "$phase" "$wl" "$t" "$rows"
+			for c in $CLIENTS; do
+				for t in $tables; do
+					run_one "$phase" "$wl" "$t" "$c" "$rows"
+				done
 			done
 		done
-	fi
-	stop_server
+		after_runs "$phase" "$phase-$group"
+		if [ "$PROFILE" -eq 1 ]; then
+			for wl in upsert read; do
+				for t in $tables; do
+					profile_one "$phase" "$wl" "$t" "$rows"
+				done
+			done
+		fi
+		stop_server
+	done
 	exec 9>&-
 	log "phase $phase done, lock released"
 }
@@ -357,6 +390,6 @@ for p in $PHASES; do
 done
 touch "$work/after.md" "$work/profiles.md"
 python3 bench/pgbench/report.py "$TSV" "$LOADS" "$work/after.md" "$work/profiles.md" \
-	"shared_buffers=$SHARED_BUFFERS ${MEMORY_LIMIT:+memory_limit=$MEMORY_LIMIT }$([ "${FORST_UNLOGGED:-0}" = 1 ] && echo 'forst_table=UNLOGGED ')synchronous_commit=$SYNC_COMMIT duration=${DURATION}s ${WARMUP:+warmup=${WARMUP}s }seed=$SEED payload=${PAYLOAD}B clients=[$CLIENTS] $FORST_SETTINGS" |
+	"shared_buffers=$SHARED_BUFFERS ${MEMORY_LIMIT:+memory_limit=$MEMORY_LIMIT }$([ "${FORST_UNLOGGED:-0}" = 1 ] && echo 'forst_table=UNLOGGED ')$([ "$SEPARATE" = 1 ] && echo 'separate_servers ')synchronous_commit=$SYNC_COMMIT duration=${DURATION}s ${WARMUP:+warmup=${WARMUP}s }seed=$SEED payload=${PAYLOAD}B clients=[$CLIENTS] $FORST_SETTINGS" |
 	tee "$REPORT"
 log "written: $REPORT, $TSV"
