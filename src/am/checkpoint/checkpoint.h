@@ -90,6 +90,12 @@ typedef struct ForstCkptTableRef
 /* The tables a checkpoint's JSON names (a List of ForstCkptTableRef). */
 extern List *forst_checkpoint_tables(const char *json);
 
+/*
+ * The database a checkpoint's JSON belongs to, as "oid <oid>" ("dboid"),
+ * or "name <name>" for one an older build wrote (palloc'd).
+ */
+extern char *forst_checkpoint_database(const char *json);
+
 /* Writes / reads a checkpoint-format object (header + JSON) at any key. */
 extern uint64 forst_checkpoint_put(const char *key, const char *json);
 extern char *forst_checkpoint_get(const char *key, bool missing_ok);

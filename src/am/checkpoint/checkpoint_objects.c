@@ -212,12 +212,8 @@ id_in(List *ids, uint64 id)
 	return false;
 }
 
-/*
- * The database a checkpoint's JSON belongs to: "dboid", or, written by an
- * older build, "database" (a name).  Returns a palloc'd string naming it.
- */
-static char *
-checkpoint_database(const char *json)
+char *
+forst_checkpoint_database(const char *json)
 {
 	Jsonb	   *doc = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 	JsonbValue	k;
@@ -272,7 +268,7 @@ forst_checkpoint_retire(int keep)
 		json = forst_checkpoint_get(key, true);
 		if (json == NULL)
 			continue;			/* deleted meanwhile */
-		db = checkpoint_database(json);
+		db = forst_checkpoint_database(json);
 		foreach(lc, seen)
 			if (strcmp((char *) lfirst(lc), db) == 0)
 				newer++;

@@ -72,49 +72,52 @@ restore_error_context(void *arg)
 
 /*
  * The newest checkpoint of this database in the store, with its snapshot;
- * cut->id = 0 if there is none.  A checkpoint names its database by oid
- * ("dboid"), or, written by an older build, by name.
+ * cut->id = 0 if there is none (forst_checkpoint_database says whose a
+ * checkpoint is, as retention does).
  */
 static void
 find_cut(RestoreCut *cut)
 {
 	uint64	   *ids;
 	int			n = forst_checkpoint_list(NULL, &ids);
+	char	   *by_oid = psprintf("oid %u", MyDatabaseId);
+	char	   *by_name = psprintf("name %s", get_database_name(MyDatabaseId));
+	Datum		args[1];
+	Oid			argtypes[1] = {TEXTOID};
+	bool		isnull;
+	int			ret;
 	int			i;
 
 	memset(cut, 0, sizeof(*cut));
-	for (i = n - 1; i >= 0; i--)
+	for (i = n - 1; i >= 0 && cut->id == 0; i--)
 	{
 		char	   *json = forst_checkpoint_get(forst_checkpoint_key(forst_cluster_id(), ids[i]), true);
-		Datum		args[2];
-		Oid			argtypes[2] = {TEXTOID, OIDOID};
-		bool		isnull;
-		int			ret;
+		char	   *db;
 
 		if (json == NULL)
 			continue;			/* retired meanwhile */
-		args[0] = CStringGetTextDatum(json);
-		args[1] = ObjectIdGetDatum(MyDatabaseId);
-		ret = SPI_execute_with_args(
-									"SELECT coalesce((j->>'dboid')::pg_catalog.oid = $2,"
-									"                j->>'database' = pg_catalog.current_database()),"
-									" (j->'snapshot'->>'lo')::pg_catalog.int8,"
-									" (j->'snapshot'->>'xmax')::pg_catalog.int8,"
-									" coalesce((SELECT pg_catalog.string_agg(pg_catalog.format('%s-%s', r->>0, r->>1), ',')"
-									"   FROM pg_catalog.jsonb_array_elements(j->'snapshot'->'visible') r), '-')"
-									" FROM (SELECT $1::pg_catalog.jsonb AS j) s",
-									2, argtypes, args, NULL, true, 1);
-		if (ret != SPI_OK_SELECT || SPI_processed != 1)
-			elog(ERROR, "forst: reading checkpoint " UINT64_FORMAT " failed: %d", ids[i], ret);
-		if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) || isnull)
-			continue;
-		cut->id = ids[i];
-		cut->json = json;
-		cut->lo = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-		cut->xmax = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
-		cut->ranges = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
-		return;
+		db = forst_checkpoint_database(json);
+		if (strcmp(db, by_oid) == 0 || strcmp(db, by_name) == 0)
+		{
+			cut->id = ids[i];
+			cut->json = json;
+		}
 	}
+	if (cut->id == 0)
+		return;
+	args[0] = CStringGetTextDatum(cut->json);
+	ret = SPI_execute_with_args(
+								"SELECT (j->'snapshot'->>'lo')::pg_catalog.int8,"
+								" (j->'snapshot'->>'xmax')::pg_catalog.int8,"
+								" coalesce((SELECT pg_catalog.string_agg(pg_catalog.format('%s-%s', r->>0, r->>1), ',')"
+								"   FROM pg_catalog.jsonb_array_elements(j->'snapshot'->'visible') r), '-')"
+								" FROM (SELECT $1::pg_catalog.jsonb AS j) s",
+								1, argtypes, args, NULL, true, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "forst: reading checkpoint " UINT64_FORMAT " failed: %d", cut->id, ret);
+	cut->lo = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	cut->xmax = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	cut->ranges = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 }
 
 /* The manifest version the cut names for a table prefix, 0 if none. */
