@@ -499,13 +499,21 @@ if [ "$ckpt_durable" -eq 1 ]; then
 	generated=$(sql a -At -c "SELECT coalesce(max(id), 0) FROM nexmark.events")
 	log "server a: the restored offset is $resumed_at (it had reached $reached: $((reached - resumed_at)) events to fold in again); the source log kept events 1 .. $generated through WAL"
 	# Nothing to re-apply: the job's functions are in the catalogs (WAL),
-	# and a checkpoint-durable job expires closed windows by DELETE in its
-	# unlogged state tables, not by forst watermarks, which live in
-	# forst.expiry, a logged table that would not return to the checkpoint
-	# with them (scripts/pipeline.sql, "Expiry").
-	sql a -At -c "SELECT '  forst watermarks on the job''s tables: ' || count(*) || ' (none expected); ' ||
-		'the restored offset''s watermark: ' || (SELECT watermark FROM pipeline.offsets WHERE job = 'nexmark')
-		FROM forst.expiry WHERE relid::regclass::text LIKE 'pipeline.%'"
+	# and the watermarks of its state tables returned to the checkpoint
+	# with them: each must be the one the step that stored the restored
+	# offset set (scripts/pipeline.sql, "Expiry"), else the windows closed
+	# since would stay hidden (or expired ones come back).
+	wm_check=$(sql a -At -F ' ' -c "SELECT count(*) FILTER (WHERE e.watermark IS DISTINCT FROM
+			o.watermark - CASE WHEN e.relid = 'pipeline.q5_state'::regclass THEN c.hop_size ELSE c.tumble_size END
+			+ interval '1 microsecond'), count(*), o.watermark
+		FROM forst.expiry e, pipeline.offsets o, pipeline.config c
+		WHERE o.job = 'nexmark' AND e.relid IN ('pipeline.q5_state'::regclass, 'pipeline.q7_state'::regclass,
+			'pipeline.seller_state'::regclass)
+		GROUP BY o.watermark") || fail "server a: the watermarks of the job's state tables cannot be read"
+	read -r wm_bad wm_n _ <<<"$wm_check"
+	echo "  watermarks of the job's 3 state tables: $wm_n found, $wm_bad not those of the restored offset (watermark ${wm_check#* * })"
+	[ "$wm_n" = 3 ] && [ "$wm_bad" = 0 ] ||
+		fail "server a: the state tables' watermarks did not return with the checkpoint ($wm_check)"
 	log "generator: continues after event $generated (CALL nexmark.generate($events, 1000, $rate)); the job reads the log again from event $((resumed_at + 1))"
 	sql a -c "CALL nexmark.generate($events, 1000, $rate)" &
 	bg_pids=($!)

@@ -75,7 +75,7 @@ SELECT :'state_am' = 'heap' AS heap_state,
        :'state_am' IN ('forst', 'heap') AS state_am_ok,
        :'durability' = 'checkpoint' AS ckpt_durable,
        :'durability' IN ('wal', 'checkpoint') AS durability_ok,
-       :'state_am' = 'heap' OR :'durability' = 'checkpoint' AS delete_expiry,
+       :'state_am' = 'heap' AS delete_expiry,
        :{?restore_checkpoint} AS restoring \gset
 \if :state_am_ok
 \else
@@ -378,32 +378,7 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT false $$;
 -- watermarks are set just above the newest window start closed by the
 -- job's watermark wm, i.e. every emitted window is expired.
 ------------------------------------------------------------------------
-\if :ckpt_durable
--- Checkpoint-durable (durability checkpoint): the emitted windows are
--- deleted from the unlogged state tables, where forst's compaction
--- reclaims their space; only the windows the step closes, from just after
--- those the previous step deleted (the stored watermark, not yet updated
--- when the step calls this), so that the DELETE does not read through the
--- tombstones of earlier ones.  A forst watermark would not do: it lives in
--- forst.expiry, a logged table, so after a crash it would stay where the
--- last committed batch put it while the state returns to the checkpoint,
--- hiding the rows of the windows closed in between, which the job must
--- emit again; and updating it would make every step's commit wait for a
--- WAL flush.  Deleted rows come back with the checkpoint like everything
--- else of the job.
-CREATE FUNCTION pipeline.expire(c pipeline.config, wm timestamptz) RETURNS void
-LANGUAGE sql AS $$
-DELETE FROM pipeline.q5_state
- WHERE window_start < wm - c.hop_size + interval '1 microsecond'
-   AND window_start > (SELECT watermark FROM pipeline.offsets WHERE job = 'nexmark') - c.hop_size;
-DELETE FROM pipeline.q7_state
- WHERE window_start < wm - c.tumble_size + interval '1 microsecond'
-   AND window_start > (SELECT watermark FROM pipeline.offsets WHERE job = 'nexmark') - c.tumble_size;
-DELETE FROM pipeline.seller_state
- WHERE window_start < wm - c.tumble_size + interval '1 microsecond'
-   AND window_start > (SELECT watermark FROM pipeline.offsets WHERE job = 'nexmark') - c.tumble_size;
-$$;
-\elif :heap_state
+\if :heap_state
 -- Heap state (state_am heap): the same rows, the emitted windows, deleted;
 -- VACUUM (autovacuum) reclaims their space later.
 CREATE FUNCTION pipeline.expire(c pipeline.config, wm timestamptz) RETURNS void
@@ -413,6 +388,9 @@ DELETE FROM pipeline.q7_state WHERE window_start < wm - c.tumble_size + interval
 DELETE FROM pipeline.seller_state WHERE window_start < wm - c.tumble_size + interval '1 microsecond';
 $$;
 \else
+-- forst state: the watermarks of the state tables.  A checkpoint records
+-- them with the tables, so a checkpoint-durable job's watermarks return
+-- with its state after a crash (docs/windowed-state.md).
 CREATE FUNCTION pipeline.expire(c pipeline.config, wm timestamptz) RETURNS void
 LANGUAGE sql AS $$
 SELECT forst.advance_watermark('pipeline.q5_state', wm - c.hop_size + interval '1 microsecond'),
@@ -494,48 +472,23 @@ BEGIN
 
     -- 3. emit the windows it closes (window_end <= wm).  Windows emitted
     -- earlier are expired (step 4 of the earlier batches), so they are
-    -- invisible here: nothing is emitted twice.  A checkpoint-durable job
-    -- deletes them instead: the scans start after the windows emitted
-    -- before (window_end <= o.watermark), past their deleted rows, which
-    -- stay in the tables as tombstones until compaction drops them.
-    IF pipeline.checkpoint_durable() THEN
-        INSERT INTO pipeline.q5_hot_items
-        SELECT window_start, window_start + c.hop_size, auction, bids
-          FROM (SELECT s.*, rank() OVER (PARTITION BY window_start ORDER BY bids DESC) AS r
-                  FROM pipeline.q5_state s
-                 WHERE window_start <= wm - c.hop_size
-                   AND window_start > o.watermark - c.hop_size) ranked
-         WHERE r = 1;
+    -- invisible here: nothing is emitted twice.
+    INSERT INTO pipeline.q5_hot_items
+    SELECT window_start, window_start + c.hop_size, auction, bids
+      FROM (SELECT s.*, rank() OVER (PARTITION BY window_start ORDER BY bids DESC) AS r
+              FROM pipeline.q5_state s
+             WHERE window_start <= wm - c.hop_size) ranked
+     WHERE r = 1;
 
-        INSERT INTO pipeline.q7_highest_bid
-        SELECT window_start, window_start + c.tumble_size, price, bid_id, auction, bidder
-          FROM pipeline.q7_state
-         WHERE window_start <= wm - c.tumble_size
-           AND window_start > o.watermark - c.tumble_size;
+    INSERT INTO pipeline.q7_highest_bid
+    SELECT window_start, window_start + c.tumble_size, price, bid_id, auction, bidder
+      FROM pipeline.q7_state
+     WHERE window_start <= wm - c.tumble_size;
 
-        INSERT INTO pipeline.seller_activity
-        SELECT window_start, window_start + c.tumble_size, seller, auctions, reserve_sum
-          FROM pipeline.seller_state
-         WHERE window_start <= wm - c.tumble_size
-           AND window_start > o.watermark - c.tumble_size;
-    ELSE
-        INSERT INTO pipeline.q5_hot_items
-        SELECT window_start, window_start + c.hop_size, auction, bids
-          FROM (SELECT s.*, rank() OVER (PARTITION BY window_start ORDER BY bids DESC) AS r
-                  FROM pipeline.q5_state s
-                 WHERE window_start <= wm - c.hop_size) ranked
-         WHERE r = 1;
-
-        INSERT INTO pipeline.q7_highest_bid
-        SELECT window_start, window_start + c.tumble_size, price, bid_id, auction, bidder
-          FROM pipeline.q7_state
-         WHERE window_start <= wm - c.tumble_size;
-
-        INSERT INTO pipeline.seller_activity
-        SELECT window_start, window_start + c.tumble_size, seller, auctions, reserve_sum
-          FROM pipeline.seller_state
-         WHERE window_start <= wm - c.tumble_size;
-    END IF;
+    INSERT INTO pipeline.seller_activity
+    SELECT window_start, window_start + c.tumble_size, seller, auctions, reserve_sum
+      FROM pipeline.seller_state
+     WHERE window_start <= wm - c.tumble_size;
 
     -- 4. expire the emitted windows
     PERFORM pipeline.expire(c, wm);
@@ -544,6 +497,12 @@ BEGIN
     UPDATE pipeline.offsets
        SET last_id = hi, watermark = wm, batches = batches + 1
      WHERE job = 'nexmark';
+
+    -- A checkpoint-durable job is durable at forst checkpoints: its commit
+    -- need not wait for the WAL flush of its watermarks (forst.expiry).
+    IF pipeline.checkpoint_durable() THEN
+        PERFORM set_config('synchronous_commit', 'off', true);
+    END IF;
     RETURN hi - o.last_id;
 END $$;
 

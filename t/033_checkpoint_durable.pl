@@ -17,6 +17,8 @@
 #    the unlogged table equals what a heap log of the same transactions
 #    holds as of the checkpoint's snapshot;
 #  - checkpoints are retained per database;
+#  - the watermark of an unlogged table returns with it to the checkpoint,
+#    a logged table's stays;
 #  - a standby from pg_basebackup refuses to read unlogged tables, and
 #    once promoted serves them as of the newest checkpoint.
 #
@@ -296,6 +298,54 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM forst.checkpoint_ids() i W
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM forst.checkpoint_ids() i WHERE forst.checkpoint_read(i)->>'database' = 'other'"),
 	'3', 'and keep three of the other database');
+
+# --- watermarks return with the checkpoint: a job that replays its source
+# from the checkpoint's offset emits the windows closed since then again,
+# and their rows must be visible to it
+app(q{
+CREATE UNLOGGED TABLE uw (k int, w timestamptz, v int, PRIMARY KEY (k, w)) USING forst;
+CREATE TABLE lw (k int, w timestamptz, v int, PRIMARY KEY (k, w)) USING forst;
+INSERT INTO uw SELECT g % 5, '2026-01-01 00:00+00'::timestamptz + g * interval '1 minute', g
+  FROM generate_series(1, 600) g;
+INSERT INTO lw TABLE uw;
+SELECT forst.set_ttl('uw', 'w', NULL), forst.set_ttl('lw', 'w', NULL);
+SELECT forst.advance_watermark('uw', '2026-01-01 03:00+00'),
+       forst.advance_watermark('lw', '2026-01-01 03:00+00');
+});
+my $ckw = app('SELECT forst.checkpoint()');
+app('CREATE TABLE snap_uw AS TABLE uw');
+is(app('SELECT count(*) FROM snap_uw'), '421', 'rows from the watermark 03:00 on are visible at the checkpoint');
+is($node->safe_psql('postgres',
+		"SELECT t->>'watermark_us' FROM jsonb_array_elements(forst.checkpoint_read($ckw)->'tables') t WHERE t->>'name' = 'public.uw'"),
+	$node->safe_psql('postgres', "SELECT (extract(epoch FROM '2026-01-01 03:00+00'::timestamptz - '2000-01-01 00:00+00') * 1000000)::bigint"),
+	'the checkpoint records the watermark its snapshot sees');
+app(q{
+SELECT forst.advance_watermark('uw', '2026-01-01 08:00+00'),
+       forst.advance_watermark('lw', '2026-01-01 08:00+00');
+INSERT INTO uw SELECT 9, '2026-01-01 12:00+00'::timestamptz + g * interval '1 second', g
+  FROM generate_series(1, 20000) g;
+});
+is(app("SELECT count(*) FROM uw WHERE w < '2026-01-01 12:00+00'"), '121', 'a later watermark hides the windows up to 08:00');
+$node->stop('immediate');
+$offset = -s $node->logfile;
+$node->start;
+is(diff('uw', 'snap_uw'), '0', 'after kill -9 the unlogged table shows the rows its checkpoint\'s watermark left visible');
+is(app("SELECT watermark FROM forst.tables WHERE \"table\" = 'uw'::regclass"), '2026-01-01 03:00:00+00',
+	'its watermark is the checkpoint\'s');
+is(app("SELECT watermark FROM forst.tables WHERE \"table\" = 'lw'::regclass"), '2026-01-01 08:00:00+00',
+	'a logged table keeps its watermark (WAL)');
+is(app('SELECT count(*) FROM lw'), '121', 'and its rows stay expired');
+ok($node->log_contains(qr/watermark of unlogged table "uw" returned to/, $offset),
+	'the server log says so');
+# a crash with the watermark advanced again; the first statement after
+# it advances the watermark, as a resuming job does
+app(q{SELECT forst.advance_watermark('uw', '2026-01-01 09:00+00')});
+$node->stop('immediate');
+$node->start;
+is(app(q{SELECT forst.advance_watermark('uw', '2026-01-01 05:00+00')}), '2026-01-01 05:00:00+00',
+	'after a crash a job moves the watermark on from the checkpoint\'s');
+is(app("SELECT count(*) FROM uw"), app("SELECT count(*) FROM snap_uw WHERE w >= '2026-01-01 05:00+00'"),
+	'and sees the rows from there on');
 
 # --- a standby from a base backup
 app(q{UPDATE u SET v = 7 WHERE id = 1});

@@ -39,6 +39,7 @@
 
 #include "am/forst.h"
 #include "am/checkpoint/checkpoint.h"
+#include "am/expiry/cut.h"
 #include "am/base/privileges.h"
 #include "am/base/progress.h"
 #include "am/shmem/shmem.h"
@@ -163,7 +164,10 @@ forst_checkpoint_key(const char *cluster, uint64 id)
  * at once), and the manifest the checkpoint records would lack rows its
  * snapshot sees.  A compaction computes its expiry rule inside the gate,
  * so it either did so before the snapshot (its rule expires nothing the
- * snapshot sees live) or does not start.  Version drops need no gate: they
+ * snapshot sees live) or does not start.  A flush, which the checkpoint
+ * itself waits for, does not wait: while the gate is closed it drops no
+ * expired rows.  So the watermarks the snapshot sees (recorded with the
+ * checkpoint, expiry/cut.h) hold for its files.  Version drops need no gate: they
  * keep what any snapshot still running -- the checkpoint's -- can see.
  */
 bool
@@ -440,6 +444,28 @@ write_object(uint64 *id, const char *json)
 	return 0;
 }
 
+/*
+ * "watermark_us": the table's watermark as the cut's snapshot sees it, in
+ * PostgreSQL's microseconds, or null (expiry/cut.h).
+ */
+static void
+append_watermark(StringInfo buf, List *watermarks, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, watermarks)
+	{
+		ForstWatermark *w = lfirst(lc);
+
+		if (w->relid == relid && w->has_watermark)
+		{
+			appendStringInfo(buf, "\"watermark_us\":" INT64_FORMAT, (int64) w->watermark);
+			return;
+		}
+	}
+	appendStringInfoString(buf, "\"watermark_us\":null");
+}
+
 /* Takes the next id (listing the store the first time). */
 static uint64
 next_checkpoint_id(void)
@@ -465,6 +491,7 @@ static uint64
 checkpoint_body(int slot, StringInfo json)
 {
 	List	   *tables;
+	List	   *watermarks;
 	ListCell   *lc;
 	Snapshot	snap;
 	XLogRecPtr	lsn;
@@ -501,6 +528,7 @@ checkpoint_body(int slot, StringInfo json)
 	cut_begin(&cut_open);
 	snap = RegisterSnapshot(GetLatestSnapshot());
 	lsn = GetXLogInsertRecPtr();
+	watermarks = forst_expiry_watermarks_at(snap);
 	LWLockAcquire(forst_ckpt->lock, LW_EXCLUSIVE);
 	my_status(slot)->lsn = lsn;
 	LWLockRelease(forst_ckpt->lock);
@@ -581,7 +609,9 @@ checkpoint_body(int slot, StringInfo json)
 		append_json_str(json, "constraints", t->constraints);
 		appendStringInfoChar(json, ',');
 		append_json_str(json, "dropped", t->dropped);
-		appendStringInfo(json, ",\"unlogged\":%s}", t->unlogged ? "true" : "false");
+		appendStringInfo(json, ",\"unlogged\":%s,", t->unlogged ? "true" : "false");
+		append_watermark(json, watermarks, t->relid);
+		appendStringInfoChar(json, '}');
 	}
 	appendStringInfoString(json, "]}");
 	UnregisterSnapshot(snap);

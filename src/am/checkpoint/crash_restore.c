@@ -25,6 +25,7 @@
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -33,6 +34,7 @@
 #include "am/forst.h"
 #include "am/checkpoint/checkpoint.h"
 #include "am/checkpoint/crash_restore.h"
+#include "am/expiry/cut.h"
 #include "am/objects/store.h"
 #include "am/shmem/shmem.h"
 #include "am/wal/unlogged.h"
@@ -120,22 +122,31 @@ find_cut(RestoreCut *cut)
 	cut->ranges = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 }
 
-/* The manifest version the cut names for a table prefix, 0 if none. */
+/*
+ * The manifest version the cut names for a table prefix, 0 if none; and
+ * whether the cut records the table's watermark (checkpoints of older
+ * servers do not), and which.
+ */
 static uint64
-cut_version(const RestoreCut *cut, const char *prefix, bool *found)
+cut_version(const RestoreCut *cut, const char *prefix, bool *found,
+			bool *wm_known, ForstWatermark *wm)
 {
 	Datum		args[2];
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	bool		isnull;
 	int			ret;
+	HeapTuple	tup;
+	TupleDesc	desc;
 
 	*found = false;
+	*wm_known = false;
 	if (cut->id == 0)
 		return 0;
 	args[0] = CStringGetTextDatum(cut->json);
 	args[1] = CStringGetTextDatum(prefix);
 	ret = SPI_execute_with_args(
-								"SELECT (t->>'manifest')::pg_catalog.int8"
+								"SELECT (t->>'manifest')::pg_catalog.int8,"
+								" t ? 'watermark_us', (t->>'watermark_us')::pg_catalog.int8"
 								" FROM pg_catalog.jsonb_array_elements($1::pg_catalog.jsonb->'tables') t"
 								" WHERE t->>'prefix' = $2",
 								2, argtypes, args, NULL, true, 1);
@@ -144,12 +155,21 @@ cut_version(const RestoreCut *cut, const char *prefix, bool *found)
 	if (SPI_processed == 0)
 		return 0;
 	*found = true;
-	return (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	*wm_known = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
+	wm->watermark = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	wm->has_watermark = !isnull;
+	return (uint64) DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 }
 
-/* Returns one table to the cut; a line for the log goes to *report. */
+/*
+ * Returns one table to the cut; a line for the log goes to *report, and
+ * its watermark to *resets if the cut's differs from the one now.
+ */
 static void
-restore_table(Oid relid, const RestoreCut *cut, StringInfo report)
+restore_table(Oid relid, const RestoreCut *cut, StringInfo report,
+			  List **resets)
 {
 	Relation	rel = try_relation_open(relid, AccessShareLock);
 	ForstTableShared *ts;
@@ -158,11 +178,32 @@ restore_table(Oid relid, const RestoreCut *cut, StringInfo report)
 	uint64		files;
 	bool		found;
 	bool		has_rows;
+	bool		wm_known;
+	ForstWatermark wm;
 
 	if (rel == NULL)
 		return;					/* dropped meanwhile */
 	forst_table_prefix(&rel->rd_node, prefix, sizeof(prefix));
-	version = cut_version(cut, prefix, &found);
+	version = cut_version(cut, prefix, &found, &wm_known, &wm);
+	if (found && wm_known)
+	{
+		bool		has_now;
+		TimestampTz now;
+
+		forst_expiry_watermark_now(relid, &has_now, &now);
+		if (has_now != wm.has_watermark || (has_now && now != wm.watermark))
+		{
+			ForstWatermark *r = palloc(sizeof(ForstWatermark));
+
+			*r = wm;
+			r->relid = relid;
+			r->relfilenode = rel->rd_node.relNode;
+			*resets = lappend(*resets, r);
+			appendStringInfo(report, "\nforst: watermark of unlogged table \"%s\" returned to %s",
+							 RelationGetRelationName(rel),
+							 wm.has_watermark ? timestamptz_to_str(wm.watermark) : "none");
+		}
+	}
 	ts = forst_table_shared(&rel->rd_node, true);
 	forst_table_load(ts);
 	LWLockAcquire(&ts->lock, LW_SHARED);
@@ -202,6 +243,7 @@ static void
 restore_tables(void)
 {
 	List	   *relids = NIL;
+	List	   *resets = NIL;
 	ListCell   *lc;
 	RestoreCut	cut;
 	ErrorContextCallback errcb;
@@ -244,8 +286,10 @@ restore_tables(void)
 		foreach(lc, relids)
 		{
 			CHECK_FOR_INTERRUPTS();
-			restore_table(lfirst_oid(lc), &cut, &report);
+			restore_table(lfirst_oid(lc), &cut, &report, &resets);
 		}
+		/* their watermarks, committed by a worker (expiry/cut.h) */
+		forst_expiry_reset_watermarks(resets);
 		error_context_stack = errcb.previous;
 		ereport(LOG,
 				(errmsg("forst: %d unlogged tables of database \"%s\" returned to %s after an unclean stop in %ld ms",
@@ -271,6 +315,8 @@ restore_database(void)
 	{
 		/* the database's other backends wait here until it is done */
 		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		/* a restore done meanwhile may have changed watermarks */
+		AcceptInvalidationMessages();
 		if (!forst_unlogged_db_restored(MyDatabaseId))
 		{
 			restore_tables();

@@ -19,7 +19,10 @@
  *	  rule as attach reads them (checkpoint/attach.c): rows of transactions
  *	  the checkpoint did not see are not there, whatever clog says now;
  *	- a table it does not hold (created, truncated or rewritten after it)
- *	  is left empty: DDL is WAL-logged and stays.
+ *	  is left empty: DDL is WAL-logged and stays;
+ *	- the watermark of a table it holds returns to the one the checkpoint
+ *	  recorded (expiry/cut.h), committed by a short-lived worker before the
+ *	  database counts as restored.
  *
  * All of a database's unlogged tables come from one checkpoint: one cut,
  * including, say, a streaming job's stored source offset.  Logged forst

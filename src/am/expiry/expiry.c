@@ -279,9 +279,8 @@ fill_layout(Relation rel, ExpirySettings *s)
 			s->is_key = true;
 }
 
-/* OID of forst.expiry, or InvalidOid (extension being created or dropped). */
-static Oid
-expiry_catalog_oid(void)
+Oid
+forst_expiry_catalog_oid(void)
 {
 	Oid			nsp = get_namespace_oid("forst", true);
 
@@ -294,7 +293,7 @@ expiry_catalog_oid(void)
 static void
 load_settings(Relation rel, ExpirySettings *s)
 {
-	Oid			cat = expiry_catalog_oid();
+	Oid			cat = forst_expiry_catalog_oid();
 	Relation	crel;
 	ScanKeyData key;
 	SysScanDesc scan;
@@ -422,13 +421,19 @@ rule_from(const ExpirySettings *s, TimestampTz now, ForstExpiry *out)
 void
 forst_expiry_get(Relation rel, ForstExpiry *out)
 {
-	CacheEntry *e = cache_lookup(rel);
+	CacheEntry *e;
+	ForstTableShared *ts;
 
+	/*
+	 * The table's shared state first: after a crash, that may return the
+	 * watermarks of unlogged tables to a checkpoint (checkpoint/
+	 * crash_restore.h), and the settings read below must be those.
+	 */
+	ts = forst_table_shared(&rel->rd_node, false);
+	e = cache_lookup(rel);
 	if (e->s.version > 0 &&
 		(!e->pushed || !RelFileNodeEquals(e->pushed_to, rel->rd_node)))
 	{
-		ForstTableShared *ts = forst_table_shared(&rel->rd_node, false);
-
 		if (ts)
 		{
 			push_shared(ts, &e->s);
@@ -576,6 +581,8 @@ forst_expiry_column(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("table must not be NULL")));
 	rel = open_owned_forst(PG_GETARG_OID(0));
+	/* before set_ttl or advance_watermark lock the table's forst.expiry row */
+	(void) forst_table_shared(&rel->rd_node, false);
 	if (PG_ARGISNULL(1))
 	{
 		relation_close(rel, AccessShareLock);
@@ -681,8 +688,8 @@ forst_table_expiry(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a forst table", RelationGetRelationName(rel))));
-	e = cache_lookup(rel);
 	forst_expiry_get(rel, &rule);
+	e = cache_lookup(rel);
 	if (e->s.attnum > 0)
 		values[0] = CStringGetDatum(get_attname(relid, e->s.attnum, false));
 	else

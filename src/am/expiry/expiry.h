@@ -45,6 +45,9 @@ typedef struct ForstExpiry
 
 extern void forst_expiry_init(void);
 
+/* OID of forst.expiry, or InvalidOid (extension being created or dropped). */
+extern Oid	forst_expiry_catalog_oid(void);
+
 /*
  * The table's expiry rule for the running statement (inactive if none),
  * copied into *out; pushes the settings to the table's shared state if

@@ -42,6 +42,7 @@
 #include "utils/snapmgr.h"
 
 #include "am/forst.h"
+#include "am/checkpoint/checkpoint.h"
 #include "am/objects/disk_cache.h"
 #include "am/expiry/expiry.h"
 #include "am/flush/flush.h"
@@ -158,7 +159,22 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	file_id = forst_table_new_file_id(ts);
 	fst_buf_init(&file);
 	fst_sst_props_init(&props);
-	(void) forst_expiry_shared_rule(ts, GetCurrentTimestamp(), &expiry);
+	/*
+	 * The expiry rule, inside the checkpoint's gate: while a checkpoint
+	 * takes its cut, a rule newer than its snapshot would drop rows that the
+	 * snapshot sees live from a file the checkpoint names, so then nothing
+	 * is dropped (the next compaction does it).
+	 */
+	if (forst_checkpoint_gate_enter())
+	{
+		(void) forst_expiry_shared_rule(ts, GetCurrentTimestamp(), &expiry);
+		forst_checkpoint_gate_leave();
+	}
+	else
+	{
+		(void) forst_expiry_shared_rule(ts, GetCurrentTimestamp(), &expiry);
+		expiry.active = false;
+	}
 	rc = flush_write_sst(mt, &expiry, &file, &props, &max_seq, &pending_lo,
 						 &pending_hi, &err);
 	if (rc != FST_OK)
