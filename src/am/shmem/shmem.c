@@ -131,6 +131,8 @@ forst_shmem_startup(void)
 
 		forst_shared->lock = &(GetNamedLWLockTranche("forst"))->lock;
 		forst_shared->tranche_id = LWLockNewTrancheId();
+		forst_shared->write_tranche_id = LWLockNewTrancheId();
+		forst_shared->manifest_tranche_id = LWLockNewTrancheId();
 		/* past every number handed out before (shmem/seq.c) */
 		pg_atomic_init_u64(&forst_shared->seq_lease, forst_seq_lease_read());
 		pg_atomic_init_u64(&forst_shared->next_seq,
@@ -175,6 +177,8 @@ forst_shmem_startup(void)
 								 &info, HASH_ELEM | HASH_BLOBS);
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(forst_shared->tranche_id, "forst_table");
+	LWLockRegisterTranche(forst_shared->write_tranche_id, "forst_table_write");
+	LWLockRegisterTranche(forst_shared->manifest_tranche_id, "forst_table_manifest");
 }
 
 void
@@ -288,8 +292,8 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 	if (!found)
 	{
 		LWLockInitialize(&ts->lock, forst_shared->tranche_id);
-		LWLockInitialize(&ts->write_lock, forst_shared->tranche_id);
-		LWLockInitialize(&ts->manifest_lock, forst_shared->tranche_id);
+		LWLockInitialize(&ts->write_lock, forst_shared->write_tranche_id);
+		LWLockInitialize(&ts->manifest_lock, forst_shared->manifest_tranche_id);
 		pg_atomic_init_u64(&ts->next_file_id, 0);
 		ts->active = -1;
 		ts->nimmutable = 0;

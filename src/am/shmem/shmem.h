@@ -161,7 +161,10 @@ typedef union ForstBackendWords
 typedef struct ForstShared
 {
 	LWLock	   *lock;			/* pool free list and registry */
-	int			tranche_id;		/* of the per-table locks */
+	int			tranche_id;		/* of each table's lock ("forst_table") */
+	int			write_tranche_id;	/* of its write_lock ("forst_table_write") */
+	int			manifest_tranche_id;	/* of its manifest_lock
+										 * ("forst_table_manifest") */
 	pg_atomic_uint64 next_seq;	/* global entry sequence */
 	pg_atomic_uint64 writer_epoch;	/* this server's as a writer, 0 until its
 									 * first manifest (objects/store.c) */
