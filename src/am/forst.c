@@ -19,6 +19,7 @@
 #include "utils/guc.h"
 
 #include "am/forst.h"
+#include "am/read/stage.h"
 #include "am/read/shared_blocks.h"
 #include "am/checkpoint/checkpoint.h"
 #include "am/checkpoint/crash_restore.h"
@@ -69,6 +70,7 @@ _PG_init(void)
 	forst_utility_init();
 	forst_onconflict_init();
 	forst_batch_lookup_init();
+	forst_stage_init();
 	forst_relinfo_init();
 	forst_register_key_lender(forst_migrate_borrowed_key);
 	forst_register_key_lender(forst_rekey_borrowed_key);

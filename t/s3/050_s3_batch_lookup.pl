@@ -10,7 +10,10 @@
 #  - under concurrent writers (pgbench: batch upserts with batching on or off
 #    at random, single-row upserts and deletes, each transaction applying
 #    the same change to the forst table and to its heap twin), the two end
-#    equal: batching changes which reads are cached, never an answer.
+#    equal: batching changes which reads are cached, never an answer;
+#  - with a disk cache too small for a batch (1 MB), the batch's blocks are
+#    held in memory: far fewer GETs, coalesced, the lookups reading them
+#    there; the same answers, also under the concurrent writers.
 use strict;
 use warnings;
 
@@ -145,7 +148,11 @@ like($node->safe_psql('postgres',
 		q{EXPLAIN (COSTS OFF) INSERT INTO f SELECT i, 'x' FROM generate_series(1, 10) i ON CONFLICT (k) DO NOTHING}),
 	qr/ForstBatchLookup/, 'planned for DO NOTHING');
 
-# concurrent writers against the heap twin
+# concurrent writers against the heap twin; run again below with a disk
+# cache too small for a batch
+sub concurrent
+{
+	my ($what) = @_;
 $node->safe_psql('postgres', 'SELECT forst.stats_reset()');
 $node->pgbench(
 	# a transaction touches f's keys out of order (a range, then one key),
@@ -154,9 +161,9 @@ $node->pgbench(
 	0,
 	[qr{processed: 240/240}],
 	[qr{^(pgbench: setting random seed to 7\n)?$}],
-	'concurrent batch upserts, single-row upserts and deletes',
+	"concurrent batch upserts, single-row upserts and deletes ($what)",
 	{
-		'050_batch' => q{
+		"050_batch_$what" =~ s/\W+/_/gr => q{
 \set lo random(1, 50000)
 \set step random(1, 7)
 \set on random(0, 1)
@@ -180,9 +187,50 @@ COMMIT;
 	});
 is($node->safe_psql('postgres', sprintf($digest, 'f')),
 	$node->safe_psql('postgres', sprintf($digest, 'h')),
-	'after concurrent writers, f equals its heap twin');
+	"after concurrent writers ($what), f equals its heap twin");
 is($node->safe_psql('postgres', q{SELECT count(*) FROM f WHERE k NOT IN (SELECT k FROM h)}),
-	'0', 'no row of f is missing from h');
+	'0', "no row of f is missing from h ($what)");
+}
+concurrent('the batches in the disk cache');
+
+# --- a disk cache too small for a batch: the batch's blocks are held in
+# memory (forst.batch_lookup_memory, read/stage.h), fetched by coalesced
+# ranged GETs, and the lookups read them there
+$node->append_conf('postgresql.conf', "forst.cache_size = '1MB'\n");
+$node->safe_psql('postgres', 'SELECT forst.checkpoint()');
+settle();
+my %gets;
+for my $mode ('off', 'on')
+{
+	$round++;
+	fresh();
+	$node->safe_psql('postgres', "SET forst.batch_lookups = $mode; " . sprintf($upsert, 'f', $round));
+	$gets{$mode} = $node->safe_psql('postgres', 'SELECT store_get_range FROM forst.stats');
+	$node->safe_psql('postgres', sprintf($upsert, 'h', $round));
+	is($node->safe_psql('postgres', sprintf($digest, 'f')),
+		$node->safe_psql('postgres', sprintf($digest, 'h')),
+		"a 1 MB disk cache, batching $mode: f equals its heap twin");
+	$node->safe_psql('postgres', 'SELECT forst.checkpoint()');
+}
+note("a 1 MB disk cache: $gets{off} ranged GETs unbatched, $gets{on} batched");
+cmp_ok($gets{on} * 3, '<', $gets{off},
+	"held in memory, a batch's blocks take a fraction of the GETs ($gets{on} against $gets{off})");
+fresh();
+$explain = $node->safe_psql('postgres',
+	'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' . sprintf($upsert, 'f', 0));
+$node->safe_psql('postgres', sprintf($upsert, 'h', 0));
+my ($held) = $explain =~ /Batches Held in Memory: (\d+)/;
+my ($reqs) = $explain =~ /Requests for Them: (\d+)/;
+my ($mem_reads) = $explain =~ /Reads from Memory: (\d+)/;
+($planned) = $explain =~ /Blocks Planned: (\d+)/;
+is($held, 4, 'EXPLAIN: every batch was held in memory');
+cmp_ok($reqs // 1e9, '<', ($planned // 0) / 2,
+	'fetched by fewer requests than blocks: neighbours coalesced (' . ($reqs // 'none') . ' for ' . ($planned // 'none') . ' blocks)');
+cmp_ok($mem_reads // 0, '>=', ($planned // 1e9) * 0.9,
+	'the lookups read their blocks from memory (' . ($mem_reads // 'none') . ' reads)');
+$node->safe_psql('postgres', 'SET forst.batch_lookup_memory = 0; ' . sprintf($upsert, 'f', 0));
+$node->safe_psql('postgres', sprintf($upsert, 'h', 0));
+concurrent('a 1 MB disk cache, batches held in memory');
 
 $node->stop;
 done_testing();

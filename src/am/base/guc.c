@@ -18,6 +18,8 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
+
 #include "miscadmin.h"
 #include "utils/guc.h"
 
@@ -53,6 +55,7 @@ int			forst_target_file_size_kb = 64 * 1024;
 bool		forst_scan_prefetch = true;
 bool		forst_batch_lookups = true;
 int			forst_batch_lookup_rows = 1024;
+int			forst_batch_lookup_memory_kb = 16384;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = -1;
 int			forst_cache_chunk_size_kb = 8;
@@ -291,6 +294,18 @@ forst_define_gucs(void)
 							1024, 1, 65536,
 							PGC_USERSET,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.batch_lookup_memory",
+							"Memory a batch of INSERT ... ON CONFLICT lookups may hold the "
+							"blocks it fetched ahead in, when the disk cache is too small "
+							"to hold them (forst.batch_lookups).",
+							"Per backend, for one batch at a time; 0 keeps batches to "
+							"what an eighth of the disk cache holds.",
+							&forst_batch_lookup_memory_kb,
+							16384, 0, MAX_KILOBYTES,
+							PGC_USERSET,
+							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("forst.compaction_workers",

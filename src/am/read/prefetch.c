@@ -36,6 +36,7 @@
 #include "am/shmem/shmem.h"
 #include "am/objects/store.h"
 #include "am/read/sst_readers.h"
+#include "am/read/stage.h"
 #include "lsm/lookup_plan.h"
 
 #define TAIL_MIN	(64 * 1024)
@@ -203,12 +204,19 @@ forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 	pfree(hibuf);
 }
 
+/* An eighth of the disk cache (see prefetch.h). */
+static uint64
+cache_budget(void)
+{
+	return forst_cache_capacity() / 8;
+}
+
 uint64
 forst_prefetch_budget(void)
 {
 	if (!forst_prefetch_possible())
 		return 0;
-	return forst_cache_capacity() / 8;
+	return Max(cache_budget(), (uint64) forst_batch_lookup_memory_kb * 1024);
 }
 
 void
@@ -254,11 +262,17 @@ forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
 		if (plan.nblocks > 0)
 		{
 			ForstPrefetchRange *ranges = palloc(sizeof(ForstPrefetchRange) * plan.nblocks);
-			uint64		budget = forst_prefetch_budget();
+			uint64		budget = cache_budget();
+			bool		staged;
 			int			m = 0;
 
 			for (int i = 0; i < plan.nblocks; i++)
 				planned += plan.blocks[i].len;
+			/* more than the disk cache keeps for it: into the stage */
+			staged = planned > budget &&
+				(uint64) forst_batch_lookup_memory_kb * 1024 > budget;
+			if (staged)
+				budget = (uint64) forst_batch_lookup_memory_kb * 1024;
 			for (int i = 0; i < plan.nblocks; i++)
 			{
 				if (bytes + plan.blocks[i].len > budget)
@@ -270,7 +284,24 @@ forst_prefetch_keys(Relation rel, const FstSlice *keys, int n,
 				m++;
 			}
 			over = plan.nblocks - m;
-			forst_prefetch_ranges(&rel->rd_node, ranges, m);
+			if (staged)
+			{
+				ForstStageFetch sf;
+
+				forst_stage_fetch(&rel->rd_node, ranges, m, &sf);
+				if (st != NULL)
+				{
+					st->staged_batches++;
+					st->staged_bytes += sf.bytes;
+					st->staged_requests += sf.requests;
+				}
+			}
+			else
+			{
+				/* the previous batch's stage is of no use to this one */
+				forst_stage_reset();
+				forst_prefetch_ranges(&rel->rd_node, ranges, m);
+			}
 			pfree(ranges);
 		}
 		if (st != NULL)

@@ -65,12 +65,17 @@ typedef struct ForstPrefetchKeysStats
 	uint64		bytes_planned;	/* their bytes */
 	uint64		bytes;			/* the bytes of those fetched */
 	uint64		blocks_over_budget; /* planned, not fetched: see below */
+	uint64		staged_batches; /* batches held in memory (read/stage.h) */
+	uint64		staged_bytes;	/* their bytes, gaps included */
+	uint64		staged_requests;	/* the ranged GETs that fetched them */
 } ForstPrefetchKeysStats;
 
 /*
  * Bytes one batch may fetch ahead: an eighth of the disk cache, so that
  * what a batch fetches is still cached when its lookups read it, with room
- * for the other backends' batches (0 when prefetching is not possible).
+ * for the other backends' batches; or forst.batch_lookup_memory if that is
+ * more: a batch whose blocks pass the disk cache's share is held in memory
+ * instead (read/stage.h).  0 when prefetching is not possible.
  */
 extern uint64 forst_prefetch_budget(void);
 
@@ -78,8 +83,10 @@ extern uint64 forst_prefetch_budget(void);
  * Before the point lookups of a batch of keys (user parts: key group + user
  * key) in rel: the metadata of the files they will open, then the data
  * block each will read first, fetched together in parallel into the disk
- * cache (src/lsm/lookup_plan.h).  A hint like every prefetch: the lookups
- * then run as before and find the blocks cached.  Blocks past
+ * cache (src/lsm/lookup_plan.h) -- or, when they are more than an eighth of
+ * it, into the stage (read/stage.h), which holds them until the next batch.
+ * A hint like every prefetch: the lookups then run as before and find the
+ * blocks cached or staged.  Blocks past
  * forst_prefetch_budget() are not fetched (their lookups read them one by
  * one): the caller sizes its batches to fit.  st may be NULL.
  */

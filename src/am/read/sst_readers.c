@@ -25,7 +25,9 @@
 #include "am/objects/store.h"
 #include "store/objstore_source.h"
 #include "am/shmem/shmem.h"
+#include "am/read/prefetch.h"
 #include "am/read/sst_readers.h"
+#include "am/read/stage.h"
 
 static FstBlockCache *block_cache = NULL;
 
@@ -474,6 +476,16 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 									 file->size, &cached, &err);
 		if (rc == FST_OK)
 			e->src = cached;
+	}
+	if (rc == FST_OK && forst_prefetch_possible())
+	{
+		/* batches of lookups may hold blocks of it in memory */
+		e->src = forst_stage_source(e->src, okey);
+		if (e->src == NULL)
+		{
+			reader_entry_close(e);
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
 	}
 	if (rc == FST_OK)
 	{

@@ -62,6 +62,7 @@
 #include "am/forst.h"
 #include "am/keys/rel.h"
 #include "am/read/prefetch.h"
+#include "am/read/stage.h"
 #include "am/write/batch_lookup.h"
 
 #define BATCH_LOOKUP_NAME "ForstBatchLookup"
@@ -80,6 +81,9 @@ typedef struct BatchLookupState
 	bool		input_done;
 	TupleTableSlot *out;		/* the rows handed to ModifyTable */
 	ForstPrefetchKeysStats stats;
+	uint64		stage_hits0;	/* forst_stage_hits() at the start */
+	uint64		stage_hits;		/* the node's, once it ended */
+	bool		ended;
 } BatchLookupState;
 
 static planner_hook_type prev_planner = NULL;
@@ -288,6 +292,7 @@ batch_begin(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	s->cap = forst_batch_lookup_rows;
 	s->rows = palloc(sizeof(MinimalTuple) * s->cap);
+	s->stage_hits0 = forst_stage_hits();
 }
 
 /*
@@ -395,6 +400,12 @@ batch_end(CustomScanState *node)
 	ExecEndNode(outerPlanState(s));
 	if (s->batch_cxt)
 		MemoryContextDelete(s->batch_cxt);
+	if (s->active)
+	{
+		s->stage_hits = forst_stage_hits() - s->stage_hits0;
+		s->ended = true;
+		forst_stage_reset();
+	}
 }
 
 static void
@@ -430,6 +441,13 @@ batch_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Blocks Planned", NULL, (int64) s->stats.blocks, es);
 	ExplainPropertyInteger("Blocks Over Budget", NULL, (int64) s->stats.blocks_over_budget, es);
 	ExplainPropertyInteger("Bytes Fetched Ahead", "kB", (int64) ((s->stats.bytes + 1023) / 1024), es);
+	ExplainPropertyInteger("Batches Held in Memory", NULL, (int64) s->stats.staged_batches, es);
+	ExplainPropertyInteger("Bytes Held in Memory", "kB", (int64) ((s->stats.staged_bytes + 1023) / 1024), es);
+	ExplainPropertyInteger("Requests for Them", NULL, (int64) s->stats.staged_requests, es);
+	/* EXPLAIN ANALYZE prints before the node ends */
+	ExplainPropertyInteger("Reads from Memory", NULL,
+						   (int64) (s->ended ? s->stage_hits :
+									forst_stage_hits() - s->stage_hits0), es);
 }
 
 void

@@ -1,0 +1,312 @@
+/*-------------------------------------------------------------------------
+ *
+ * stage.c
+ *	  Byte ranges of SST files held in this backend's memory for one batch
+ *	  of key lookups (see read/stage.h).
+ *
+ * The stage is a hash table from object key to that object's staged
+ * ranges, sorted by offset, all in one memory context that the next batch
+ * (or the end of the transaction) resets.  When nothing is staged, a read
+ * through forst_stage_source costs one branch.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "am/forst.h"
+#include "am/objects/store.h"
+#include "am/read/stage.h"
+#include "store/objstore.h"
+
+/*
+ * Blocks of one file less than STAGE_GAP apart are fetched by one request,
+ * gap included, as long as the request stays under STAGE_RUN_MAX and the
+ * stage under forst.batch_lookup_memory.
+ */
+#define STAGE_GAP		(16 * 1024)
+#define STAGE_RUN_MAX	(1024 * 1024)
+
+typedef struct StagedRange
+{
+	uint64		offset;
+	uint64		len;
+	char	   *data;
+} StagedRange;
+
+typedef struct StagedFile
+{
+	char		key[FORST_KEY_LEN]; /* hash key: the object key */
+	int			n;
+	int			cap;
+	StagedRange *ranges;		/* sorted by offset, not overlapping */
+} StagedFile;
+
+/* one range to fetch, with its object key */
+typedef struct Want
+{
+	char	   *okey;
+	uint64		object_size;
+	uint64		offset;
+	uint64		len;
+} Want;
+
+static MemoryContext stage_cxt = NULL;
+static HTAB *stage_files = NULL;
+static int	stage_nfiles = 0;
+static uint64 stage_hits = 0;
+
+void
+forst_stage_reset(void)
+{
+	if (stage_cxt != NULL)
+		MemoryContextReset(stage_cxt);
+	stage_files = NULL;
+	stage_nfiles = 0;
+}
+
+uint64
+forst_stage_hits(void)
+{
+	return stage_hits;
+}
+
+static int
+want_cmp(const void *a, const void *b)
+{
+	const Want *x = a;
+	const Want *y = b;
+	int			c = strcmp(x->okey, y->okey);
+
+	if (c != 0)
+		return c;
+	return x->offset < y->offset ? -1 : x->offset > y->offset ? 1 : 0;
+}
+
+static void
+stage_add(const char *okey, uint64 offset, uint64 len, char *data)
+{
+	StagedFile *f;
+	bool		found;
+
+	f = hash_search(stage_files, okey, HASH_ENTER, &found);
+	if (!found)
+	{
+		f->n = 0;
+		f->cap = 4;
+		f->ranges = MemoryContextAlloc(stage_cxt, sizeof(StagedRange) * f->cap);
+		stage_nfiles++;
+	}
+	if (f->n == f->cap)
+	{
+		f->cap *= 2;
+		f->ranges = repalloc(f->ranges, sizeof(StagedRange) * f->cap);
+	}
+	/* runs arrive sorted by (key, offset) and apart */
+	f->ranges[f->n].offset = offset;
+	f->ranges[f->n].len = len;
+	f->ranges[f->n].data = data;
+	f->n++;
+}
+
+void
+forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
+				  int n, ForstStageFetch *out)
+{
+	uint64		limit = (uint64) forst_batch_lookup_memory_kb * 1024;
+	uint64		total = 0;
+	Want	   *wants;
+	FstObjRange *runs;
+	int			nruns = 0;
+	HASHCTL		ctl;
+	FstError	err;
+	FstCode		rc;
+	MemoryContext old;
+
+	memset(out, 0, sizeof(*out));
+	forst_stage_reset();
+	if (n <= 0 || limit == 0)
+		return;
+	if (stage_cxt == NULL)
+		stage_cxt = AllocSetContextCreate(TopMemoryContext, "forst stage",
+										  ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(stage_cxt);
+
+	wants = palloc(sizeof(Want) * n);
+	for (int i = 0; i < n; i++)
+	{
+		wants[i].okey = palloc(FORST_KEY_LEN);
+		forst_file_object_key(rnode, ranges[i].file, wants[i].okey, FORST_KEY_LEN);
+		wants[i].object_size = ranges[i].file->meta.size;
+		wants[i].offset = ranges[i].offset;
+		wants[i].len = Min(ranges[i].len, wants[i].object_size - Min(ranges[i].offset, wants[i].object_size));
+	}
+	qsort(wants, n, sizeof(Want), want_cmp);
+
+	/* runs: neighbours of one object less than a gap apart, coalesced */
+	runs = palloc0(sizeof(FstObjRange) * n);
+	for (int i = 0; i < n; i++)
+	{
+		Want	   *w = &wants[i];
+		FstObjRange *r = nruns > 0 ? &runs[nruns - 1] : NULL;
+
+		if (w->len == 0)
+			continue;
+		if (r != NULL && strcmp(r->key, w->okey) == 0 &&
+			w->offset <= r->offset + r->len + STAGE_GAP)
+		{
+			uint64		end = Max(r->offset + r->len, w->offset + w->len);
+			uint64		grow = end - (r->offset + r->len);
+
+			if (end - r->offset <= STAGE_RUN_MAX && total + grow <= limit)
+			{
+				total += grow;
+				r->len = end - r->offset;
+				continue;
+			}
+			if (w->offset < r->offset + r->len)
+			{
+				/* overlaps a run that may not grow: fetch only the rest */
+				uint64		start = r->offset + r->len;
+
+				if (w->offset + w->len <= start)
+					continue;
+				w->len = w->offset + w->len - start;
+				w->offset = start;
+			}
+		}
+		if (total + w->len > limit)
+			continue;
+		total += w->len;
+		r = &runs[nruns++];
+		r->key = w->okey;
+		r->offset = w->offset;
+		r->len = w->len;
+	}
+	for (int i = 0; i < nruns; i++)
+		runs[i].buf = palloc(runs[i].len);
+	MemoryContextSwitchTo(old);
+
+	rc = fst_objstore_get_ranges(forst_objstore(), runs, nruns, &err);
+	if (rc == FST_INTERRUPTED)
+	{
+		forst_stage_reset();
+		CHECK_FOR_INTERRUPTS();
+		return;
+	}
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = FORST_KEY_LEN;
+	ctl.entrysize = sizeof(StagedFile);
+	ctl.hcxt = stage_cxt;
+	stage_files = hash_create("forst stage", 64, &ctl,
+							  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	for (int i = 0; i < nruns; i++)
+	{
+		/* a failed range is not staged: its read fetches it (stage.h) */
+		if (runs[i].code != FST_OK || runs[i].got == 0)
+			continue;
+		stage_add(runs[i].key, runs[i].offset, runs[i].got, runs[i].buf);
+		out->bytes += runs[i].got;
+	}
+	out->requests = nruns;
+}
+
+/* The staged bytes [offset, offset + len) of okey, or NULL. */
+static const char *
+stage_find(const char *okey, uint64 offset, size_t len)
+{
+	StagedFile *f = hash_search(stage_files, okey, HASH_FIND, NULL);
+	int			lo = 0,
+				hi;
+
+	if (f == NULL)
+		return NULL;
+	/* the last range starting at or before offset */
+	hi = f->n - 1;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (f->ranges[mid].offset <= offset)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	if (f->n == 0 || f->ranges[lo].offset > offset ||
+		offset + len > f->ranges[lo].offset + f->ranges[lo].len)
+		return NULL;
+	return f->ranges[lo].data + (offset - f->ranges[lo].offset);
+}
+
+typedef struct StageSource
+{
+	FstRangeSource base;
+	FstRangeSource *inner;
+	char		okey[FORST_KEY_LEN];
+} StageSource;
+
+static FstCode
+stage_read(FstRangeSource *src, uint64 offset, size_t len, char *buf,
+		   FstError *err)
+{
+	StageSource *s = (StageSource *) src;
+
+	if (stage_nfiles > 0)
+	{
+		const char *p = stage_find(s->okey, offset, len);
+
+		if (p != NULL)
+		{
+			memcpy(buf, p, len);
+			stage_hits++;
+			return FST_OK;
+		}
+	}
+	return fst_range_read(s->inner, offset, len, buf, err);
+}
+
+static void
+stage_close(FstRangeSource *src)
+{
+	StageSource *s = (StageSource *) src;
+
+	fst_range_close(s->inner);
+	fst_free(s);
+}
+
+FstRangeSource *
+forst_stage_source(FstRangeSource *inner, const char *okey)
+{
+	StageSource *s = fst_calloc(1, sizeof(StageSource));
+
+	if (s == NULL)
+	{
+		fst_range_close(inner);
+		return NULL;
+	}
+	s->base.size = inner->size;
+	s->base.read = stage_read;
+	s->base.close = stage_close;
+	s->inner = inner;
+	strlcpy(s->okey, okey, sizeof(s->okey));
+	return &s->base;
+}
+
+static void
+stage_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PARALLEL_COMMIT)
+		forst_stage_reset();
+}
+
+void
+forst_stage_init(void)
+{
+	RegisterXactCallback(stage_xact_callback, NULL);
+}

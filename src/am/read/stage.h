@@ -1,0 +1,66 @@
+/*-------------------------------------------------------------------------
+ *
+ * stage.h
+ *	  The stage: byte ranges of SST files fetched ahead for one batch of
+ *	  key lookups and held in this backend's memory until the next batch,
+ *	  for when the local disk cache is too small to hold a batch's blocks.
+ *
+ * A batch upsert into state far larger than the disk cache (write/
+ * batch_lookup.c) knows which blocks its lookups will read.  Fetched into
+ * the disk cache, a batch may ask for no more than the cache keeps until
+ * its lookups run (an eighth of it), so a small cache makes batches small
+ * and the requests many.  Staged, a batch's blocks wait in memory
+ * (forst.batch_lookup_memory) instead: the blocks are sorted by file and
+ * offset, neighbours less than a gap apart are fetched by one ranged GET,
+ * all GETs of a batch run in parallel, and an SST reader's read that lies
+ * within a staged range is served from it (the stage sits between the
+ * reader's window and the disk cache: sst_readers.c).
+ *
+ * Correctness does not depend on it: SST objects never change once
+ * written, so staged bytes are the object's bytes; a read the stage does
+ * not cover goes on to the disk cache and the store, and the reader checks
+ * every block's checksum as always.  A range that could not be fetched is
+ * simply not staged (its read fetches it, and reports its error).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_STAGE_H
+#define FORST_STAGE_H
+
+#include "am/read/prefetch.h"
+#include "lsm/rangesrc.h"
+
+/* What forst_stage_fetch did. */
+typedef struct ForstStageFetch
+{
+	uint64		bytes;			/* bytes staged (gaps included) */
+	int			requests;		/* ranged GETs sent */
+} ForstStageFetch;
+
+/*
+ * Drops what is staged and fetches ranges (of rnode's files) into the
+ * stage, coalesced, in parallel.  Errors of the store are not raised (see
+ * above); a cancel is.
+ */
+extern void forst_stage_fetch(const RelFileNode *rnode,
+							  const ForstPrefetchRange *ranges, int n,
+							  ForstStageFetch *out);
+
+/* Drops what is staged, giving its memory back. */
+extern void forst_stage_reset(void);
+
+/* Reads served from the stage since start-up. */
+extern uint64 forst_stage_hits(void);
+
+/*
+ * A source over inner (which it owns and closes) for the object okey: a
+ * read within a staged range of okey comes from the stage, any other from
+ * inner.  NULL when out of memory (inner is closed then).
+ */
+extern FstRangeSource *forst_stage_source(FstRangeSource *inner,
+										  const char *okey);
+
+/* Registers the abort callback that drops the stage (from _PG_init). */
+extern void forst_stage_init(void);
+
+#endif							/* FORST_STAGE_H */
