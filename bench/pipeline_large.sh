@@ -360,7 +360,10 @@ run_one()
 	base=$(mode_base "$mode")
 	if [ "$base" = s3 ]; then
 		if [ -n "$CACHE_SIZE" ]; then
-			cache_kb=$(($(numfmt --from=iec "$CACHE_SIZE") / 1024))
+			# 8M, 8MB or 8MiB, as PostgreSQL and numfmt spell sizes
+			cache_kb=$(numfmt --from=iec "$(sed -E 's/i?B$//' <<<"$CACHE_SIZE")") ||
+				die "CACHE_SIZE=$CACHE_SIZE is not a size (e.g. 8MB)"
+			cache_kb=$((cache_kb / 1024))
 		elif [ -n "$local_state_bytes" ]; then
 			cache_kb=$((local_state_bytes * CACHE_PERCENT / 100 / 1024))
 		else
@@ -533,6 +536,8 @@ rm -rf "$work/gen"
 for m in $MODES; do
 	run_one "$m"
 done
+# every mode that ran left a line (header first): else say so and fail
+[ "$(wc -l <"$TSV")" -gt 1 ] || die "no mode finished: see the errors above"
 
 python3 bench/pipeline/large_report.py "$TSV" \
 	"events=$events batch=$BATCH cold_fraction=$COLD_FRACTION cold_auctions=$COLD_AUCTIONS bidders=$BIDDERS delta_us=$DELTA_US hop=$HOP_SIZE/$HOP_SLIDE tumble=$TUMBLE_SIZE memory_limit=$MEMORY_LIMIT cache=${CACHE_SIZE:-$CACHE_PERCENT% of local state} max_seconds=$MAX_SECONDS modes=[$MODES]" \
