@@ -152,14 +152,15 @@ like($node->safe_psql('postgres',
 # cache too small for a batch
 sub concurrent
 {
-	my ($what) = @_;
+	my ($what, $tx) = @_;
+	my $total = 4 * $tx;
 $node->safe_psql('postgres', 'SELECT forst.stats_reset()');
 $node->pgbench(
 	# a transaction touches f's keys out of order (a range, then one key),
 	# so two of them can deadlock, on heap as well: retried
-	'--no-vacuum --client=4 --jobs=4 --transactions=60 --random-seed=7 --max-tries=20',
+	"--no-vacuum --client=4 --jobs=4 --transactions=$tx --random-seed=7 --max-tries=20",
 	0,
-	[qr{processed: 240/240}],
+	[qr{processed: $total/$total}],
 	[qr{^(pgbench: setting random seed to 7\n)?$}],
 	"concurrent batch upserts, single-row upserts and deletes ($what)",
 	{
@@ -191,7 +192,7 @@ is($node->safe_psql('postgres', sprintf($digest, 'f')),
 is($node->safe_psql('postgres', q{SELECT count(*) FROM f WHERE k NOT IN (SELECT k FROM h)}),
 	'0', "no row of f is missing from h ($what)");
 }
-concurrent('the batches in the disk cache');
+concurrent('the batches in the disk cache', 60);
 
 # --- a disk cache too small for a batch: the batch's blocks are held in
 # memory (forst.batch_lookup_memory, read/stage.h), fetched by coalesced
@@ -230,7 +231,7 @@ cmp_ok($mem_reads // 0, '>=', ($planned // 1e9) * 0.9,
 	'the lookups read their blocks from memory (' . ($mem_reads // 'none') . ' reads)');
 $node->safe_psql('postgres', 'SET forst.batch_lookup_memory = 0; ' . sprintf($upsert, 'f', 0));
 $node->safe_psql('postgres', sprintf($upsert, 'h', 0));
-concurrent('a 1 MB disk cache, batches held in memory');
+concurrent('a 1 MB disk cache, batches held in memory', 20);
 
 $node->stop;
 done_testing();
