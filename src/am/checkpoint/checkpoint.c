@@ -444,28 +444,6 @@ write_object(uint64 *id, const char *json)
 	return 0;
 }
 
-/*
- * "watermark_us": the table's watermark as the cut's snapshot sees it, in
- * PostgreSQL's microseconds, or null (expiry/cut.h).
- */
-static void
-append_watermark(StringInfo buf, List *watermarks, Oid relid)
-{
-	ListCell   *lc;
-
-	foreach(lc, watermarks)
-	{
-		ForstWatermark *w = lfirst(lc);
-
-		if (w->relid == relid && w->has_watermark)
-		{
-			appendStringInfo(buf, "\"watermark_us\":" INT64_FORMAT, (int64) w->watermark);
-			return;
-		}
-	}
-	appendStringInfoString(buf, "\"watermark_us\":null");
-}
-
 /* Takes the next id (listing the store the first time). */
 static uint64
 next_checkpoint_id(void)
@@ -610,7 +588,7 @@ checkpoint_body(int slot, StringInfo json)
 		appendStringInfoChar(json, ',');
 		append_json_str(json, "dropped", t->dropped);
 		appendStringInfo(json, ",\"unlogged\":%s,", t->unlogged ? "true" : "false");
-		append_watermark(json, watermarks, t->relid);
+		forst_expiry_append_watermark(json, watermarks, t->relid);
 		appendStringInfoChar(json, '}');
 	}
 	appendStringInfoString(json, "]}");

@@ -35,6 +35,7 @@
 #include "am/checkpoint/checkpoint.h"
 #include "am/checkpoint/crash_restore.h"
 #include "am/expiry/cut.h"
+#include "am/expiry/expiry.h"
 #include "am/objects/store.h"
 #include "am/shmem/shmem.h"
 #include "am/wal/unlogged.h"
@@ -190,7 +191,7 @@ restore_table(Oid relid, const RestoreCut *cut, StringInfo report,
 		bool		has_now;
 		TimestampTz now;
 
-		forst_expiry_watermark_now(relid, &has_now, &now);
+		forst_expiry_watermark_now(rel, &has_now, &now);
 		if (has_now != wm.has_watermark || (has_now && now != wm.watermark))
 		{
 			ForstWatermark *r = palloc(sizeof(ForstWatermark));

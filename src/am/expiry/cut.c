@@ -22,7 +22,6 @@
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -86,34 +85,21 @@ forst_expiry_watermarks_at(Snapshot snap)
 }
 
 void
-forst_expiry_watermark_now(Oid relid, bool *has_watermark, TimestampTz *watermark)
+forst_expiry_append_watermark(StringInfo buf, List *watermarks, Oid relid)
 {
-	Oid			cat = forst_expiry_catalog_oid();
-	Relation	crel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
+	ListCell   *lc;
 
-	*has_watermark = false;
-	*watermark = 0;
-	if (!OidIsValid(cat))
-		return;
-	crel = table_open(cat, AccessShareLock);
-	ScanKeyInit(&key, Anum_expiry_relid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(crel, InvalidOid, false, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
+	foreach(lc, watermarks)
 	{
-		bool		isnull;
-		Datum		d = heap_getattr(tup, Anum_expiry_watermark,
-									 RelationGetDescr(crel), &isnull);
+		ForstWatermark *w = lfirst(lc);
 
-		*has_watermark = !isnull;
-		*watermark = isnull ? 0 : DatumGetTimestampTz(d);
+		if (w->relid == relid && w->has_watermark)
+		{
+			appendStringInfo(buf, "\"watermark_us\":" INT64_FORMAT, (int64) w->watermark);
+			return;
+		}
 	}
-	systable_endscan(scan);
-	table_close(crel, AccessShareLock);
+	appendStringInfoString(buf, "\"watermark_us\":null");
 }
 
 /* ---------------------------------------------------------------------- */

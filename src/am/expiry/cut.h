@@ -30,6 +30,7 @@
 #ifndef FORST_EXPIRY_CUT_H
 #define FORST_EXPIRY_CUT_H
 
+#include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "utils/snapshot.h"
 #include "utils/timestamp.h"
@@ -50,10 +51,6 @@ typedef struct ForstWatermark
  */
 extern List *forst_expiry_watermarks_at(Snapshot snap);
 
-/* The watermark of relid in forst.expiry now (the catalog snapshot). */
-extern void forst_expiry_watermark_now(Oid relid, bool *has_watermark,
-									   TimestampTz *watermark);
-
 /*
  * Sets each table's watermark in forst.expiry to the given one (and bumps
  * its version, so that every backend reloads it), in a committed
@@ -62,6 +59,14 @@ extern void forst_expiry_watermark_now(Oid relid, bool *has_watermark,
  * worker's error) if it could not run or failed.
  */
 extern void forst_expiry_reset_watermarks(List *resets);
+
+/*
+ * Appends "watermark_us": relid's watermark in watermarks (a list from
+ * forst_expiry_watermarks_at), in PostgreSQL's microseconds, or null: the
+ * member of a checkpoint's table.
+ */
+extern void forst_expiry_append_watermark(StringInfo buf, List *watermarks,
+										  Oid relid);
 
 /* The worker's entry point (bgw_function_name). */
 extern PGDLLEXPORT void forst_watermark_reset_main(Datum arg);

@@ -358,6 +358,17 @@ load_settings(Relation rel, ExpirySettings *s)
 		fill_layout(rel, s);
 }
 
+void
+forst_expiry_watermark_now(Relation rel, bool *has_watermark,
+						   TimestampTz *watermark)
+{
+	ExpirySettings s;
+
+	load_settings(rel, &s);
+	*has_watermark = s.has_watermark;
+	*watermark = s.has_watermark ? s.watermark : 0;
+}
+
 static CacheEntry *
 cache_lookup(Relation rel)
 {

@@ -48,6 +48,10 @@ extern void forst_expiry_init(void);
 /* OID of forst.expiry, or InvalidOid (extension being created or dropped). */
 extern Oid	forst_expiry_catalog_oid(void);
 
+/* rel's watermark in forst.expiry now (the catalog snapshot), uncached. */
+extern void forst_expiry_watermark_now(Relation rel, bool *has_watermark,
+									   TimestampTz *watermark);
+
 /*
  * The table's expiry rule for the running statement (inactive if none),
  * copied into *out; pushes the settings to the table's shared state if

@@ -139,8 +139,14 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 	wants = palloc(sizeof(Want) * n);
 	for (int i = 0; i < n; i++)
 	{
-		wants[i].okey = palloc(FORST_KEY_LEN);
-		forst_file_object_key(rnode, ranges[i].file, wants[i].okey, FORST_KEY_LEN);
+		/* a file's blocks come together: its key is named once */
+		if (i > 0 && ranges[i].file == ranges[i - 1].file)
+			wants[i].okey = wants[i - 1].okey;
+		else
+		{
+			wants[i].okey = palloc(FORST_KEY_LEN);
+			forst_file_object_key(rnode, ranges[i].file, wants[i].okey, FORST_KEY_LEN);
+		}
 		wants[i].object_size = ranges[i].file->meta.size;
 		wants[i].offset = ranges[i].offset;
 		wants[i].len = Min(ranges[i].len, wants[i].object_size - Min(ranges[i].offset, wants[i].object_size));
