@@ -9,7 +9,13 @@
 #    either way;
 #  - forst.prewarm on s3://: the metadata of all files fetched, a second
 #    prewarm fetches nothing; with data => true a new session scans the
-#    table from the disk cache alone.
+#    table from the disk cache alone;
+#  - with a disk cache too small for a scan's ranges (1 MB), the ranges are
+#    held in memory (src/am/read/stage.h): a scan over 40% of the table
+#    takes a handful of coalesced GETs instead of one per read window, and
+#    answers as the heap twin does, also after writes in memtables, with
+#    a batch upsert staging in the same transaction, and for a scan that
+#    stops early (LIMIT).
 use strict;
 use warnings;
 
@@ -124,6 +130,55 @@ is($node->safe_psql('postgres', q{SELECT count(*), md5(string_agg(v, ',' ORDER B
 	'f equals its twin after prewarm');
 is($node->safe_psql('postgres', 'SELECT cache_misses, store_get_range FROM forst.stats'),
 	'0|0', 'a new session scans f from the disk cache alone');
+
+# a disk cache of 1 MB: a scan's ranges (about 2.4 MB) pass an eighth of it
+$node->append_conf('postgresql.conf', "forst.cache_size = '1MB'\n");
+my $wide = q{SELECT count(*), sum(length(v)), md5(string_agg(v, ',' ORDER BY k)) FROM %s WHERE k BETWEEN 5001 AND 24000};
+my $wide_want = $node->safe_psql('postgres', sprintf($wide, 'h'));
+my %gets;
+for my $mode ('off', 'on')
+{
+	fresh();
+	my $got = $node->safe_psql('postgres',
+		"SET forst.scan_prefetch = $mode; SET enable_seqscan = off; " . sprintf($wide, 'f'));
+	is($got, $wide_want, "wide range scan with a 1 MB disk cache, prefetch $mode: equals the heap twin");
+	my ($g, $b) = split /\|/, $node->safe_psql('postgres',
+		'SELECT store_get_range, store_bytes_read FROM forst.stats');
+	$gets{$mode} = $g;
+	note("wide scan, prefetch $mode: $g ranged GETs, $b bytes");
+}
+cmp_ok($gets{off}, '>=', 200, "without prefetch, the scan reads window by window ($gets{off} GETs)");
+cmp_ok($gets{on} * 10, '<', $gets{off},
+	"with prefetch, its ranges come held in memory by few GETs ($gets{on})");
+
+# the same scan again with rows in memtables over the files, then with a
+# batch upsert staging its own blocks in the same transaction between two
+# scans, and a scan that stops early: the heap twin's answers each time
+$node->safe_psql('postgres', q{
+UPDATE f SET v = v || 'x' WHERE k % 7 = 0 AND k BETWEEN 5001 AND 24000;
+UPDATE h SET v = v || 'x' WHERE k % 7 = 0 AND k BETWEEN 5001 AND 24000;
+DELETE FROM f WHERE k % 11 = 0 AND k BETWEEN 9000 AND 12000;
+DELETE FROM h WHERE k % 11 = 0 AND k BETWEEN 9000 AND 12000;
+});
+fresh();
+is($node->safe_psql('postgres', 'SET enable_seqscan = off; ' . sprintf($wide, 'f')),
+	$node->safe_psql('postgres', sprintf($wide, 'h')),
+	'wide scan over memtable rows and files: equals the heap twin');
+my $mixed = q{
+SET enable_seqscan = off;
+BEGIN;
+SELECT count(*), md5(string_agg(v, ',' ORDER BY k)) FROM %1$s WHERE k BETWEEN 1 AND 15000;
+INSERT INTO %1$s (k, v) SELECT i * 13 %% 48000 + 1, 'batch' FROM generate_series(1, 3000) i
+    ON CONFLICT (k) DO UPDATE SET v = left(%1$s.v, 20) || 'b';
+SELECT count(*), md5(string_agg(v, ',' ORDER BY k)) FROM %1$s WHERE k BETWEEN 10000 AND 30000;
+SELECT k, v FROM %1$s WHERE k BETWEEN 20000 AND 40000 ORDER BY k LIMIT 3;
+COMMIT;
+};
+is($node->safe_psql('postgres', sprintf($mixed, 'f')), $node->safe_psql('postgres', sprintf($mixed, 'h')),
+	'scans around a staged batch upsert in one transaction, and a LIMIT: the heap twin\'s answers');
+is($node->safe_psql('postgres', q{SELECT count(*), md5(string_agg(v, ',' ORDER BY k)) FROM f}),
+	$node->safe_psql('postgres', q{SELECT count(*), md5(string_agg(v, ',' ORDER BY k)) FROM h}),
+	'f equals its twin after them');
 
 $node->stop;
 done_testing();

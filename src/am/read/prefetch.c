@@ -41,6 +41,8 @@
 
 #define TAIL_MIN	(64 * 1024)
 
+static uint64 cache_budget(void);
+
 bool
 forst_prefetch_possible(void)
 {
@@ -117,27 +119,48 @@ with_kg(char *buf, int kg, FstSlice part)
 	return fst_slice(buf, FST_KG_BYTES + part.len);
 }
 
-void
-forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
-						   FstSlice lo, FstSlice hi)
+/* Adds [off, off + len) of file to *blocks (grown as needed). */
+static void
+add_range(ForstPrefetchRange **blocks, int *n, int *cap,
+		  const FstManifestFile *file, uint64 off, uint64 len)
+{
+	if (*n == *cap)
+	{
+		*cap *= 2;
+		*blocks = repalloc(*blocks, sizeof(ForstPrefetchRange) * *cap);
+	}
+	(*blocks)[*n].file = file;
+	(*blocks)[*n].offset = off;
+	(*blocks)[*n].len = len;
+	(*n)++;
+}
+
+uint64
+forst_prefetch_scan(Relation rel, int kg_first, int kg_last,
+					FstSlice lo, FstSlice hi)
 {
 	ForstTableView view;
 	const FstManifestFile **files;
-	ForstPrefetchRange *blocks;
+	ForstPrefetchRange *starts;
+	ForstPrefetchRange *whole;
 	char	   *lobuf;
 	char	   *hibuf;
+	uint64		whole_bytes = 0;
+	uint64		generation = 0;
 	int			nfiles = 0,
-				nblocks = 0,
-				cap,
+				nstarts = 0,
+				nwhole = 0,
+				cap_starts = 64,
+				cap_whole = 64,
 				level,
 				i,
 				kg;
 
 	if (!forst_scan_prefetch || !forst_prefetch_possible())
-		return;
+		return 0;
 	forst_table_view(forst_table_shared(&rel->rd_node, true), &rel->rd_node, &view);
 	if (view.manifest == NULL)
-		return;
+		return 0;
 	lobuf = palloc(FST_KG_BYTES + lo.len);
 	hibuf = palloc(FST_KG_BYTES + Max(hi.len, 1));
 	files = palloc(sizeof(FstManifestFile *) * Max(fst_manifest_total_files(view.manifest), 1));
@@ -151,21 +174,26 @@ forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 		}
 	forst_prefetch_metadata(&rel->rd_node, files, nfiles);
 
-	cap = 64;
-	blocks = palloc(sizeof(ForstPrefetchRange) * cap);
+	starts = palloc(sizeof(ForstPrefetchRange) * cap_starts);
+	whole = palloc(sizeof(ForstPrefetchRange) * cap_whole);
 	for (i = 0; i < nfiles; i++)
 	{
 		const FstFileMeta *f = &files[i]->meta;
 		FstSlice	fsmall = fst_ikey_user_part(fst_filemeta_smallest(f));
 		FstSlice	flarge = fst_ikey_user_part(fst_filemeta_largest(f));
 		FstSstReader *r = NULL;
+		uint64		last_off = 0,
+					last_len = 0;
+		bool		have_last = false;
 
 		for (kg = Max(kg_first, f->kg_min); kg <= Min(kg_last, f->kg_max); kg++)
 		{
 			FstSlice	klo = with_kg(lobuf, kg, lo);
 			FstSlice	khi;
 			uint64		off,
-						len;
+						len,
+						end_off,
+						end_len;
 
 			if (hi.len > 0)
 				khi = with_kg(hibuf, kg, hi);
@@ -184,24 +212,57 @@ forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
 			if (!fst_sst_block_for(r, fst_slice_cmp(klo, fsmall) < 0 ? fsmall : klo,
 								   &off, &len))
 				continue;
-			if (nblocks == cap)
+			add_range(&starts, &nstarts, &cap_starts, files[i], off, len);
+
+			/*
+			 * The scan reads on to the block a seek to khi lands in, or to
+			 * the file's last block.
+			 */
+			if (khi.len > 0 && fst_sst_block_for(r, khi, &end_off, &end_len))
+				;
+			else if (have_last)
 			{
-				cap *= 2;
-				blocks = repalloc(blocks, sizeof(ForstPrefetchRange) * cap);
+				end_off = last_off;
+				end_len = last_len;
 			}
-			blocks[nblocks].file = files[i];
-			blocks[nblocks].offset = off;
-			blocks[nblocks].len = len;
-			nblocks++;
+			else if (fst_sst_block_for(r, flarge, &end_off, &end_len))
+			{
+				last_off = end_off;
+				last_len = end_len;
+				have_last = true;
+			}
+			else
+				continue;
+			if (end_off + end_len <= off)
+				continue;
+			add_range(&whole, &nwhole, &cap_whole, files[i], off, end_off + end_len - off);
+			whole_bytes += end_off + end_len - off;
 		}
 		if (r != NULL)
 			forst_sst_reader_release(&rel->rd_node, f->file_id);
 	}
-	forst_prefetch_ranges(&rel->rd_node, blocks, nblocks);
-	pfree(blocks);
+
+	/*
+	 * All of it ahead when it fits: into the disk cache if its share
+	 * allows, else into the stage; else only where each range starts.
+	 */
+	if (whole_bytes <= cache_budget())
+		forst_prefetch_ranges(&rel->rd_node, whole, nwhole);
+	else if (whole_bytes <= (uint64) forst_batch_lookup_memory_kb * 1024)
+	{
+		ForstStageFetch sf;
+
+		forst_stage_fetch(&rel->rd_node, whole, nwhole, &sf);
+		generation = sf.generation;
+	}
+	else
+		forst_prefetch_ranges(&rel->rd_node, starts, nstarts);
+	pfree(starts);
+	pfree(whole);
 	pfree(files);
 	pfree(lobuf);
 	pfree(hibuf);
+	return generation;
 }
 
 /* An eighth of the disk cache (see prefetch.h). */

@@ -3,8 +3,9 @@
  * prefetch.h
  *	  Parallel fetch-ahead into the disk cache for reads that would
  *	  otherwise go to the object store one request at a time: the metadata
- *	  of SST files about to be opened, the blocks that range scans start in,
- *	  and byte ranges of files (forst.prewarm).
+ *	  of SST files about to be opened, what range scans will read, the
+ *	  blocks of a batch of key lookups, and byte ranges of files
+ *	  (forst.prewarm).
  *
  * Active only where it pays: an object store with parallel reads (s3://)
  * and the disk cache on.  Prefetching is a hint: what could not be fetched
@@ -47,11 +48,17 @@ extern void forst_prefetch_metadata(const RelFileNode *rnode,
 /*
  * Before a scan of key groups [kg_first, kg_last], each from kg|lo to
  * kg|hi (hi empty: to the end of the key group), of the files of the
- * table's current view: the metadata of the files involved, then the block
- * each key group's range starts in, in every file that overlaps it.
+ * table's current view: the metadata of the files involved, then the bytes
+ * the scan will read in each file that overlaps a key group's range, from
+ * the block its start lands in to the block its end lands in.  All of them
+ * go into the disk cache if they fit in an eighth of it, else into the
+ * stage if they fit in forst.batch_lookup_memory; otherwise only the block
+ * each range starts in is fetched (into the disk cache), and the scan
+ * reads on from the store.  Returns the stage's generation when it staged
+ * (for forst_stage_release at the scan's end), else 0.
  */
-extern void forst_prefetch_scan_starts(Relation rel, int kg_first, int kg_last,
-									   FstSlice lo, FstSlice hi);
+extern uint64 forst_prefetch_scan(Relation rel, int kg_first, int kg_last,
+								  FstSlice lo, FstSlice hi);
 
 /* What forst_prefetch_keys found and did, added to by each call. */
 typedef struct ForstPrefetchKeysStats

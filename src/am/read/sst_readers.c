@@ -477,19 +477,23 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 		if (rc == FST_OK)
 			e->src = cached;
 	}
-	if (rc == FST_OK && forst_prefetch_possible())
+	if (rc == FST_OK)
 	{
-		/* batches of lookups may hold blocks of it in memory */
-		e->src = forst_stage_source(e->src, okey);
+		e->src = fst_range_source_window(e->src, reader_window());
 		if (e->src == NULL)
 		{
 			reader_entry_close(e);
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		}
 	}
-	if (rc == FST_OK)
+	if (rc == FST_OK && forst_prefetch_possible())
 	{
-		e->src = fst_range_source_window(e->src, reader_window());
+		/*
+		 * batches of lookups and range scans may hold ranges of it in
+		 * memory: above the window, which would widen a block's read to
+		 * aligned pieces the stage may not hold
+		 */
+		e->src = forst_stage_source(e->src, okey);
 		if (e->src == NULL)
 		{
 			reader_entry_close(e);

@@ -59,6 +59,8 @@ static MemoryContext stage_cxt = NULL;
 static HTAB *stage_files = NULL;
 static int	stage_nfiles = 0;
 static uint64 stage_hits = 0;
+static uint64 stage_generation = 0;	/* of what is staged; 0: nothing */
+static uint64 stage_fetches = 0;
 
 void
 forst_stage_reset(void)
@@ -67,6 +69,14 @@ forst_stage_reset(void)
 		MemoryContextReset(stage_cxt);
 	stage_files = NULL;
 	stage_nfiles = 0;
+	stage_generation = 0;
+}
+
+void
+forst_stage_release(uint64 generation)
+{
+	if (generation != 0 && generation == stage_generation)
+		forst_stage_reset();
 }
 
 uint64
@@ -220,6 +230,8 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 		out->bytes += runs[i].got;
 	}
 	out->requests = nruns;
+	stage_generation = ++stage_fetches;
+	out->generation = stage_generation;
 }
 
 /* The staged bytes [offset, offset + len) of okey, or NULL. */

@@ -2,19 +2,22 @@
  *
  * stage.h
  *	  The stage: byte ranges of SST files fetched ahead for one batch of
- *	  key lookups and held in this backend's memory until the next batch,
- *	  for when the local disk cache is too small to hold a batch's blocks.
+ *	  key lookups, or for one range scan, and held in this backend's memory
+ *	  until the next such fetch, for when the local disk cache is too small
+ *	  to hold them.
  *
  * A batch upsert into state far larger than the disk cache (write/
- * batch_lookup.c) knows which blocks its lookups will read.  Fetched into
- * the disk cache, a batch may ask for no more than the cache keeps until
- * its lookups run (an eighth of it), so a small cache makes batches small
- * and the requests many.  Staged, a batch's blocks wait in memory
- * (forst.batch_lookup_memory) instead: the blocks are sorted by file and
+ * batch_lookup.c) knows which blocks its lookups will read; a range scan
+ * bounded in every key group (tableam/keyindex.c) knows which byte range
+ * of each file it will read through.  Fetched into the disk cache, such a
+ * read-ahead may take no more than the cache keeps until it is used (an
+ * eighth of it), so a small cache makes batches small, scans serial and
+ * the requests many.  Staged, the bytes wait in memory
+ * (forst.batch_lookup_memory) instead: the ranges are sorted by file and
  * offset, neighbours less than a gap apart are fetched by one ranged GET,
- * all GETs of a batch run in parallel, and an SST reader's read that lies
- * within a staged range is served from it (the stage sits between the
- * reader's window and the disk cache: sst_readers.c).
+ * all GETs of a fetch run in parallel, and an SST reader's read that lies
+ * within a staged range is served from it (the stage sits above the
+ * reader's read window and the disk cache: sst_readers.c).
  *
  * Correctness does not depend on it: SST objects never change once
  * written, so staged bytes are the object's bytes; a read the stage does
@@ -35,6 +38,7 @@ typedef struct ForstStageFetch
 {
 	uint64		bytes;			/* bytes staged (gaps included) */
 	int			requests;		/* ranged GETs sent */
+	uint64		generation;		/* names this fetch's stage (never 0) */
 } ForstStageFetch;
 
 /*
@@ -48,6 +52,13 @@ extern void forst_stage_fetch(const RelFileNode *rnode,
 
 /* Drops what is staged, giving its memory back. */
 extern void forst_stage_reset(void);
+
+/*
+ * Drops what is staged if it is still what the fetch that returned
+ * generation staged (a later fetch replaced it otherwise): for a scan
+ * that ends before its transaction does.
+ */
+extern void forst_stage_release(uint64 generation);
 
 /* Reads served from the stage since start-up. */
 extern uint64 forst_stage_hits(void);

@@ -43,6 +43,7 @@
 #include "am/ddl/rekey.h"
 #include "am/read/cursor.h"
 #include "am/read/prefetch.h"
+#include "am/read/stage.h"
 #include "am/write/onconflict.h"
 
 PG_FUNCTION_INFO_V1(forst_key_handler);
@@ -59,6 +60,7 @@ typedef struct KeyScanState
 	int			kg;				/* the one key group, or -1 for all */
 	bool		point;			/* equality on every key column */
 	bool		returned;		/* a row was returned going forward */
+	uint64		staged;			/* the stage this scan fetched, or 0 */
 
 	/*
 	 * Backward scans (max(), ORDER BY ... DESC: PostgreSQL plans them for
@@ -202,6 +204,9 @@ close_cursors(KeyScanState *st)
 		pfree(st->has_row);
 	st->cursors = NULL;
 	st->has_row = NULL;
+	/* the bytes staged for this scan are of no use after it */
+	forst_stage_release(st->staged);
+	st->staged = 0;
 }
 
 /*
@@ -404,11 +409,11 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 		first = 0;
 		last = info->max_key_groups - 1;
 	}
-	/* on S3: the first blocks of all key groups' ranges, in parallel */
+	/* on S3: the key groups' ranges, or where they start, in parallel */
 	if (last > first)
-		forst_prefetch_scan_starts(heap, first, last,
-								   fst_slice(st->lo.data, st->lo.len),
-								   fst_slice(st->hi.data, st->hi.len));
+		st->staged = forst_prefetch_scan(heap, first, last,
+										 fst_slice(st->lo.data, st->lo.len),
+										 fst_slice(st->hi.data, st->hi.len));
 	st->cursors = palloc(sizeof(ForstCursor *) * (last - first + 1));
 	st->has_row = palloc0(sizeof(bool) * (last - first + 1));
 	for (kg = first; kg <= last; kg++)
