@@ -66,7 +66,8 @@
 # (the 5,000 events from 90% of the stream, whose windows are mostly still
 # open) runs again under EXPLAIN ANALYZE and is rolled back; the object
 # store requests it made, divided by its conflicting keys, say what one
-# read of an existing key costs.
+# read of an existing key costs (its plan, with the batch lookups'
+# counters, goes to the statements file).
 #
 # Results: bench/results/pipeline-large-STAMP.tsv (one line per mode),
 # -samples.tsv and -mem.tsv (over time), -statements.txt, .md (report with
@@ -344,6 +345,8 @@ probe_upsert()
 	         GROUP BY 1, 2
 	        ON CONFLICT (window_start, auction) DO UPDATE SET bids = s.bids + excluded.bids" -c "ROLLBACK")
 	b=$(store_requests)
+	# the plan with the batch lookups' counters, for the statements file
+	printf '## mode %s: the probe'"'"'s EXPLAIN ANALYZE\n%s\n\n' "$mode" "$out" >>"$STMTS"
 	printf '%s\n' "$out" | python3 -c '
 import re, sys
 t = sys.stdin.read()

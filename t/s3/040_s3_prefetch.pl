@@ -15,7 +15,8 @@
 #    takes a handful of coalesced GETs instead of one per read window, and
 #    answers as the heap twin does, also after writes in memtables, with
 #    a batch upsert staging in the same transaction, and for a scan that
-#    stops early (LIMIT).
+#    stops early (LIMIT); a nested loop's rescans of one range reuse what
+#    it staged.
 use strict;
 use warnings;
 
@@ -150,6 +151,19 @@ for my $mode ('off', 'on')
 cmp_ok($gets{off}, '>=', 200, "without prefetch, the scan reads window by window ($gets{off} GETs)");
 cmp_ok($gets{on} * 10, '<', $gets{off},
 	"with prefetch, its ranges come held in memory by few GETs ($gets{on})");
+
+# a nested loop scanning the same range again for each outer row keeps
+# what it staged: four rescans cost about the GETs of one scan
+my $rescans = q{SELECT g, x.* FROM generate_series(1, 4) g,
+  LATERAL (SELECT count(*), md5(string_agg(v, ',' ORDER BY k)) FROM %s WHERE k BETWEEN 5001 AND 24000 + g * 0) x
+  ORDER BY g};
+fresh();
+is($node->safe_psql('postgres', 'SET enable_seqscan = off; ' . sprintf($rescans, 'f')),
+	$node->safe_psql('postgres', sprintf($rescans, 'h')),
+	'four rescans of the wide range: the heap twin\'s answers');
+my $rescan_gets = $node->safe_psql('postgres', 'SELECT store_get_range FROM forst.stats');
+cmp_ok($rescan_gets, '<', 2 * $gets{on},
+	"the rescans keep the staged ranges ($rescan_gets GETs for four scans, $gets{on} for one)");
 
 # the same scan again with rows in memtables over the files, then with a
 # batch upsert staging its own blocks in the same transaction between two

@@ -123,6 +123,21 @@ stage_add(const char *okey, uint64 offset, uint64 len, char *data)
 	f->n++;
 }
 
+static const char *stage_find(const char *okey, uint64 offset, size_t len);
+
+/* Whether every want lies within one staged range. */
+static bool
+stage_covers(const Want *wants, int n)
+{
+	if (stage_nfiles == 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (wants[i].len > 0 &&
+			stage_find(wants[i].okey, wants[i].offset, (size_t) wants[i].len) == NULL)
+			return false;
+	return true;
+}
+
 void
 forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 				  int n, ForstStageFetch *out)
@@ -136,16 +151,19 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 	FstError	err;
 	FstCode		rc;
 	MemoryContext old;
+	MemoryContext tmp;
 
 	memset(out, 0, sizeof(*out));
-	forst_stage_reset();
 	if (n <= 0 || limit == 0)
+	{
+		forst_stage_reset();
 		return;
-	if (stage_cxt == NULL)
-		stage_cxt = AllocSetContextCreate(TopMemoryContext, "forst stage",
-										  ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(stage_cxt);
+	}
 
+	/* the wants and runs live in a context of this call, the bytes in ours */
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "forst stage fetch",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
 	wants = palloc(sizeof(Want) * n);
 	for (int i = 0; i < n; i++)
 	{
@@ -161,6 +179,20 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 		wants[i].offset = ranges[i].offset;
 		wants[i].len = Min(ranges[i].len, wants[i].object_size - Min(ranges[i].offset, wants[i].object_size));
 	}
+
+	/* what is staged holds all of it already (a rescan): keep it */
+	if (stage_covers(wants, n))
+	{
+		out->generation = stage_generation;
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(tmp);
+		return;
+	}
+	forst_stage_reset();
+	if (stage_cxt == NULL)
+		stage_cxt = AllocSetContextCreate(TopMemoryContext, "forst stage",
+										  ALLOCSET_DEFAULT_SIZES);
+
 	qsort(wants, n, sizeof(Want), want_cmp);
 
 	/* runs: neighbours of one object less than a gap apart, coalesced */
@@ -204,16 +236,18 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 		r->len = w->len;
 	}
 	for (int i = 0; i < nruns; i++)
-		runs[i].buf = palloc(runs[i].len);
-	MemoryContextSwitchTo(old);
+		runs[i].buf = MemoryContextAlloc(stage_cxt, runs[i].len);
 
 	rc = fst_objstore_get_ranges(forst_objstore(), runs, nruns, &err);
+	MemoryContextSwitchTo(old);
 	if (rc == FST_INTERRUPTED)
 	{
+		MemoryContextDelete(tmp);
 		forst_stage_reset();
 		CHECK_FOR_INTERRUPTS();
 		return;
 	}
+	old = MemoryContextSwitchTo(stage_cxt);
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = FORST_KEY_LEN;
@@ -229,9 +263,11 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 		stage_add(runs[i].key, runs[i].offset, runs[i].got, runs[i].buf);
 		out->bytes += runs[i].got;
 	}
+	MemoryContextSwitchTo(old);
 	out->requests = nruns;
 	stage_generation = ++stage_fetches;
 	out->generation = stage_generation;
+	MemoryContextDelete(tmp);
 }
 
 /* The staged bytes [offset, offset + len) of okey, or NULL. */

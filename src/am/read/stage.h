@@ -43,8 +43,9 @@ typedef struct ForstStageFetch
 
 /*
  * Drops what is staged and fetches ranges (of rnode's files) into the
- * stage, coalesced, in parallel.  Errors of the store are not raised (see
- * above); a cancel is.
+ * stage, coalesced, in parallel; or keeps what is staged if it holds every
+ * range already (a scan started again over the same range).  Errors of the
+ * store are not raised (see above); a cancel is.
  */
 extern void forst_stage_fetch(const RelFileNode *rnode,
 							  const ForstPrefetchRange *ranges, int n,

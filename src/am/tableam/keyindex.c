@@ -204,9 +204,6 @@ close_cursors(KeyScanState *st)
 		pfree(st->has_row);
 	st->cursors = NULL;
 	st->has_row = NULL;
-	/* the bytes staged for this scan are of no use after it */
-	forst_stage_release(st->staged);
-	st->staged = 0;
 }
 
 /*
@@ -409,11 +406,20 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 		first = 0;
 		last = info->max_key_groups - 1;
 	}
-	/* on S3: the key groups' ranges, or where they start, in parallel */
+	/*
+	 * on S3: the key groups' ranges, or where they start, in parallel (a
+	 * rescan over the same range keeps what it staged before)
+	 */
 	if (last > first)
-		st->staged = forst_prefetch_scan(heap, first, last,
-										 fst_slice(st->lo.data, st->lo.len),
-										 fst_slice(st->hi.data, st->hi.len));
+	{
+		uint64		staged = forst_prefetch_scan(heap, first, last,
+												 fst_slice(st->lo.data, st->lo.len),
+												 fst_slice(st->hi.data, st->hi.len));
+
+		if (staged != st->staged)
+			forst_stage_release(st->staged);
+		st->staged = staged;
+	}
 	st->cursors = palloc(sizeof(ForstCursor *) * (last - first + 1));
 	st->has_row = palloc0(sizeof(bool) * (last - first + 1));
 	for (kg = first; kg <= last; kg++)
@@ -554,6 +560,8 @@ fkey_endscan(IndexScanDesc scan)
 	 * statement's memory context.
 	 */
 	close_cursors(st);
+	/* the bytes staged for this scan are of no use after it */
+	forst_stage_release(st->staged);
 	if (st->rev)
 		pfree(st->rev);
 	pfree(st->lo.data);
