@@ -104,6 +104,38 @@ SELECT forst.attach('ck', :c1, as_table => 'ck_m', key_groups => '[0,10)', into_
 SELECT forst.attach('ck', :c1, as_table => 'ck_lo', key_groups => '[100,128)', into_existing => true);
 SELECT count(*) FROM pg_class WHERE relname = 'ck_x';
 
+-- expiry settings come along: the TTL column, TTL and watermark the
+-- source had at the checkpoint, not those it has now
+SET TimeZone = 'UTC';
+CREATE TABLE ex (k int, w timestamptz, v text, PRIMARY KEY (k, w)) USING forst;
+INSERT INTO ex SELECT k, timestamptz '2100-01-01' + h * interval '1 hour', 'v'
+  FROM generate_series(1, 20) k, generate_series(0, 9) h;
+SELECT forst.set_ttl('ex', 'w', '2 days 03:00:00.5');
+SELECT forst.advance_watermark('ex', '2100-01-01 03:30:00.123456');
+CREATE TABLE ex_nottl (k int, w timestamp, PRIMARY KEY (k, w)) USING forst;
+SELECT forst.set_ttl('ex_nottl', 'w', NULL);
+CREATE TABLE ex_none (k int PRIMARY KEY, v text) USING forst;
+SELECT forst.checkpoint() AS c3 \gset
+SELECT forst.advance_watermark('ex', '2100-01-01 06:00:00');
+SELECT t->>'name' AS name, t->'watermark_us' AS watermark_us, t->'expiry' AS expiry
+  FROM jsonb_array_elements(forst.checkpoint_read(:c3)->'tables') t
+ WHERE t->>'name' LIKE 'public.ex%' ORDER BY 1;
+SELECT forst.attach('ex', :c3, as_table => 'ex_c3');
+SELECT forst.attach('ex_nottl', :c3, as_table => 'ex_nottl_c3');
+SELECT forst.attach('ex_none', :c3, as_table => 'ex_none_c3');
+SELECT r AS tbl, e.ttl_column, e.ttl, e.watermark
+  FROM unnest(ARRAY['ex', 'ex_c3', 'ex_nottl_c3', 'ex_none_c3']::regclass[]) r,
+       forst.table_expiry(r) e;
+SELECT (SELECT count(*) FROM ex) AS source_rows, (SELECT count(*) FROM ex_c3) AS attached_rows,
+       (SELECT min(w) FROM ex_c3) AS first_window;
+-- merged into an existing table, the table keeps its own settings
+CREATE TABLE ex_m (k int, w timestamptz, v text, PRIMARY KEY (k, w)) USING forst;
+SELECT forst.attach('ex', :c3, as_table => 'ex_m', into_existing => true);
+SELECT ttl_column, ttl, watermark FROM forst.table_expiry('ex_m');
+SELECT count(*) AS merged_rows FROM ex_m;
+DROP TABLE ex, ex_c3, ex_nottl, ex_nottl_c3, ex_none, ex_none_c3, ex_m;
+RESET TimeZone;
+
 -- savepoints: a copy that outlives the source and its checkpoints
 SELECT forst.savepoint('sp-1') LIKE '%/savepoints/sp-1' AS savepoint_taken;
 CREATE TEMP TABLE sp_expected AS

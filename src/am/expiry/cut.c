@@ -23,6 +23,8 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -32,6 +34,8 @@
 
 /* Columns of forst.expiry (as in expiry.c). */
 #define Anum_expiry_relid		1
+#define Anum_expiry_attnum		2
+#define Anum_expiry_ttl			3
 #define Anum_expiry_watermark	4
 
 /* what the restoring backend and the worker share (a DSM segment) */
@@ -77,6 +81,12 @@ forst_expiry_watermarks_at(Snapshot snap)
 		d = heap_getattr(tup, Anum_expiry_watermark, RelationGetDescr(crel), &isnull);
 		w->has_watermark = !isnull;
 		w->watermark = isnull ? 0 : DatumGetTimestampTz(d);
+		d = heap_getattr(tup, Anum_expiry_attnum, RelationGetDescr(crel), &isnull);
+		w->attnum = isnull ? InvalidAttrNumber : DatumGetInt16(d);
+		d = heap_getattr(tup, Anum_expiry_ttl, RelationGetDescr(crel), &isnull);
+		w->has_ttl = !isnull;
+		if (!isnull)
+			w->ttl = *DatumGetIntervalP(d);
 		out = lappend(out, w);
 	}
 	systable_endscan(scan);
@@ -92,14 +102,30 @@ forst_expiry_append_watermark(StringInfo buf, List *watermarks, Oid relid)
 	foreach(lc, watermarks)
 	{
 		ForstWatermark *w = lfirst(lc);
+		char	   *column;
 
-		if (w->relid == relid && w->has_watermark)
-		{
+		if (w->relid != relid)
+			continue;
+		if (w->has_watermark)
 			appendStringInfo(buf, "\"watermark_us\":" INT64_FORMAT, (int64) w->watermark);
+		else
+			appendStringInfoString(buf, "\"watermark_us\":null");
+		column = w->attnum > 0 ? get_attname(relid, w->attnum, true) : NULL;
+		if (column == NULL)
+		{
+			appendStringInfoString(buf, ",\"expiry\":null");
 			return;
 		}
+		appendStringInfoString(buf, ",\"expiry\":{\"column\":");
+		escape_json(buf, column);
+		if (w->has_ttl)
+			appendStringInfo(buf, ",\"ttl_days\":%d,\"ttl_us\":" INT64_FORMAT "}",
+							 w->ttl.day, (int64) w->ttl.time);
+		else
+			appendStringInfoString(buf, ",\"ttl_days\":null,\"ttl_us\":null}");
+		return;
 	}
-	appendStringInfoString(buf, "\"watermark_us\":null");
+	appendStringInfoString(buf, "\"watermark_us\":null,\"expiry\":null");
 }
 
 /* ---------------------------------------------------------------------- */

@@ -33,15 +33,19 @@
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "utils/snapshot.h"
+#include "datatype/timestamp.h"
 #include "utils/timestamp.h"
 
-/* A table's watermark: at a cut, or to return to. */
+/* A table's watermark: at a cut, or to return to; and its TTL settings. */
 typedef struct ForstWatermark
 {
 	Oid			relid;
 	Oid			relfilenode;	/* for a reset: the table it was recorded for */
 	bool		has_watermark;	/* false: NULL (none) */
 	TimestampTz watermark;
+	AttrNumber	attnum;			/* the TTL column (0 for a reset) */
+	bool		has_ttl;		/* false: NULL (none) */
+	Interval	ttl;
 } ForstWatermark;
 
 /*
@@ -61,9 +65,12 @@ extern List *forst_expiry_watermarks_at(Snapshot snap);
 extern void forst_expiry_reset_watermarks(List *resets);
 
 /*
- * Appends "watermark_us": relid's watermark in watermarks (a list from
- * forst_expiry_watermarks_at), in PostgreSQL's microseconds, or null: the
- * member of a checkpoint's table.
+ * Appends the members of a checkpoint's table that hold relid's expiry
+ * settings in watermarks (a list from forst_expiry_watermarks_at):
+ * "watermark_us", in PostgreSQL's microseconds since 2000-01-01 UTC, or
+ * null; and "expiry": {"column": the TTL column's name, "ttl_days",
+ * "ttl_us": the TTL's day and time parts, or null}, or null when the table
+ * has no TTL column.  forst.attach sets them on the table it creates.
  */
 extern void forst_expiry_append_watermark(StringInfo buf, List *watermarks,
 										  Oid relid);
