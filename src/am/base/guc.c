@@ -54,7 +54,7 @@ static const struct config_enum_entry mixed_durability_options[] = {
 int			forst_target_file_size_kb = 64 * 1024;
 bool		forst_scan_prefetch = true;
 bool		forst_batch_lookups = true;
-int			forst_batch_lookup_rows = 1024;
+int			forst_batch_lookup_rows = 8192;
 int			forst_batch_lookup_memory_kb = 16384;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = -1;
@@ -291,7 +291,7 @@ forst_define_gucs(void)
 							"(forst.batch_lookups).",
 							"A batch also ends when its rows take work_mem.",
 							&forst_batch_lookup_rows,
-							1024, 1, 65536,
+							8192, 1, 65536,
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
