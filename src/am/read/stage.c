@@ -24,11 +24,15 @@
 #include "store/objstore.h"
 
 /*
- * Blocks of one file less than STAGE_GAP apart are fetched by one request,
- * gap included, as long as the request stays under STAGE_RUN_MAX and the
- * stage under forst.batch_lookup_memory.
+ * Ranges of one file that overlap or touch are fetched by one request.
+ * Then neighbours less than STAGE_GAP_MAX apart are joined, the smallest
+ * gap first, as long as the gaps fit in what forst.batch_lookup_memory
+ * leaves and a request stays under STAGE_RUN_MAX: each join saves a
+ * request for the gap's bytes, and against an object store a request
+ * costs more than that many bytes (its latency and the server's work per
+ * request), so the cheapest joins are the ones worth making.
  */
-#define STAGE_GAP		(16 * 1024)
+#define STAGE_GAP_MAX	(128 * 1024)
 #define STAGE_RUN_MAX	(1024 * 1024)
 
 typedef struct StagedRange
@@ -138,6 +142,87 @@ stage_covers(const Want *wants, int n)
 	return true;
 }
 
+/* A gap between runs[i] and runs[i + 1] of one object. */
+typedef struct Gap
+{
+	uint64		len;
+	int			i;
+} Gap;
+
+static int
+gap_cmp(const void *a, const void *b)
+{
+	const Gap  *x = a;
+	const Gap  *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->i - y->i;
+}
+
+/*
+ * Joins neighbouring runs (sorted by object and offset, apart) across the
+ * smallest gaps first while the gaps' bytes fit in spare (see above), and
+ * returns how many runs are left, compacted in place.  A group of joined
+ * runs is contiguous: first_of[] holds its first run at its last, last_of[]
+ * its last at its first.
+ */
+static int
+join_gaps(FstObjRange *runs, int nruns, uint64 spare)
+{
+	Gap		   *gaps;
+	int		   *first_of;
+	int		   *last_of;
+	int			ngaps = 0,
+				out = 0;
+
+	if (nruns < 2)
+		return nruns;
+	gaps = palloc(sizeof(Gap) * (nruns - 1));
+	first_of = palloc(sizeof(int) * nruns);
+	last_of = palloc(sizeof(int) * nruns);
+	for (int i = 0; i < nruns; i++)
+	{
+		first_of[i] = last_of[i] = i;
+		if (i + 1 < nruns && strcmp(runs[i].key, runs[i + 1].key) == 0)
+		{
+			uint64		len = runs[i + 1].offset - (runs[i].offset + runs[i].len);
+
+			if (len <= STAGE_GAP_MAX && len <= spare)
+			{
+				gaps[ngaps].len = len;
+				gaps[ngaps].i = i;
+				ngaps++;
+			}
+		}
+	}
+	qsort(gaps, ngaps, sizeof(Gap), gap_cmp);
+	for (int g = 0; g < ngaps && gaps[g].len <= spare; g++)
+	{
+		int			a = first_of[gaps[g].i];
+		int			b = last_of[gaps[g].i + 1];
+
+		if (runs[b].offset + runs[b].len - runs[a].offset > STAGE_RUN_MAX)
+			continue;
+		spare -= gaps[g].len;
+		last_of[a] = b;
+		first_of[b] = a;
+	}
+	for (int i = 0; i < nruns; i = last_of[i] + 1)
+	{
+		int			b = last_of[i];
+		uint64		end = runs[b].offset + runs[b].len;
+
+		runs[out] = runs[i];
+		runs[out].len = end - runs[i].offset;
+		out++;
+	}
+	pfree(gaps);
+	pfree(first_of);
+	pfree(last_of);
+	return out;
+}
+
 void
 forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 				  int n, ForstStageFetch *out)
@@ -195,7 +280,7 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 
 	qsort(wants, n, sizeof(Want), want_cmp);
 
-	/* runs: neighbours of one object less than a gap apart, coalesced */
+	/* runs: what overlaps or touches in one object, within the limit */
 	runs = palloc0(sizeof(FstObjRange) * n);
 	for (int i = 0; i < n; i++)
 	{
@@ -205,7 +290,7 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 		if (w->len == 0)
 			continue;
 		if (r != NULL && strcmp(r->key, w->okey) == 0 &&
-			w->offset <= r->offset + r->len + STAGE_GAP)
+			w->offset <= r->offset + r->len)
 		{
 			uint64		end = Max(r->offset + r->len, w->offset + w->len);
 			uint64		grow = end - (r->offset + r->len);
@@ -216,16 +301,11 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 				r->len = end - r->offset;
 				continue;
 			}
-			if (w->offset < r->offset + r->len)
-			{
-				/* overlaps a run that may not grow: fetch only the rest */
-				uint64		start = r->offset + r->len;
-
-				if (w->offset + w->len <= start)
-					continue;
-				w->len = w->offset + w->len - start;
-				w->offset = start;
-			}
+			/* a run that may not grow: fetch only the rest */
+			if (w->offset + w->len <= r->offset + r->len)
+				continue;
+			w->len = w->offset + w->len - (r->offset + r->len);
+			w->offset = r->offset + r->len;
 		}
 		if (total + w->len > limit)
 			continue;
@@ -235,6 +315,7 @@ forst_stage_fetch(const RelFileNode *rnode, const ForstPrefetchRange *ranges,
 		r->offset = w->offset;
 		r->len = w->len;
 	}
+	nruns = join_gaps(runs, nruns, limit - total);
 	for (int i = 0; i < nruns; i++)
 		runs[i].buf = MemoryContextAlloc(stage_cxt, runs[i].len);
 

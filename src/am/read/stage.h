@@ -14,8 +14,9 @@
  * eighth of it), so a small cache makes batches small, scans serial and
  * the requests many.  Staged, the bytes wait in memory
  * (forst.batch_lookup_memory) instead: the ranges are sorted by file and
- * offset, neighbours less than a gap apart are fetched by one ranged GET,
- * all GETs of a fetch run in parallel, and an SST reader's read that lies
+ * offset, neighbours are fetched by one ranged GET across the smallest gaps
+ * first as far as the memory allows, all GETs of a fetch run in parallel,
+ * and an SST reader's read that lies
  * within a staged range is served from it (the stage sits above the
  * reader's read window and the disk cache: sst_readers.c).
  *
