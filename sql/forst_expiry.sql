@@ -120,6 +120,35 @@ SELECT forst.advance_watermark('t', '2024-06-02');
 PREPARE TRANSACTION 'p';
 SELECT * FROM t;
 
+-- a range over a table whose TTL column is its first key column starts at
+-- the cutoff: the same rows as reading through the expired ones, and no
+-- expired rows' blocks read once they are in SST files
+CREATE TABLE lead (w timestamptz, k int, v text, PRIMARY KEY (w, k)) USING forst;
+INSERT INTO lead SELECT timestamptz '2100-01-01 00:00+00' + h * interval '1 hour', k, repeat('x', 40)
+  FROM generate_series(0, 9) h, generate_series(1, 2000) k;
+SELECT forst.set_ttl('lead', 'w', NULL);
+SELECT forst.advance_watermark('lead', '2100-01-01 05:00+00');
+SELECT forst.checkpoint() > 0 AS flushed;
+SET enable_seqscan = off;
+SET TimeZone = 'UTC';
+SELECT count(*), min(w), max(w) FROM lead WHERE w <= '2100-01-01 08:00+00';
+SELECT count(*), min(w) FROM lead WHERE w >= '2100-01-01 02:00+00';
+SELECT count(*) FROM lead WHERE w < '2100-01-01 05:00+00';
+SELECT count(*) FROM lead WHERE w <= '2100-01-01 05:00+00';
+SELECT w, k FROM lead ORDER BY w, k LIMIT 1;
+SELECT w, k FROM lead WHERE w <= '2100-01-01 07:00+00' ORDER BY w DESC, k DESC LIMIT 1;
+SELECT count(*) FROM lead WHERE k = 7;
+-- blocks read: as many as for the live range stated outright
+SELECT forst.stats_reset();
+SELECT count(*) FROM lead WHERE w BETWEEN '2100-01-01 05:00+00' AND '2100-01-01 06:00+00';
+SELECT block_cache_hits + block_cache_misses AS live_reads FROM forst.stats \gset
+SELECT forst.stats_reset();
+SELECT count(*) FROM lead WHERE w <= '2100-01-01 06:00+00';
+SELECT block_cache_hits + block_cache_misses <= :live_reads + 10 AS no_expired_blocks_read FROM forst.stats;
+RESET enable_seqscan;
+RESET TimeZone;
+DROP TABLE lead;
+
 DROP TABLE w, s, t, heap_t;
 -- the settings of dropped tables go with them
 SELECT count(*) FROM forst.expiry;

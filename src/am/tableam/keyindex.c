@@ -41,6 +41,7 @@
 #include "am/tableam/tableam.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/rekey.h"
+#include "am/expiry/expiry.h"
 #include "am/read/cursor.h"
 #include "am/read/prefetch.h"
 #include "am/read/stage.h"
@@ -256,6 +257,40 @@ arg_for_column(ScanKey key, Oid coltype, Datum *out)
 }
 
 /* Computes st->lo/hi/kg/empty from the scan keys. */
+/*
+ * A range over a table whose TTL column is its first key column starts at
+ * the expiry cutoff: every key below it belongs to an expired row, which
+ * no read returns (expiry/expiry.h), so the scan need not read through
+ * what compaction has not removed yet.  A streaming job's emission of
+ * closed windows ("window_start <= watermark") then reads the windows
+ * still live, not every window since the last compaction.
+ */
+static void
+skip_expired(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
+{
+	ForstExpiry x;
+	Datum		cutoff;
+	StringInfoData b;
+
+	forst_expiry_get(scan->heapRelation, &x);
+	if (!x.active || x.attnum != info->keyattrs[0])
+		return;
+	cutoff = Int64GetDatum(x.cutoff);	/* timestamp or timestamptz */
+	initStringInfo(&b);
+	forst_key_encode_prefix(info->codec, 1, &cutoff, &b, NULL);
+	if (st->lo.len == 0 ||
+		fst_slice_cmp(fst_slice(b.data, b.len), fst_slice(st->lo.data, st->lo.len)) > 0)
+	{
+		resetStringInfo(&st->lo);
+		appendBinaryStringInfo(&st->lo, b.data, b.len);
+		if (st->hi.len > 0 &&
+			fst_slice_cmp(fst_slice(st->lo.data, st->lo.len),
+						  fst_slice(st->hi.data, st->hi.len)) >= 0)
+			st->empty = true;
+	}
+	pfree(b.data);
+}
+
 static void
 plan_range(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
 {
@@ -362,6 +397,8 @@ plan_range(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
 			pfree(b.data);
 		}
 	}
+	if (neq == 0 && !st->empty)
+		skip_expired(scan, info, st);
 }
 
 static void
