@@ -115,6 +115,10 @@ SELECT forst.advance_watermark('ex', '2100-01-01 03:30:00.123456');
 CREATE TABLE ex_nottl (k int, w timestamp, PRIMARY KEY (k, w)) USING forst;
 SELECT forst.set_ttl('ex_nottl', 'w', NULL);
 CREATE TABLE ex_none (k int PRIMARY KEY, v text) USING forst;
+-- a dropped TTL column expires nothing: nothing to carry over
+CREATE TABLE ex_drop (k int PRIMARY KEY, x timestamptz) USING forst;
+SELECT forst.set_ttl('ex_drop', 'x', '1 day');
+ALTER TABLE ex_drop DROP COLUMN x;
 SELECT forst.checkpoint() AS c3 \gset
 SELECT forst.advance_watermark('ex', '2100-01-01 06:00:00');
 SELECT t->>'name' AS name, t->'watermark_us' AS watermark_us, t->'expiry' AS expiry
@@ -123,8 +127,9 @@ SELECT t->>'name' AS name, t->'watermark_us' AS watermark_us, t->'expiry' AS exp
 SELECT forst.attach('ex', :c3, as_table => 'ex_c3');
 SELECT forst.attach('ex_nottl', :c3, as_table => 'ex_nottl_c3');
 SELECT forst.attach('ex_none', :c3, as_table => 'ex_none_c3');
+SELECT forst.attach('ex_drop', :c3, as_table => 'ex_drop_c3');
 SELECT r AS tbl, e.ttl_column, e.ttl, e.watermark
-  FROM unnest(ARRAY['ex', 'ex_c3', 'ex_nottl_c3', 'ex_none_c3']::regclass[]) r,
+  FROM unnest(ARRAY['ex', 'ex_c3', 'ex_nottl_c3', 'ex_none_c3', 'ex_drop_c3']::regclass[]) r,
        forst.table_expiry(r) e;
 SELECT (SELECT count(*) FROM ex) AS source_rows, (SELECT count(*) FROM ex_c3) AS attached_rows,
        (SELECT min(w) FROM ex_c3) AS first_window;
@@ -133,7 +138,7 @@ CREATE TABLE ex_m (k int, w timestamptz, v text, PRIMARY KEY (k, w)) USING forst
 SELECT forst.attach('ex', :c3, as_table => 'ex_m', into_existing => true);
 SELECT ttl_column, ttl, watermark FROM forst.table_expiry('ex_m');
 SELECT count(*) AS merged_rows FROM ex_m;
-DROP TABLE ex, ex_c3, ex_nottl, ex_nottl_c3, ex_none, ex_none_c3, ex_m;
+DROP TABLE ex, ex_c3, ex_nottl, ex_nottl_c3, ex_none, ex_none_c3, ex_drop, ex_drop_c3, ex_m;
 RESET TimeZone;
 
 -- savepoints: a copy that outlives the source and its checkpoints

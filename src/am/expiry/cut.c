@@ -12,6 +12,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -24,7 +25,6 @@
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/json.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -94,6 +94,27 @@ forst_expiry_watermarks_at(Snapshot snap)
 	return out;
 }
 
+/* The name of relid's column attnum, or NULL if it is dropped or absent. */
+static char *
+live_attname(Oid relid, AttrNumber attnum)
+{
+	HeapTuple	tp;
+	char	   *name = NULL;
+
+	if (attnum <= 0)
+		return NULL;
+	tp = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(attnum));
+	if (HeapTupleIsValid(tp))
+	{
+		Form_pg_attribute att = (Form_pg_attribute) GETSTRUCT(tp);
+
+		if (!att->attisdropped)
+			name = pstrdup(NameStr(att->attname));
+		ReleaseSysCache(tp);
+	}
+	return name;
+}
+
 void
 forst_expiry_append_watermark(StringInfo buf, List *watermarks, Oid relid)
 {
@@ -110,7 +131,8 @@ forst_expiry_append_watermark(StringInfo buf, List *watermarks, Oid relid)
 			appendStringInfo(buf, "\"watermark_us\":" INT64_FORMAT, (int64) w->watermark);
 		else
 			appendStringInfoString(buf, "\"watermark_us\":null");
-		column = w->attnum > 0 ? get_attname(relid, w->attnum, true) : NULL;
+		/* a dropped TTL column expires nothing (expiry.h): none to carry */
+		column = live_attname(relid, w->attnum);
 		if (column == NULL)
 		{
 			appendStringInfoString(buf, ",\"expiry\":null");

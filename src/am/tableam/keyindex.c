@@ -256,7 +256,6 @@ arg_for_column(ScanKey key, Oid coltype, Datum *out)
 	return false;
 }
 
-/* Computes st->lo/hi/kg/empty from the scan keys. */
 /*
  * A range over a table whose TTL column is its first key column starts at
  * the expiry cutoff: every key below it belongs to an expired row, which
@@ -291,6 +290,7 @@ skip_expired(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
 	pfree(b.data);
 }
 
+/* Computes st->lo/hi/kg/empty from the scan keys. */
 static void
 plan_range(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
 {
