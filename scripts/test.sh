@@ -452,7 +452,7 @@ s3_server_tests()
 	# shellcheck disable=SC2086
 	s3_regress s3-regress8 "$dir/regress8.conf" $S3_REGRESS_DEFAULT
 
-	log "s3: prove t/002_wal_crash.pl t/007_flush_compact.pl t/013_checkpoint_restore.pl t/014_gc_under_load.pl t/033_checkpoint_durable.pl t/s3/*.pl with forst.remote_dir on S3"
+	log "s3: prove t/002_wal_crash.pl t/007_flush_compact.pl t/013_checkpoint_restore.pl t/014_gc_under_load.pl t/033_checkpoint_durable.pl t/034_compaction_memory.pl t/s3/*.pl with forst.remote_dir on S3"
 	# shellcheck disable=SC2046  # file names without blanks
 	run_logged "$logs/s3-tap.log" in_work env HOME="$work" PATH="$user_path" \
 		TESTDIR="$work/tap_s3" PG_REGRESS="$pg_regress" \
@@ -461,7 +461,7 @@ s3_server_tests()
 		FORST_FAULT_PROXY="$work/scripts/s3-fault-proxy.py" \
 		S3_ENDPOINT="$S3_ENDPOINT" S3_BUCKET="$S3_BUCKET" \
 		AWS_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" AWS_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
-		prove -I "$pgxs_dir/src/test/perl" -I . --verbose t/002_wal_crash.pl t/007_flush_compact.pl t/013_checkpoint_restore.pl t/014_gc_under_load.pl t/033_checkpoint_durable.pl $(cd "$work" && ls t/s3/*.pl)
+		prove -I "$pgxs_dir/src/test/perl" -I . --verbose t/002_wal_crash.pl t/007_flush_compact.pl t/013_checkpoint_restore.pl t/014_gc_under_load.pl t/033_checkpoint_durable.pl t/034_compaction_memory.pl $(cd "$work" && ls t/s3/*.pl)
 	tp=$(count '^ *ok [0-9]+' "$logs/s3-tap.log")
 	tf=$(count '^ *not ok [0-9]+' "$logs/s3-tap.log")
 	if [ "$rc" -ne 0 ]; then

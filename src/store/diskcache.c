@@ -409,6 +409,46 @@ fst_diskcache_admit(FstDiskCache *cache, const char *key, const void *data,
 	return FST_OK;
 }
 
+FstCode
+fst_diskcache_admit_source(FstDiskCache *cache, const char *key,
+						   const FstPutSource *src, FstError *err)
+{
+	size_t		keylen = key ? strlen(key) : 0;
+	uint64		hash;
+	uint64		cs;
+	uint64		ch,
+				n;
+	char	   *chunk;
+	FstCode		code = FST_OK;
+
+	if (keylen == 0 || keylen > DC_KEY_MAX || src == NULL)
+		return fst_error(err, FST_INVALID_ARGUMENT,
+						 "cannot admit: bad key or source");
+	if (src->len == 0)
+		return FST_OK;
+	hash = dc_hash_key(key, keylen);
+	cs = cache->opt.chunk_size ? cache->opt.chunk_size : src->len;
+	if (cs > (uint64) SIZE_MAX)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	chunk = fst_malloc((size_t) Min(cs, src->len));
+	if (chunk == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	n = (src->len + cs - 1) / cs;
+	/* in order, as fst_diskcache_admit does */
+	for (ch = 0; ch < n && code == FST_OK; ch++)
+	{
+		uint64		start = ch * cs;
+		size_t		len = (size_t) Min(cs, src->len - start);
+
+		code = src->read(src->arg, start, chunk, len, err);
+		if (code == FST_OK)
+			(void) dc_write_entry(cache, key, keylen, hash, src->len, ch,
+								  chunk, len);
+	}
+	fst_free(chunk);
+	return code;
+}
+
 void
 fst_diskcache_evict_key(FstDiskCache *cache, const char *key)
 {

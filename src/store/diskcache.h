@@ -274,6 +274,10 @@ extern void fst_range_source_cached_admit_all(FstRangeSource *cached);
 extern FstCode fst_diskcache_admit(FstDiskCache *cache, const char *key,
 								   const void *data, size_t len,
 								   FstError *err);
+/* The same for a body read from src in pieces of one chunk. */
+extern FstCode fst_diskcache_admit_source(FstDiskCache *cache, const char *key,
+										  const FstPutSource *src,
+										  FstError *err);
 
 /*
  * Whole-object read from the cache alone (no origin): small immutable

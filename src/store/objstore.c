@@ -385,6 +385,65 @@ fst_objstore_put_if_absent(FstObjStore *store, const char *key,
 	return count(store, FST_OBJ_OP_PUT_IF_ABSENT, code);
 }
 
+static FstCode
+memory_source_read(void *arg, uint64 offset, char *buf, size_t n,
+				   FstError *err)
+{
+	memcpy(buf, (const char *) arg + offset, n);
+	return FST_OK;
+}
+
+void
+fst_put_source_memory(FstPutSource *src, const void *data, size_t len)
+{
+	src->len = len;
+	src->read = memory_source_read;
+	src->arg = (void *) (data ? data : "");
+}
+
+/* The whole body of src in memory, for a backend that cannot stream it. */
+static FstCode
+put_source_whole(FstObjStore *store, const char *key, const FstPutSource *src,
+				 FstError *err)
+{
+	char	   *data;
+	FstCode		code;
+
+	if (src->len > (uint64) SIZE_MAX)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	data = fst_malloc(src->len ? (size_t) src->len : 1);
+	if (data == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	code = src->len ? src->read(src->arg, 0, data, (size_t) src->len, err) : FST_OK;
+	if (code == FST_OK)
+		code = store->ops->put_if_absent(store, key, data, (size_t) src->len, err);
+	fst_free(data);
+	return code;
+}
+
+FstCode
+fst_objstore_put_if_absent_source(FstObjStore *store, const char *key,
+								  const FstPutSource *src, FstError *err)
+{
+	FstCode		code;
+
+	fst_error_clear(err);
+	store->op_start_usec = now_usec();
+	code = fst_objstore_validate_key(key, err);
+	if (code == FST_OK && (src == NULL || (src->read == NULL && src->len > 0)))
+		code = fst_error(err, FST_INVALID_ARGUMENT, "no source for put");
+	if (code == FST_OK)
+	{
+		if (store->ops->put_if_absent_source != NULL)
+			code = store->ops->put_if_absent_source(store, key, src, err);
+		else
+			code = put_source_whole(store, key, src, err);
+	}
+	if (code == FST_OK)
+		store->stats.bytes_written += src->len;
+	return count(store, FST_OBJ_OP_PUT_IF_ABSENT, code);
+}
+
 FstCode
 fst_objstore_get(FstObjStore *store, const char *key, FstBuf *out,
 				 FstError *err)

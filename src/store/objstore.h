@@ -157,6 +157,22 @@ typedef struct FstObjStats
 typedef struct FstObjStore FstObjStore;
 
 /*
+ * The body of a put read piece by piece, so that an object larger than the
+ * memory its writer may use (a compaction's output, spooled to a local
+ * file) can be stored: len bytes, read(arg, offset, buf, n) fills buf with
+ * the n bytes at offset (offset + n <= len), or fails with a code and a
+ * message.  Backends may read a piece more than once (a digest pass, a
+ * retried request), in any order.
+ */
+typedef struct FstPutSource
+{
+	uint64		len;
+	FstCode		(*read) (void *arg, uint64 offset, char *buf, size_t n,
+						 FstError *err);
+	void	   *arg;
+} FstPutSource;
+
+/*
  * The backend vtable.  Keys, prefixes and arguments have been validated by
  * the wrappers; err is never NULL and has been cleared; out-parameters are
  * initialized as the wrappers document.  Backends may ignore the stats.
@@ -170,6 +186,14 @@ typedef struct FstObjStoreOps
 	FstCode		(*put_if_absent) (FstObjStore *store, const char *key,
 								  const void *data, size_t len,
 								  FstError *err);
+	/*
+	 * Optional: put_if_absent of a body read from src in pieces, in
+	 * memory bounded by the backend, not by src->len (NULL: the wrapper
+	 * reads the body into memory and calls put_if_absent).
+	 */
+	FstCode		(*put_if_absent_source) (FstObjStore *store, const char *key,
+										 const FstPutSource *src,
+										 FstError *err);
 	FstCode		(*get) (FstObjStore *store, const char *key, FstBuf *out,
 						FstError *err);
 	FstCode		(*get_range) (FstObjStore *store, const char *key,
@@ -239,6 +263,18 @@ extern FstCode fst_objstore_put(FstObjStore *store, const char *key,
 extern FstCode fst_objstore_put_if_absent(FstObjStore *store, const char *key,
 										  const void *data, size_t len,
 										  FstError *err);
+/*
+ * put_if_absent of a body read from src in pieces (see FstPutSource): the
+ * file backend copies it through a fixed buffer, s3 streams it in one PUT
+ * (after a pass that computes its digests).  Counted as a put_if_absent.
+ */
+extern FstCode fst_objstore_put_if_absent_source(FstObjStore *store,
+												 const char *key,
+												 const FstPutSource *src,
+												 FstError *err);
+/* A source over len bytes at data (which must outlive its use). */
+extern void fst_put_source_memory(FstPutSource *src, const void *data,
+								  size_t len);
 
 /* out must be initialized (fst_buf_init); its contents are replaced. */
 extern FstCode fst_objstore_get(FstObjStore *store, const char *key,

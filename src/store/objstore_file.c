@@ -198,13 +198,43 @@ make_parents(const char *path, size_t rootlen, FstError *err)
 	return FST_OK;
 }
 
+/* The piece size in which a source's body is copied to a file. */
+#define COPY_CHUNK (256 * 1024)
+
+/* Writes the body of src to fd (a new file named path). */
+static FstCode
+write_source(int fd, const FstPutSource *src, const char *path, FstError *err)
+{
+	char	   *chunk;
+	uint64		off = 0;
+	FstCode		code = FST_OK;
+
+	if (src->len == 0)
+		return FST_OK;
+	chunk = fst_malloc((size_t) Min(src->len, (uint64) COPY_CHUNK));
+	if (chunk == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	while (code == FST_OK && off < src->len)
+	{
+		size_t		n = (size_t) Min(src->len - off, (uint64) COPY_CHUNK);
+
+		code = src->read(src->arg, off, chunk, n, err);
+		if (code == FST_OK)
+			code = write_all(fd, chunk, n, path, err);
+		off += n;
+	}
+	fst_free(chunk);
+	return code;
+}
+
 /*
- * Write data to a new temporary file next to path (creating directories as
- * needed), fsync and close it.  On success tmp holds its name.
+ * Write the body of src to a new temporary file next to path (creating
+ * directories as needed), fsync and close it.  On success tmp holds its
+ * name.  A body in memory is written at once, any other through a buffer.
  */
 static FstCode
-write_temp(const FileStore *fs, const char *path, const void *data,
-		   size_t len, char *tmp, FstError *err)
+write_temp(const FileStore *fs, const char *path, const FstPutSource *src,
+		   const void *data, char *tmp, FstError *err)
 {
 	size_t		dlen = dir_len(path);
 	int			fd;
@@ -229,7 +259,10 @@ write_temp(const FileStore *fs, const char *path, const void *data,
 		return fst_objstore_errno(err, errno, "could not create \"%s\"", tmp);
 	}
 
-	code = write_all(fd, data, len, tmp, err);
+	if (data != NULL)
+		code = write_all(fd, data, (size_t) src->len, tmp, err);
+	else
+		code = write_source(fd, src, tmp, err);
 	if (code == FST_OK && fsync_retry(fd) < 0)
 		code = fst_objstore_errno(err, errno, "could not fsync \"%s\"", tmp);
 	if (close(fd) < 0 && code == FST_OK)
@@ -286,8 +319,11 @@ file_put(FstObjStore *store, const char *key, const void *data, size_t len,
 	char		tmp[FILE_PATH_MAX];
 	FstCode		code;
 
+	FstPutSource src;
+
 	object_path(fs, key, path);
-	code = write_temp(fs, path, data, len, tmp, err);
+	fst_put_source_memory(&src, data, len);
+	code = write_temp(fs, path, &src, data ? data : "", tmp, err);
 	if (code != FST_OK)
 		return code;
 	if (rename(tmp, path) < 0)
@@ -305,9 +341,10 @@ file_put(FstObjStore *store, const char *key, const void *data, size_t len,
 	return fsync_dir(path, dir_len(path), err);
 }
 
+/* put_if_absent of src's body, from data when it is in memory there */
 static FstCode
-file_put_if_absent(FstObjStore *store, const char *key, const void *data,
-				   size_t len, FstError *err)
+put_if_absent_common(FstObjStore *store, const char *key,
+					 const FstPutSource *src, const void *data, FstError *err)
 {
 	FileStore  *fs = (FileStore *) store;
 	char		path[FILE_PATH_MAX];
@@ -323,7 +360,7 @@ file_put_if_absent(FstObjStore *store, const char *key, const void *data,
 		return fst_error(err, FST_ALREADY_EXISTS,
 						 "object \"%s\" already exists", key);
 
-	code = write_temp(fs, path, data, len, tmp, err);
+	code = write_temp(fs, path, src, data, tmp, err);
 	if (code != FST_OK)
 		return code;
 	save = (link(tmp, path) < 0) ? errno : 0;
@@ -341,6 +378,23 @@ file_put_if_absent(FstObjStore *store, const char *key, const void *data,
 		return fst_objstore_errno(err, save, "could not link \"%s\" to \"%s\"",
 								  tmp, path);
 	return fsync_dir(path, dir_len(path), err);
+}
+
+static FstCode
+file_put_if_absent(FstObjStore *store, const char *key, const void *data,
+				   size_t len, FstError *err)
+{
+	FstPutSource src;
+
+	fst_put_source_memory(&src, data, len);
+	return put_if_absent_common(store, key, &src, data ? data : "", err);
+}
+
+static FstCode
+file_put_if_absent_source(FstObjStore *store, const char *key,
+						  const FstPutSource *src, FstError *err)
+{
+	return put_if_absent_common(store, key, src, NULL, err);
 }
 
 static FstCode
@@ -537,6 +591,7 @@ static const FstObjStoreOps file_ops = {
 	.name = "file",
 	.put = file_put,
 	.put_if_absent = file_put_if_absent,
+	.put_if_absent_source = file_put_if_absent_source,
 	.get = file_get,
 	.get_range = file_get_range,
 	.head = file_head,

@@ -41,6 +41,9 @@
 
 #include "s3_internal.h"
 
+/* the piece in which a body read from a source is digested */
+#define SOURCE_CHUNK (256 * 1024)
+
 #define LIST_MAX_EMPTY_PAGES 1000
 #define DELETE_HEAD \
 	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>" \
@@ -151,11 +154,12 @@ conditional_refused(S3Store *s, const char *what, FstError *err)
 
 static FstCode
 put_single(S3Store *s, const char *key, const char *full, const void *data,
-		   size_t len, bool if_absent, FstError *err)
+		   size_t len, const FstPutSource *src, bool if_absent, FstError *err)
 {
 	char		what[128];
 	char		md5b64[MD5_B64_LEN];
 	char		md5hex[MD5_HEX_LEN];
+	char		sha256[FST_SHA256_HEX_LEN + 1];
 	char		writer_id[2 * WRITER_ID_BYTES + 1];
 	FstSigV4Pair h[4];
 	int			nh = 0;
@@ -164,7 +168,18 @@ put_single(S3Store *s, const char *key, const char *full, const void *data,
 	FstCode		code;
 
 	s3_describe(what, sizeof(what), if_absent ? "PUT (if absent)" : "PUT", key);
-	fst_md5_base64_hex(data, len, md5b64, md5hex);
+	if (src != NULL)
+	{
+		/* one pass for the digests, then the body again as it is sent */
+		code = fst_body_digests(src, SOURCE_CHUNK, sha256, md5b64, md5hex, err);
+		if (code != FST_OK)
+			return code;
+		len = (size_t) src->len;
+		req.body_src = src;
+		req.body_sha256 = sha256;
+	}
+	else
+		fst_md5_base64_hex(data, len, md5b64, md5hex);
 	h[nh++] = (FstSigV4Pair) {"Content-Type", "application/octet-stream"};
 	h[nh++] = (FstSigV4Pair) {"Content-MD5", md5b64};
 	if (if_absent)
@@ -234,7 +249,7 @@ put_common(FstObjStore *store, const char *key, const void *data, size_t len,
 	else if (!if_absent && (uint64) len >= s->multipart_threshold && len > 0)
 		code = s3_put_multipart(s, key, full, data, len, err);
 	else
-		code = put_single(s, key, full, data, len, if_absent, err);
+		code = put_single(s, key, full, data, len, NULL, if_absent, err);
 	fst_free(full);
 	return code;
 }
@@ -251,6 +266,32 @@ s3_put_if_absent(FstObjStore *store, const char *key, const void *data,
 				 size_t len, FstError *err)
 {
 	return put_common(store, key, data, len, true, err);
+}
+
+/*
+ * A body read in pieces: one PUT with If-None-Match, like put_if_absent,
+ * its digests computed in a first pass over the source and the body read
+ * again as curl sends it, so that memory stays at a piece or two whatever
+ * the object's size.
+ */
+static FstCode
+s3_put_if_absent_source(FstObjStore *store, const char *key,
+						const FstPutSource *src, FstError *err)
+{
+	S3Store    *s = (S3Store *) store;
+	char	   *full;
+	FstCode		code;
+
+	if (src->len > (UINT64CONST(5) << 30))
+		return fst_error(err, FST_NOT_SUPPORTED,
+						 "s3 create-if-absent of " UINT64_FORMAT " bytes: at most 5 GiB",
+						 src->len);
+	full = s3_full_key(s, key);
+	if (full == NULL)
+		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	code = put_single(s, key, full, NULL, 0, src, true, err);
+	fst_free(full);
+	return code;
 }
 
 /* ---- GET, HEAD --------------------------------------------------------- */
@@ -656,6 +697,7 @@ const FstObjStoreOps s3_store_ops = {
 	.name = "s3",
 	.put = s3_put,
 	.put_if_absent = s3_put_if_absent,
+	.put_if_absent_source = s3_put_if_absent_source,
 	.get = s3_get,
 	.get_range = s3_get_range,
 	.head = s3_head,

@@ -47,6 +47,8 @@ struct S3Attempt
 	bool		enough;			/* out_buf full from a 200 reply: stop */
 	bool		overflow;		/* more bytes than out_buf holds */
 	bool		interrupted;	/* the progress callback said stop */
+	bool		body_failed;	/* body_src could not be read: body_err */
+	FstError	body_err;
 };
 
 typedef struct S3Attempt Xfer;
@@ -255,7 +257,17 @@ read_cb(char *buf, size_t size, size_t nitems, void *arg)
 	Xfer	   *x = arg;
 	size_t		n = Min(size * nitems, x->req->body_len - x->upload_pos);
 
-	if (n > 0)
+	if (n > 0 && x->req->body_src != NULL)
+	{
+		const FstPutSource *src = x->req->body_src;
+
+		if (src->read(src->arg, x->upload_pos, buf, n, &x->body_err) != FST_OK)
+		{
+			x->body_failed = true;
+			return CURL_READFUNC_ABORT;
+		}
+	}
+	else if (n > 0)
 		memcpy(buf, x->req->body + x->upload_pos, n);
 	x->upload_pos += n;
 	return n;
@@ -541,6 +553,12 @@ s3_attempt_finish(S3Attempt *xp, int curl_code, FstError *err)
 	s3_attempt_free(xp);
 	if (rc == CURLE_WRITE_ERROR && x.enough)
 		rc = CURLE_OK;
+	if (rc != CURLE_OK && x.body_failed)
+	{
+		/* the body's own source failed: sending it again would too */
+		fst_error(err, x.body_err.code, "%s: %s", what, x.body_err.msg);
+		return ATTEMPT_FAIL;
+	}
 	if (rc != CURLE_OK)
 	{
 		const char *detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);

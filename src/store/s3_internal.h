@@ -69,6 +69,8 @@ typedef struct S3Request
 	int			nheaders;
 	const char *body;			/* PUT/POST body */
 	size_t		body_len;
+	const FstPutSource *body_src;	/* a PUT body read in pieces instead
+									 * (body_len its length; body NULL) */
 	const char *body_sha256;	/* hex; NULL: computed here */
 
 	/* where the body of a 2xx reply goes (neither: discarded) */

@@ -83,6 +83,49 @@ fst_md5_base64_hex(const void *data, size_t len, char *b64, char *hex)
 	hex_encode(md, sizeof(md), hex);
 }
 
+FstCode
+fst_body_digests(const FstPutSource *src, size_t chunk, char *sha256_hex,
+				 char *md5_b64, char *md5_hex, FstError *err)
+{
+	EVP_MD_CTX *sha = EVP_MD_CTX_new();
+	EVP_MD_CTX *md5 = EVP_MD_CTX_new();
+	char	   *buf = fst_malloc(chunk);
+	uint64		off = 0;
+	uint8		sha_md[32];
+	uint8		md5_md[16];
+	unsigned int outlen;
+	FstCode		code = FST_OK;
+
+	if (sha == NULL || md5 == NULL || buf == NULL ||
+		!EVP_DigestInit_ex(sha, EVP_sha256(), NULL) ||
+		!EVP_DigestInit_ex(md5, EVP_md5(), NULL))
+		code = fst_error(err, FST_NO_MEMORY, "out of memory");
+	while (code == FST_OK && off < src->len)
+	{
+		size_t		n = (size_t) Min(src->len - off, (uint64) chunk);
+
+		code = src->read(src->arg, off, buf, n, err);
+		if (code == FST_OK &&
+			(!EVP_DigestUpdate(sha, buf, n) || !EVP_DigestUpdate(md5, buf, n)))
+			code = fst_error(err, FST_NO_MEMORY, "out of memory");
+		off += n;
+	}
+	if (code == FST_OK &&
+		(!EVP_DigestFinal_ex(sha, sha_md, &outlen) ||
+		 !EVP_DigestFinal_ex(md5, md5_md, &outlen)))
+		code = fst_error(err, FST_NO_MEMORY, "out of memory");
+	if (code == FST_OK)
+	{
+		hex_encode(sha_md, sizeof(sha_md), sha256_hex);
+		EVP_EncodeBlock((unsigned char *) md5_b64, md5_md, sizeof(md5_md));
+		hex_encode(md5_md, sizeof(md5_md), md5_hex);
+	}
+	EVP_MD_CTX_free(sha);
+	EVP_MD_CTX_free(md5);
+	fst_free(buf);
+	return code;
+}
+
 void
 fst_sigv4_amz_date(int64 t, char *out)
 {

@@ -27,6 +27,7 @@
 #define FST_SIGV4_H
 
 #include "fst_common.h"
+#include "objstore.h"
 
 #define FST_SHA256_HEX_LEN	64	/* hex digits of a SHA-256, excluding NUL */
 #define FST_AMZ_DATE_LEN	16	/* "YYYYMMDDTHHMMSSZ" */
@@ -78,6 +79,15 @@ extern void fst_md5_hex(const void *data, size_t len, char *out);
  */
 extern void fst_md5_base64_hex(const void *data, size_t len, char *b64,
 							   char *hex);
+
+/*
+ * The SHA-256 (hex, as x-amz-content-sha256 wants it) and the MD5 (base64
+ * and hex) of a body read from src in pieces of at most chunk bytes, in
+ * one pass through a buffer of that size.
+ */
+extern FstCode fst_body_digests(const FstPutSource *src, size_t chunk,
+								char *sha256_hex, char *md5_b64,
+								char *md5_hex, FstError *err);
 
 /* "YYYYMMDDTHHMMSSZ" of t (UTC) into out[FST_AMZ_DATE_LEN + 1]. */
 extern void fst_sigv4_amz_date(int64 t, char *out);

@@ -7,6 +7,7 @@
  */
 #include "sst_testutil.h"
 #include "diskcache.h"
+#include "source_testutil.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -615,6 +616,21 @@ FST_TEST(diskcache_admit_and_evict_key)
 	fst_range_close(src);
 	/* bad arguments */
 	CHECK(fst_diskcache_admit(c, "", a, 1, &err) == FST_INVALID_ARGUMENT);
+	/* admitted from a source, a chunk at a time: reads hit as above */
+	{
+		TestSource	t;
+
+		test_source_init(&t, a, len);
+		CHECK_OK(fst_diskcache_admit_source(c, "t/s.sst", &t.src, &err), &err);
+		CHECK(t.largest <= chunk);
+		CHECK_EQ_INT(t.reads, (int) ((len + chunk - 1) / chunk));
+		src = dc_source(c, "t/s.sst", a, len, &origin, &err);
+		CHECK(src != NULL);
+		CHECK(read_check(src, a, 0, len, &err));
+		CHECK_EQ_INT(origin->reads, 0);
+		fst_range_close(src);
+		CHECK(fst_diskcache_admit_source(c, "", &t.src, &err) == FST_INVALID_ARGUMENT);
+	}
 	fst_diskcache_close(c);
 
 	/* evict_key also deletes entries this process never indexed */

@@ -6,6 +6,7 @@
  */
 #include "unit.h"
 #include "objstore.h"
+#include "source_testutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -364,6 +365,56 @@ FST_TEST(objstore_put_if_absent)
 	CHECK(fst_objstore_put_if_absent(store, "m/e", "x", 1, &err) == FST_ALREADY_EXISTS);
 	CHECK(fst_objstore_stats(store)->already_exists == 2);
 	CHECK(fst_objstore_stats(store)->errors[FST_OBJ_OP_PUT_IF_ABSENT] == 0);
+	fst_buf_free(&b);
+	fst_objstore_close(store);
+}
+
+/*
+ * A body read from a source in pieces: stored whole, through a buffer
+ * smaller than the body, once; a failing source leaves nothing.
+ */
+FST_TEST(objstore_put_if_absent_source)
+{
+	char		root[512];
+	FstObjStore *store;
+	FstError	err;
+	FstBuf		b;
+	TestSource	t;
+	uint64		len = 3 * 256 * 1024 + 4321;
+	char	   *body = test_source_body(len, 7);
+	FstObjInfo	info;
+
+	if (!open_store("ifabsent_source", &store, root, sizeof(root)))
+	{
+		free(body);
+		return;
+	}
+	fst_buf_init(&b);
+	test_source_init(&t, body, len);
+	CHECK_OK(fst_objstore_put_if_absent_source(store, "s/big", &t.src, &err), &err);
+	CHECK(t.reads >= 4);
+	CHECK(t.largest <= 256 * 1024);
+	CHECK_OK(fst_objstore_get(store, "s/big", &b, &err), &err);
+	CHECK(buf_is(&b, body, len));
+	CHECK(fst_objstore_stats(store)->bytes_written == len);
+	/* taken: refused without reading the body */
+	test_source_init(&t, "other", 5);
+	CHECK(fst_objstore_put_if_absent_source(store, "s/big", &t.src, &err) == FST_ALREADY_EXISTS);
+	CHECK(t.reads == 0);
+	CHECK_OK(fst_objstore_get(store, "s/big", &b, &err), &err);
+	CHECK(buf_is(&b, body, len));
+	/* a source that fails half way: its error, and no object */
+	test_source_init(&t, body, len);
+	t.fail_at = len / 2;
+	CHECK(fst_objstore_put_if_absent_source(store, "s/half", &t.src, &err) == FST_IO_ERROR);
+	CHECK_MSG(strstr(err.msg, "test source fails") != NULL, "%s", err.msg);
+	CHECK(fst_objstore_head(store, "s/half", &info, &err) == FST_NOT_FOUND);
+	/* an empty body */
+	test_source_init(&t, NULL, 0);
+	CHECK_OK(fst_objstore_put_if_absent_source(store, "s/empty", &t.src, &err), &err);
+	CHECK_OK(fst_objstore_head(store, "s/empty", &info, &err), &err);
+	CHECK(info.size == 0);
+	free(body);
 	fst_buf_free(&b);
 	fst_objstore_close(store);
 }

@@ -69,6 +69,7 @@
 #include "am/wal/wal.h"
 #include "am/read/mvcc.h"
 #include "am/keys/tid.h"
+#include "am/objects/spool.h"
 #include "am/read/sst_readers.h"
 #include "am/read/shared_blocks.h"
 #include "lsm/merge_iter.h"
@@ -147,8 +148,7 @@ typedef struct OutputCtx
 {
 	RelFileNode rnode;
 	ForstTableShared *ts;		/* file ids come from its counter */
-	FstBuf		buf;
-	FstBufSink	sink;
+	ForstSpool	spool;			/* the output being built */
 	TimestampTz started;		/* for forst.compaction_rate_limit */
 	uint64		written;		/* bytes uploaded so far */
 } OutputCtx;
@@ -204,9 +204,8 @@ out_open(void *arg, uint64 *file_id, FstWriteSink **sink, FstError *err)
 		if (rc != FST_OK)
 			return rc;
 	}
-	fst_buf_reset(&o->buf);
-	fst_buf_sink_init(&o->sink, &o->buf);
-	*sink = &o->sink.base;
+	forst_spool_reset(&o->spool);
+	*sink = &o->spool.sink;
 	return FST_OK;
 }
 
@@ -215,18 +214,20 @@ out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
 {
 	OutputCtx  *o = arg;
 	char		key[FORST_KEY_LEN];
+	const FstPutSource *src;
 	FstCode		rc;
 
-	if (o->buf.oom)
-		return fst_error(err, FST_NO_MEMORY, "out of memory");
+	rc = forst_spool_source(&o->spool, &src, err);
+	if (rc != FST_OK)
+		return rc;
 	forst_sst_object_key(&o->rnode, file_id, key, sizeof(key));
 	/* never replaces an object: taken since out_open, the compaction fails */
-	rc = fst_objstore_put_if_absent(forst_objstore(), key, o->buf.data, o->buf.len, err);
+	rc = fst_objstore_put_if_absent_source(forst_objstore(), key, src, err);
 	if (rc == FST_OK)
 	{
-		forst_cache_admit(key, o->buf.data, o->buf.len);
-		forst_stats_add(FS_COMPACTION_BYTES_WRITTEN, o->buf.len);
-		o->written += o->buf.len;
+		forst_cache_admit_source(key, src);
+		forst_stats_add(FS_COMPACTION_BYTES_WRITTEN, src->len);
+		o->written += src->len;
 		compaction_throttle(o);
 	}
 	return rc;
@@ -374,7 +375,8 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	out.rnode = rnode;
 	out.ts = ts;
 	out.started = GetCurrentTimestamp();
-	fst_buf_init(&out.buf);
+	if (!pick.trivial_move)
+		forst_spool_begin(&out.spool);
 
 	mc.horizon = GetOldestNonRemovableTransactionId(NULL);
 	mc.expiry = expiry;
@@ -396,9 +398,9 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	rc = fst_compaction_job_run(&job, &edit, &err);
 	dctx_rows = job.expired_rows;
 	dctx_bytes = job.expired_bytes;
-	fst_buf_free(&out.buf);
 	if (!pick.trivial_move)
 	{
+		forst_spool_end(&out.spool);
 		gone = palloc(sizeof(uint64) * Max(pick.ninputs[0] + pick.ninputs[1], 1));
 		/* the inputs are read for the last time here */
 		for (s = 0; s < 2; s++)

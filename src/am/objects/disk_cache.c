@@ -202,6 +202,16 @@ forst_cache_admit(const char *key, const void *data, size_t len)
 }
 
 void
+forst_cache_admit_source(const char *key, const FstPutSource *src)
+{
+	FstDiskCache *c = forst_disk_cache();
+	FstError	err;
+
+	if (c != NULL)
+		(void) fst_diskcache_admit_source(c, key, src, &err);
+}
+
+void
 forst_cache_rebuild(void)
 {
 	FstDiskCache *c = forst_disk_cache();

@@ -38,6 +38,8 @@ extern uint64 forst_cache_chunk_bytes(void);
 
 /* Write-through of a file just uploaded (never fails). */
 extern void forst_cache_admit(const char *key, const void *data, size_t len);
+/* The same for a body read in pieces (objects/spool.h). */
+extern void forst_cache_admit_source(const char *key, const FstPutSource *src);
 
 /* In the flush worker at start: fill the index from the directory. */
 extern void forst_cache_rebuild(void);
