@@ -19,7 +19,9 @@
  * never expiring), so that compaction can later drop a wholly expired file
  * without reading it.
  *
- * The SST is uploaded under a file id no object has (an SST left by an
+ * The SST is built through a bounded buffer into a temporary file
+ * (objects/spool.h), as compactions build theirs, and uploaded from it
+ * under a file id no object has (an SST left by an
  * earlier failed attempt, or another writer's, is never replaced), then
  * the next manifest version (previous
  * files + the new one at level 0) create-if-absent, then, under the
@@ -46,6 +48,7 @@
 #include "am/objects/disk_cache.h"
 #include "am/expiry/expiry.h"
 #include "am/flush/flush.h"
+#include "am/objects/spool.h"
 #include "lsm/flush_build.h"
 #include "am/base/stats.h"
 #include "am/objects/store.h"
@@ -94,13 +97,12 @@ flush_ttl(void *arg, FstSlice payload, int64 *ttl)
  * written uncommitted.
  */
 static FstCode
-flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
+flush_write_sst(FstMemtable *mt, const ForstExpiry *x, ForstSpool *file,
 				FstSstProps *props, uint64 *max_seq, uint32 *pending_lo,
 				uint32 *pending_hi, FstError *err)
 {
 	FlushRules	fr;
 	FstFlushBuild fb;
-	FstBufSink	sink;
 	FstCode		rc;
 
 	fr.horizon = GetOldestNonRemovableTransactionId(NULL);
@@ -112,8 +114,7 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, FstBuf *file,
 	fb.frozen = flush_frozen;
 	fb.ttl = x->attnum > 0 ? flush_ttl : NULL;
 	fb.arg = &fr;
-	fst_buf_sink_init(&sink, file);
-	rc = fst_flush_build(mt, &fb, &sink.base, props, err);
+	rc = fst_flush_build(mt, &fb, &file->sink, props, err);
 	*max_seq = Max(*max_seq, fb.max_seq);
 	*pending_lo = fb.pending_xid_min;
 	*pending_hi = fb.pending_xid_max;
@@ -129,7 +130,8 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	FstMemtable *mt;
 	FstManifest next;
 	FstManifestEdit edit;
-	FstBuf		file;
+	ForstSpool	file;
+	const FstPutSource *src = NULL;
 	FstSstProps props;
 	FstError	err;
 	FstCode		rc;
@@ -157,7 +159,7 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 
 	/* the SST, under a file id of its own (a compaction may run meanwhile) */
 	file_id = forst_table_new_file_id(ts);
-	fst_buf_init(&file);
+	forst_spool_begin(&file);
 	fst_sst_props_init(&props);
 	/*
 	 * The expiry rule, inside the checkpoint's gate: while a checkpoint
@@ -177,9 +179,11 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	}
 	rc = flush_write_sst(mt, &expiry, &file, &props, &max_seq, &pending_lo,
 						 &pending_hi, &err);
+	if (rc == FST_OK)
+		rc = forst_spool_source(&file, &src, &err);
 	if (rc != FST_OK)
 	{
-		fst_buf_free(&file);
+		forst_spool_end(&file);
 		forst_report(rc, &err, "writing an SST file");
 	}
 	have_file = props.num_entries > 0;
@@ -196,22 +200,22 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 		for (attempt = 0;; attempt++)
 		{
 			forst_sst_object_key(&rnode, file_id, okey, sizeof(okey));
-			rc = fst_objstore_put_if_absent(forst_objstore(), okey, file.data, file.len, &err);
+			rc = fst_objstore_put_if_absent_source(forst_objstore(), okey, src, &err);
 			if (rc != FST_ALREADY_EXISTS || attempt == 1000)
 				break;
 			file_id = forst_table_new_file_id(ts);
 		}
 		if (rc != FST_OK)
 		{
-			fst_buf_free(&file);
+			forst_spool_end(&file);
 			forst_report(rc, &err, psprintf("uploading \"%s\"", okey));
 		}
 		/* fresh output is read soon: admit it to the disk cache */
-		forst_cache_admit(okey, file.data, file.len);
+		forst_cache_admit_source(okey, src);
 		forst_stats_add(FS_FLUSHES, 1);
-		forst_stats_add(FS_FLUSH_BYTES, file.len);
+		forst_stats_add(FS_FLUSH_BYTES, src->len);
 	}
-	fst_buf_free(&file);
+	forst_spool_end(&file);
 
 	/*
 	 * The next manifest version: the current one plus the new file.  The
