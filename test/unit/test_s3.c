@@ -237,37 +237,12 @@ static void
 s3it_put_if_absent_source(void)
 {
 	FstObjStore *store;
-	FstError	err;
-	FstBuf		b;
-	TestSource	t;
-	FstObjInfo	info;
-	uint64		len = 5 * 256 * 1024 + 999;
-	char	   *body = test_source_body(len, 11);
 
 	if (!open_named("ifabsent_source", &store))
-	{
-		free(body);
 		return;
-	}
-	fst_buf_init(&b);
-	test_source_init(&t, body, len);
-	CHECK_OK(fst_objstore_put_if_absent_source(store, "s/big", &t.src, &err), &err);
-	CHECK(t.largest <= 256 * 1024);
-	CHECK_OK(fst_objstore_get(store, "s/big", &b, &err), &err);
-	CHECK(buf_is(&b, body, len));
-	test_source_init(&t, "other", 5);
-	CHECK(fst_objstore_put_if_absent_source(store, "s/big", &t.src, &err) == FST_ALREADY_EXISTS);
-	CHECK_OK(fst_objstore_get(store, "s/big", &b, &err), &err);
-	CHECK(buf_is(&b, body, len));
-	/* fails in the digest pass */
-	test_source_init(&t, body, len);
-	t.fail_at = len / 2;
-	CHECK(fst_objstore_put_if_absent_source(store, "s/half", &t.src, &err) == FST_IO_ERROR);
-	CHECK_MSG(strstr(err.msg, "test source fails") != NULL, "%s", err.msg);
-	CHECK(fst_objstore_head(store, "s/half", &info, &err) == FST_NOT_FOUND);
+	test_source_put_contract(store, 5 * 256 * 1024 + 999, 11);
+	/* the failing source failed in the digest pass, before any request */
 	CHECK(fst_objstore_stats(store)->retries == 0);
-	free(body);
-	fst_buf_free(&b);
 	fst_objstore_close(store);
 }
 
