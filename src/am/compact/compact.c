@@ -414,10 +414,18 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 				forst_sst_reader_forget(&rnode, f->file_id);
 			}
 	}
-	if (rc != FST_OK)
-		forst_report(rc, &err, "compacting SST files");
-
 	fst_compaction_job_free(&job);
+	if (rc != FST_OK)
+	{
+		bool		spooled = !pick.trivial_move;
+
+		fst_compaction_pick_free(&pick);
+		fst_manifest_edit_free(&edit);
+		/* a temporary file's own error as it was (temp_file_limit, say) */
+		if (spooled)
+			forst_spool_raise_error(&out.spool);
+		forst_report(rc, &err, "compacting SST files");
+	}
 	fst_compaction_pick_free(&pick);
 	publish(ts, &edit);
 	/* queries read the outputs now: the inputs' blocks are dead weight */

@@ -184,6 +184,7 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	if (rc != FST_OK)
 	{
 		forst_spool_end(&file);
+		forst_spool_raise_error(&file);
 		forst_report(rc, &err, "writing an SST file");
 	}
 	have_file = props.num_entries > 0;
@@ -208,6 +209,7 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 		if (rc != FST_OK)
 		{
 			forst_spool_end(&file);
+			forst_spool_raise_error(&file);
 			forst_report(rc, &err, psprintf("uploading \"%s\"", okey));
 		}
 		/* fresh output is read soon: admit it to the disk cache */

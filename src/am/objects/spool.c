@@ -24,16 +24,45 @@
 
 #include "am/objects/spool.h"
 
+/*
+ * In PG_CATCH of a file operation: keeps the error in the spool (in the
+ * context the spool was begun in) and clears it.  The caller then returns
+ * a code; the error is raised again, as it was, by forst_spool_raise_error
+ * once the engine has returned, and aborts the transaction then.
+ */
+static void
+spool_catch(ForstSpool *spool, MemoryContext cxt)
+{
+	MemoryContextSwitchTo(spool->cxt);
+	if (spool->error == NULL)
+		spool->error = CopyErrorData();
+	FlushErrorState();
+	MemoryContextSwitchTo(cxt);
+}
+
 /* Writes what the buffer holds to the file. */
 static FstCode
 spool_drain(ForstSpool *spool, FstError *err)
 {
-	int			n;
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int n = -1;
+	volatile bool caught = false;
 
 	if (spool->buffered == 0)
 		return FST_OK;
-	n = FileWrite(spool->file, spool->buf, (int) spool->buffered,
-				  (off_t) spool->in_file, WAIT_EVENT_BUFFILE_WRITE);
+	PG_TRY();
+	{
+		n = FileWrite(spool->file, spool->buf, (int) spool->buffered,
+					  (off_t) spool->in_file, WAIT_EVENT_BUFFILE_WRITE);
+	}
+	PG_CATCH();
+	{
+		spool_catch(spool, cxt);
+		caught = true;
+	}
+	PG_END_TRY();
+	if (caught)
+		return fst_error(err, FST_IO_ERROR, "%s", spool->error->message);
 	if (n != (int) spool->buffered)
 	{
 		if (n >= 0)
@@ -76,15 +105,28 @@ static FstCode
 spool_read(void *arg, uint64 offset, char *buf, size_t n, FstError *err)
 {
 	ForstSpool *spool = arg;
-	int			got;
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int got = -1;
+	volatile bool caught = false;
 
 	if (spool->in_file == 0)
 	{
 		memcpy(buf, spool->buf + offset, n);
 		return FST_OK;
 	}
-	got = FileRead(spool->file, buf, (int) n, (off_t) offset,
-				   WAIT_EVENT_BUFFILE_READ);
+	PG_TRY();
+	{
+		got = FileRead(spool->file, buf, (int) n, (off_t) offset,
+					   WAIT_EVENT_BUFFILE_READ);
+	}
+	PG_CATCH();
+	{
+		spool_catch(spool, cxt);
+		caught = true;
+	}
+	PG_END_TRY();
+	if (caught)
+		return fst_error(err, FST_IO_ERROR, "%s", spool->error->message);
 	if (got != (int) n)
 	{
 		if (got >= 0)
@@ -102,6 +144,7 @@ void
 forst_spool_begin(ForstSpool *spool)
 {
 	memset(spool, 0, sizeof(*spool));
+	spool->cxt = CurrentMemoryContext;
 	spool->sink.append = spool_append;
 	spool->buf = palloc(FORST_SPOOL_BUFFER);
 	spool->file = OpenTemporaryFile(false);
@@ -139,4 +182,20 @@ forst_spool_end(ForstSpool *spool)
 	if (spool->buf != NULL)
 		pfree(spool->buf);
 	spool->buf = NULL;
+}
+
+void
+forst_spool_raise_error(ForstSpool *spool)
+{
+	ErrorData  *e = spool->error;
+
+	if (e == NULL)
+		return;
+	spool->error = NULL;
+	if (e->sqlerrcode == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED && e->hint == NULL)
+		e->hint = pstrdup("forst builds each SST file it writes in a temporary file, up to forst.target_file_size: "
+						  "raise temp_file_limit above that, or lower forst.target_file_size.");
+	if (e->context == NULL)
+		e->context = pstrdup("building an SST file in a temporary file");
+	ReThrowError(e);
 }
