@@ -158,8 +158,8 @@ typedef struct OutputCtx
  * bytes written so far fit the rate (a file is the unit, so the rate holds
  * on average over files, not within one).
  */
-static void
-compaction_throttle(OutputCtx *o)
+static FstCode
+compaction_throttle(OutputCtx *o, FstError *err)
 {
 	long		secs;
 	int			usecs;
@@ -167,7 +167,7 @@ compaction_throttle(OutputCtx *o)
 	double		due;
 
 	if (forst_compaction_rate_limit_kb <= 0)
-		return;
+		return FST_OK;
 	TimestampDifference(o->started, GetCurrentTimestamp(), &secs, &usecs);
 	elapsed = secs + usecs / 1e6;
 	due = (double) o->written / ((double) forst_compaction_rate_limit_kb * 1024.0);
@@ -178,10 +178,13 @@ compaction_throttle(OutputCtx *o)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		/* raised by the caller once the engine has returned, not through it */
+		if (INTERRUPTS_PENDING_CONDITION())
+			return fst_error(err, FST_INTERRUPTED, "interrupted");
 		TimestampDifference(o->started, GetCurrentTimestamp(), &secs, &usecs);
 		elapsed = secs + usecs / 1e6;
 	}
+	return FST_OK;
 }
 
 static FstCode
@@ -228,7 +231,7 @@ out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
 		forst_cache_admit_source(key, src);
 		forst_stats_add(FS_COMPACTION_BYTES_WRITTEN, src->len);
 		o->written += src->len;
-		compaction_throttle(o);
+		rc = compaction_throttle(o, err);
 	}
 	return rc;
 }
@@ -424,6 +427,7 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 		/* a temporary file's own error as it was (temp_file_limit, say) */
 		if (spooled)
 			forst_spool_raise_error(&out.spool);
+		CHECK_FOR_INTERRUPTS();
 		forst_report(rc, &err, "compacting SST files");
 	}
 	fst_compaction_pick_free(&pick);
