@@ -24,44 +24,54 @@
 
 #include "am/objects/spool.h"
 
+/* what spool_file_io returns when the file operation raised an error */
+#define SPOOL_CAUGHT	(-2)
+
 /*
- * In PG_CATCH of a file operation: keeps the error in the spool (in the
- * context the spool was begun in) and clears it.  The caller then returns
- * a code; the error is raised again, as it was, by forst_spool_raise_error
- * once the engine has returned, and aborts the transaction then.
+ * FileWrite (write) or FileRead of n bytes at offset: what it returns, or
+ * SPOOL_CAUGHT if it raised an error.  Such an error is kept in the spool
+ * (in the context the spool was begun in) and cleared; the caller returns
+ * a code, and forst_spool_raise_error raises the error again, as it was,
+ * once the engine has returned, aborting the transaction then.
  */
-static void
-spool_catch(ForstSpool *spool, MemoryContext cxt)
+static int
+spool_file_io(ForstSpool *spool, bool write, char *buf, int n, off_t offset)
 {
-	MemoryContextSwitchTo(spool->cxt);
-	if (spool->error == NULL)
-		spool->error = CopyErrorData();
-	FlushErrorState();
-	MemoryContextSwitchTo(cxt);
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int got = -1;
+	volatile bool caught = false;
+
+	PG_TRY();
+	{
+		if (write)
+			got = FileWrite(spool->file, buf, n, offset, WAIT_EVENT_BUFFILE_WRITE);
+		else
+			got = FileRead(spool->file, buf, n, offset, WAIT_EVENT_BUFFILE_READ);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(spool->cxt);
+		if (spool->error == NULL)
+			spool->error = CopyErrorData();
+		FlushErrorState();
+		MemoryContextSwitchTo(cxt);
+		caught = true;
+	}
+	PG_END_TRY();
+	return caught ? SPOOL_CAUGHT : got;
 }
 
 /* Writes what the buffer holds to the file. */
 static FstCode
 spool_drain(ForstSpool *spool, FstError *err)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile int n = -1;
-	volatile bool caught = false;
+	int			n;
 
 	if (spool->buffered == 0)
 		return FST_OK;
-	PG_TRY();
-	{
-		n = FileWrite(spool->file, spool->buf, (int) spool->buffered,
-					  (off_t) spool->in_file, WAIT_EVENT_BUFFILE_WRITE);
-	}
-	PG_CATCH();
-	{
-		spool_catch(spool, cxt);
-		caught = true;
-	}
-	PG_END_TRY();
-	if (caught)
+	n = spool_file_io(spool, true, spool->buf, (int) spool->buffered,
+					  (off_t) spool->in_file);
+	if (n == SPOOL_CAUGHT)
 		return fst_error(err, FST_IO_ERROR, "%s", spool->error->message);
 	if (n != (int) spool->buffered)
 	{
@@ -105,27 +115,15 @@ static FstCode
 spool_read(void *arg, uint64 offset, char *buf, size_t n, FstError *err)
 {
 	ForstSpool *spool = arg;
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile int got = -1;
-	volatile bool caught = false;
+	int			got;
 
 	if (spool->in_file == 0)
 	{
 		memcpy(buf, spool->buf + offset, n);
 		return FST_OK;
 	}
-	PG_TRY();
-	{
-		got = FileRead(spool->file, buf, (int) n, (off_t) offset,
-					   WAIT_EVENT_BUFFILE_READ);
-	}
-	PG_CATCH();
-	{
-		spool_catch(spool, cxt);
-		caught = true;
-	}
-	PG_END_TRY();
-	if (caught)
+	got = spool_file_io(spool, false, buf, (int) n, (off_t) offset);
+	if (got == SPOOL_CAUGHT)
 		return fst_error(err, FST_IO_ERROR, "%s", spool->error->message);
 	if (got != (int) n)
 	{
