@@ -5,12 +5,14 @@
 #    spread over the table: with batching, the blocks its lookups read come
 #    in parallel batches and the lookups' own reads nearly all hit the disk
 #    cache; without, each is a miss; the table equals a heap twin either way;
+#  - the same for "k = ANY(array)" through the key index (a SELECT);
 #  - EXPLAIN shows the node and what it did; it is not planned for one row,
 #    and it is for an upsert inside a data-modifying WITH;
 #  - under concurrent writers (pgbench: batch upserts with batching on or off
 #    at random, single-row upserts and deletes, each transaction applying
-#    the same change to the forst table and to its heap twin), the two end
-#    equal: batching changes which reads are cached, never an answer;
+#    the same change to the forst table and to its heap twin, and reading
+#    a "k = ANY(array)" of both, which must agree), the two end equal:
+#    batching changes which reads are cached, never an answer;
 #  - with a disk cache too small for a batch (1 MB), the batch's blocks are
 #    held in memory: far fewer GETs, coalesced, the lookups reading them
 #    there; the same answers, also under the concurrent writers.
@@ -119,6 +121,30 @@ cmp_ok($misses{off}, '>=', 1000, "without batching, the lookups miss one by one 
 cmp_ok($misses{on} * 10, '<', $misses{off},
 	"with batching, the lookups' reads hit the disk cache ($misses{on} misses)");
 
+# "k = ANY(array)" through the key index: its lookups' blocks are fetched
+# together in the same way, a chunk of forst.batch_lookup_rows keys at a time
+my $any = q{SELECT count(*), sum(n), md5(string_agg(k || ':' || v || ':' || n, ',' ORDER BY k))
+  FROM %s WHERE k = ANY(ARRAY(SELECT generate_series(3, 56000, 16)))};
+like($node->safe_psql('postgres', 'SET enable_seqscan = off; EXPLAIN (COSTS OFF) ' . sprintf($any, 'f')),
+	qr/Index Scan using f_pkey on f/, 'k = ANY(array) is an index scan of the key');
+my %any_misses;
+for my $mode ('off', 'on')
+{
+	fresh();
+	my $got = $node->safe_psql('postgres',
+		"SET enable_seqscan = off; SET forst.batch_lookups = $mode; SET forst.batch_lookup_rows = 1024; "
+		  . sprintf($any, 'f'));
+	my ($m, $gets) = split /\|/, $node->safe_psql('postgres',
+		'SELECT cache_misses, store_get_range FROM forst.stats');
+	is($got, $node->safe_psql('postgres', sprintf($any, 'h')),
+		"k = ANY(3,500 keys) on a fresh server, batching $mode: the heap twin's answer");
+	$any_misses{$mode} = $m;
+	note("k = ANY, batching $mode: $m misses, $gets ranged GETs");
+}
+cmp_ok($any_misses{off}, '>=', 1000, "k = ANY without batching: lookups miss one by one ($any_misses{off})");
+cmp_ok($any_misses{on} * 10, '<', $any_misses{off},
+	"k = ANY with batching: the lookups' reads hit the disk cache ($any_misses{on} misses)");
+
 # EXPLAIN: the node over the input, with what it did
 $node->safe_psql('postgres', 'SELECT forst.checkpoint()');
 settle();
@@ -184,6 +210,12 @@ DELETE FROM f WHERE k = :one;
 DELETE FROM h WHERE k = :one;
 INSERT INTO f AS t VALUES (:one + 1, 'single', 5) ON CONFLICT (k) DO UPDATE SET n = t.n + 5;
 INSERT INTO h AS t VALUES (:one + 1, 'single', 5) ON CONFLICT (k) DO UPDATE SET n = t.n + 5;
+SET LOCAL enable_seqscan = off;
+SELECT 1 / (SELECT CASE WHEN
+  (SELECT string_agg(k || ':' || n, ',' ORDER BY k) FROM f WHERE k = ANY(ARRAY(SELECT generate_series(:one, :one + 3000, 11))))
+  IS NOT DISTINCT FROM
+  (SELECT string_agg(k || ':' || n, ',' ORDER BY k) FROM h WHERE k = ANY(ARRAY(SELECT generate_series(:one, :one + 3000, 11))))
+  THEN 1 ELSE 0 END) AS "k = ANY answers as the heap twin";
 COMMIT;
 }
 	});

@@ -14,6 +14,15 @@
  * order).  The executor rechecks every qual (xs_recheck), so the range may
  * be wider than the quals: keys this code cannot encode are left to it.
  *
+ * "col = ANY(array)" and IN-lists on key columns (amsearcharray) make a
+ * list of prefixes instead of one: every combination of the arrays'
+ * elements with the other equalities, encoded, sorted in key order and
+ * without duplicates.  The scan reads one prefix's range after the other,
+ * so rows still come in key order; when every key column is fixed, the
+ * lookups' blocks are first fetched together (on s3://, as a batch
+ * upsert's are: read/prefetch.h), a chunk of forst.batch_lookup_rows keys
+ * at a time.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -28,6 +37,7 @@
 #include "miscadmin.h"
 #include "storage/predicate.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/index_selfuncs.h"
 #include "utils/lsyscache.h"
@@ -38,6 +48,7 @@
 #include "am/keys/rel.h"
 #include "am/keys/tid.h"
 #include "am/read/mvcc.h"
+#include "am/tableam/keyscan_plan.h"
 #include "am/tableam/tableam.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/rekey.h"
@@ -55,13 +66,11 @@ typedef struct KeyScanState
 	int			ncursors;
 	bool	   *has_row;
 	bool		started;
-	StringInfoData lo;			/* encoded key range without key group */
-	StringInfoData hi;			/* exclusive; len 0: none */
-	bool		empty;			/* the quals can match nothing */
-	int			kg;				/* the one key group, or -1 for all */
-	bool		point;			/* equality on every key column */
+	ForstKeyRange r;			/* what to read (tableam/keyscan_plan.h) */
 	bool		returned;		/* a row was returned going forward */
 	uint64		staged;			/* the stage this scan fetched, or 0 */
+	int			prefetched;		/* an array scan's prefixes before this
+								 * one were prefetched */
 
 	/*
 	 * Backward scans (max(), ORDER BY ... DESC: PostgreSQL plans them for
@@ -182,11 +191,7 @@ fkey_beginscan(Relation index, int nkeys, int norderbys)
 	KeyScanState *st = palloc0(sizeof(KeyScanState));
 
 	/* a key or two: start small (ON CONFLICT begins a scan per row) */
-	st->lo.maxlen = st->hi.maxlen = 64;
-	st->lo.data = palloc(64);
-	st->hi.data = palloc(64);
-	resetStringInfo(&st->lo);
-	resetStringInfo(&st->hi);
+	forst_keyrange_init(&st->r);
 	scan->opaque = st;
 	return scan;
 }
@@ -207,200 +212,6 @@ close_cursors(KeyScanState *st)
 	st->has_row = NULL;
 }
 
-/*
- * Converts a scan key's argument to the key column's type where the
- * opfamily compares across types (integers).  Returns false when the value
- * cannot be represented (the key is then left to the recheck).
- */
-static bool
-arg_for_column(ScanKey key, Oid coltype, Datum *out)
-{
-	Oid			argtype = OidIsValid(key->sk_subtype) ? key->sk_subtype : coltype;
-	int64		v;
-
-	if (argtype == coltype)
-	{
-		*out = key->sk_argument;
-		return true;
-	}
-	switch (argtype)
-	{
-		case INT2OID:
-			v = DatumGetInt16(key->sk_argument);
-			break;
-		case INT4OID:
-			v = DatumGetInt32(key->sk_argument);
-			break;
-		case INT8OID:
-			v = DatumGetInt64(key->sk_argument);
-			break;
-		default:
-			return false;
-	}
-	switch (coltype)
-	{
-		case INT2OID:
-			if (v < PG_INT16_MIN || v > PG_INT16_MAX)
-				return false;
-			*out = Int16GetDatum((int16) v);
-			return true;
-		case INT4OID:
-			if (v < PG_INT32_MIN || v > PG_INT32_MAX)
-				return false;
-			*out = Int32GetDatum((int32) v);
-			return true;
-		case INT8OID:
-			*out = Int64GetDatum(v);
-			return true;
-	}
-	return false;
-}
-
-/*
- * A range over a table whose TTL column is its first key column starts at
- * the expiry cutoff: every key below it belongs to an expired row, which
- * no read returns (expiry/expiry.h), so the scan need not read through
- * what compaction has not removed yet.  A streaming job's emission of
- * closed windows ("window_start <= watermark") then reads the windows
- * still live, not every window since the last compaction.
- */
-static void
-skip_expired(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
-{
-	ForstExpiry x;
-	Datum		cutoff;
-	StringInfoData b;
-
-	forst_expiry_get(scan->heapRelation, &x);
-	if (!x.active || x.attnum != info->keyattrs[0])
-		return;
-	cutoff = Int64GetDatum(x.cutoff);	/* timestamp or timestamptz */
-	initStringInfo(&b);
-	forst_key_encode_prefix(info->codec, 1, &cutoff, &b, NULL);
-	if (st->lo.len == 0 ||
-		fst_slice_cmp(fst_slice(b.data, b.len), fst_slice(st->lo.data, st->lo.len)) > 0)
-	{
-		resetStringInfo(&st->lo);
-		appendBinaryStringInfo(&st->lo, b.data, b.len);
-		if (st->hi.len > 0 &&
-			fst_slice_cmp(fst_slice(st->lo.data, st->lo.len),
-						  fst_slice(st->hi.data, st->hi.len)) >= 0)
-			st->empty = true;
-	}
-	pfree(b.data);
-}
-
-/* Computes st->lo/hi/kg/empty from the scan keys. */
-static void
-plan_range(IndexScanDesc scan, ForstRelInfo *info, KeyScanState *st)
-{
-	Datum		eq[INDEX_MAX_KEYS];
-	int			neq = 0;
-	int			col;
-	uint16		kg;
-
-	resetStringInfo(&st->lo);
-	resetStringInfo(&st->hi);
-	st->empty = false;
-	st->kg = -1;
-	st->point = false;
-	if (info->codec == NULL)
-		return;
-
-	for (col = 1; col <= info->nkeys; col++)
-	{
-		Oid			coltype = TupleDescAttr(RelationGetDescr(scan->heapRelation),
-											info->keyattrs[col - 1] - 1)->atttypid;
-		bool		found = false;
-		int			i;
-
-		for (i = 0; i < scan->numberOfKeys; i++)
-		{
-			ScanKey		key = &scan->keyData[i];
-
-			if (key->sk_flags & SK_ISNULL)
-			{
-				st->empty = true;	/* key columns are never NULL */
-				return;
-			}
-			if (key->sk_attno == col && key->sk_strategy == BTEqualStrategyNumber &&
-				arg_for_column(key, coltype, &eq[neq]))
-			{
-				found = true;
-				break;
-			}
-		}
-		if (!found)
-			break;
-		neq++;
-	}
-	if (neq > 0)
-	{
-		forst_key_encode_prefix(info->codec, neq, eq, &st->lo, &kg);
-		st->kg = kg;
-		st->point = (neq == info->nkeys);
-		appendBinaryStringInfo(&st->hi, st->lo.data, st->lo.len);
-		if (!forst_key_successor_prefix(&st->hi))
-			resetStringInfo(&st->hi);
-	}
-	else if (scan->numberOfKeys > 0)
-	{
-		/* bounds on the first column only; everything else is rechecked */
-		Oid			coltype = TupleDescAttr(RelationGetDescr(scan->heapRelation),
-											info->keyattrs[0] - 1)->atttypid;
-		int			i;
-
-		for (i = 0; i < scan->numberOfKeys; i++)
-		{
-			ScanKey		key = &scan->keyData[i];
-			Datum		arg;
-			StringInfoData b;
-
-			if (key->sk_attno != 1 || !arg_for_column(key, coltype, &arg))
-				continue;
-			initStringInfo(&b);
-			forst_key_encode_prefix(info->codec, 1, &arg, &b, NULL);
-			switch (key->sk_strategy)
-			{
-				case BTGreaterEqualStrategyNumber:
-				case BTGreaterStrategyNumber:
-					if (key->sk_strategy == BTGreaterStrategyNumber &&
-						!forst_key_successor_prefix(&b))
-					{
-						st->empty = true;
-						return;
-					}
-					if (st->lo.len == 0 ||
-						fst_slice_cmp(fst_slice(b.data, b.len),
-									  fst_slice(st->lo.data, st->lo.len)) > 0)
-					{
-						resetStringInfo(&st->lo);
-						appendBinaryStringInfo(&st->lo, b.data, b.len);
-					}
-					break;
-				case BTLessStrategyNumber:
-				case BTLessEqualStrategyNumber:
-					if (key->sk_strategy == BTLessEqualStrategyNumber &&
-						!forst_key_successor_prefix(&b))
-						break;	/* no upper bound */
-					if (st->hi.len == 0 ||
-						fst_slice_cmp(fst_slice(b.data, b.len),
-									  fst_slice(st->hi.data, st->hi.len)) < 0)
-					{
-						resetStringInfo(&st->hi);
-						appendBinaryStringInfo(&st->hi, b.data, b.len);
-					}
-					break;
-				default:
-					break;
-			}
-			pfree(b.data);
-		}
-	}
-	if (neq == 0 && !st->empty)
-		skip_expired(scan, info, st);
-}
-
 static void
 fkey_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 			int norderbys)
@@ -419,9 +230,47 @@ fkey_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	st->nrev = st->revpos = 0;
 }
 
-/* Opens the cursors of the key groups to read and positions them. */
+/*
+ * Before the first prefix of a chunk of an array scan that fixes every key
+ * column: the blocks the chunk's lookups will read, fetched together where
+ * that pays (read/prefetch.h), as a batch upsert's are.
+ */
 static void
-start_scan(IndexScanDesc scan, KeyScanState *st)
+prefetch_prefixes(Relation heap, KeyScanState *st)
+{
+	int			first = st->r.curprefix;
+	int			n = Min(st->r.nprefixes - first, Max(forst_batch_lookup_rows, 1));
+	FstSlice   *keys;
+	char	   *buf;
+	char	   *p;
+	Size		bytes = 0;
+	int			i;
+
+	st->prefetched = first + n;
+	if (n < 2 || !forst_batch_lookups || !forst_prefetch_possible())
+		return;
+	for (i = 0; i < n; i++)
+		bytes += FST_KG_BYTES + st->r.prefixes[first + i].len;
+	keys = palloc(sizeof(FstSlice) * n);
+	p = buf = palloc_extended(bytes, MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+	{
+		ForstKeyPrefix *k = &st->r.prefixes[first + i];
+
+		/* a user part: the key group, then the user key */
+		fst_put_be16(p, k->kg);
+		memcpy(p + FST_KG_BYTES, k->data, k->len);
+		keys[i] = fst_slice(p, FST_KG_BYTES + k->len);
+		p += FST_KG_BYTES + k->len;
+	}
+	forst_prefetch_keys(heap, keys, n, NULL);
+	pfree(keys);
+	pfree(buf);
+}
+
+/* Opens the cursors of the key groups of the range and positions them. */
+static void
+open_cursors(IndexScanDesc scan, KeyScanState *st)
 {
 	Relation	heap = scan->heapRelation;
 	ForstRelInfo *info = forst_relinfo(heap);
@@ -430,14 +279,10 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 				last,
 				kg;
 
-	plan_range(scan, info, st);
-	st->started = true;
-	if (st->empty)
-		return;
-	if (IsMVCCSnapshot(scan->xs_snapshot))
-		PredicateLockRelation(heap, scan->xs_snapshot);
-	if (st->kg >= 0)
-		first = last = st->kg;
+	if (st->r.nprefixes > 0 && st->r.point && st->r.curprefix >= st->prefetched)
+		prefetch_prefixes(heap, st);
+	if (st->r.kg >= 0)
+		first = last = st->r.kg;
 	else
 	{
 		first = 0;
@@ -450,8 +295,8 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 	if (last > first)
 	{
 		uint64		staged = forst_prefetch_scan(heap, first, last,
-												 fst_slice(st->lo.data, st->lo.len),
-												 fst_slice(st->hi.data, st->hi.len));
+												 fst_slice(st->r.lo.data, st->r.lo.len),
+												 fst_slice(st->r.hi.data, st->r.hi.len));
 
 		if (staged != st->staged)
 			forst_stage_release(st->staged);
@@ -469,12 +314,12 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 		fst_put_be16(kgb, (uint16) kg);
 		initStringInfo(&lo);
 		appendBinaryStringInfo(&lo, kgb, FST_KG_BYTES);
-		appendBinaryStringInfo(&lo, st->lo.data, st->lo.len);
+		appendBinaryStringInfo(&lo, st->r.lo.data, st->r.lo.len);
 		initStringInfo(&hi);
-		if (st->hi.len > 0)
+		if (st->r.hi.len > 0)
 		{
 			appendBinaryStringInfo(&hi, kgb, FST_KG_BYTES);
-			appendBinaryStringInfo(&hi, st->hi.data, st->hi.len);
+			appendBinaryStringInfo(&hi, st->r.hi.data, st->r.hi.len);
 		}
 		else
 		{
@@ -485,7 +330,7 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 		}
 		c = forst_cursor_open(heap, scan->xs_snapshot, ts,
 							  fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len),
-							  st->point);
+							  st->r.point);
 		st->cursors[st->ncursors] = c;
 		forst_cursor_seek(c, fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len));
 		st->has_row[st->ncursors] = forst_cursor_next(c);
@@ -493,6 +338,23 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 		pfree(lo.data);
 		pfree(hi.data);
 	}
+}
+
+
+/* Plans the range (or the array scan's ranges) and opens the first. */
+static void
+start_scan(IndexScanDesc scan, KeyScanState *st)
+{
+	Relation	heap = scan->heapRelation;
+
+	forst_keyrange_plan(scan, forst_relinfo(heap), &st->r);
+	st->prefetched = 0;
+	st->started = true;
+	if (st->r.empty)
+		return;
+	if (IsMVCCSnapshot(scan->xs_snapshot))
+		PredicateLockRelation(heap, scan->xs_snapshot);
+	open_cursors(scan, st);
 }
 
 /* The next row id in key order across key groups, or false at the end. */
@@ -504,9 +366,10 @@ next_forward(IndexScanDesc scan, KeyScanState *st, ItemPointer tid)
 
 	if (!st->started)
 		start_scan(scan, st);
-	if (st->empty)
+	if (st->r.empty)
 		return false;
 
+next_range:
 	/* the smallest current row across key groups, compared without them */
 	for (i = 0; i < st->ncursors; i++)
 	{
@@ -532,7 +395,16 @@ next_forward(IndexScanDesc scan, KeyScanState *st, ItemPointer tid)
 			best = i;
 	}
 	if (best < 0)
-		return false;
+	{
+		/* an array scan goes on with its next prefix's range */
+		if (st->r.curprefix + 1 >= st->r.nprefixes)
+			return false;
+		close_cursors(st);
+		forst_keyrange_use_prefix(&st->r, st->r.curprefix + 1);
+		open_cursors(scan, st);
+		CHECK_FOR_INTERRUPTS();
+		goto next_range;
+	}
 	forst_tid_set(tid, &st->cursors[best]->cur.loc);
 	st->has_row[best] = forst_cursor_next(st->cursors[best]);
 	return true;
@@ -601,8 +473,7 @@ fkey_endscan(IndexScanDesc scan)
 	forst_stage_release(st->staged);
 	if (st->rev)
 		pfree(st->rev);
-	pfree(st->lo.data);
-	pfree(st->hi.data);
+	forst_keyrange_free(&st->r);
 	pfree(st);
 	scan->opaque = NULL;
 }
@@ -621,7 +492,7 @@ forst_key_handler(PG_FUNCTION_ARGS)
 	amroutine->amcanunique = true;
 	amroutine->amcanmulticol = true;
 	amroutine->amoptionalkey = true;
-	amroutine->amsearcharray = false;
+	amroutine->amsearcharray = true;
 	amroutine->amsearchnulls = false;
 	amroutine->amstorage = false;
 	amroutine->amclusterable = false;
