@@ -72,9 +72,14 @@ for r in runs:
 print()
 done = [r for r in runs if r['complete'] == '1']
 digests = {r['output_digest'] for r in done}
-print('Outputs (q5_hot_items, q7_highest_bid, seller_activity) of the %d modes that finished: %s' % (
-    len(done), 'identical' if len(digests) == 1 else 'DIFFERENT (%s)' % ', '.join(
-        '%s %s' % (r['mode'], r['output_digest'][:8]) for r in done)))
+if len(done) < 2:
+    print('Outputs (q5_hot_items, q7_highest_bid, seller_activity): not compared, %s (a mode stopped by '
+          'MAX_SECONDS has consumed only part of the stream)' % (
+              'no mode finished' if not done else 'only %s finished' % done[0]['mode']))
+else:
+    print('Outputs (q5_hot_items, q7_highest_bid, seller_activity) of the %d modes that finished: %s' % (
+        len(done), 'identical' if len(digests) == 1 else 'DIFFERENT (%s)' % ', '.join(
+            '%s %s' % (r['mode'], r['output_digest'][:8]) for r in done)))
 ooms = [r['mode'] for r in runs if int(r['oom_kills'] or 0) > 0]
 if ooms:
     print()
