@@ -206,11 +206,6 @@ rewrite_create(CreateStmt *stmt)
 	ListCell   *lc;
 	ConstrType	prev;
 
-	if (stmt->partspec != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a partitioned table cannot use access method forst"),
-				 errhint("Create the partitions USING forst.")));
 	foreach(lc, stmt->constraints)
 		rewrite_constraint(lfirst_node(Constraint, lc), &keycols);
 	foreach(lc, stmt->tableElts)
@@ -382,6 +377,59 @@ call_next_altering(PlannedStmt *pstmt, const char *queryString,
 	forst_rekey_alter_end(true, restore);
 }
 
+/*
+ * Whether a statement creates a temporary table (CREATE TEMP TABLE, also
+ * AS or SELECT INTO) without naming its access method while
+ * default_table_access_method is forst.  forst tables cannot be temporary
+ * (a temporary table lives in one session's local buffers, forst's state
+ * in shared memory and the store), so such a table is made a heap table,
+ * as PostgreSQL makes a partitioned table one without an access method:
+ * the default applies to the tables it can apply to.  Named explicitly
+ * (USING forst), a temporary forst table is still refused.
+ */
+static bool
+default_am_as_heap(Node *parsetree)
+{
+	if (!is_forst_am_name(NULL))
+		return false;
+	if (IsA(parsetree, CreateStmt))
+	{
+		CreateStmt *c = (CreateStmt *) parsetree;
+
+		return c->accessMethod == NULL && c->partspec == NULL &&
+			c->relation->relpersistence == RELPERSISTENCE_TEMP;
+	}
+	if (IsA(parsetree, CreateTableAsStmt))
+	{
+		CreateTableAsStmt *c = (CreateTableAsStmt *) parsetree;
+
+		return c->objtype == OBJECT_TABLE && c->into != NULL &&
+			c->into->accessMethod == NULL &&
+			c->into->rel->relpersistence == RELPERSISTENCE_TEMP;
+	}
+	return false;
+}
+
+static void
+use_heap_instead(Node *parsetree)
+{
+	RangeVar   *rel;
+
+	if (IsA(parsetree, CreateStmt))
+	{
+		rel = ((CreateStmt *) parsetree)->relation;
+		((CreateStmt *) parsetree)->accessMethod = pstrdup(DEFAULT_TABLE_ACCESS_METHOD);
+	}
+	else
+	{
+		rel = ((CreateTableAsStmt *) parsetree)->into->rel;
+		((CreateTableAsStmt *) parsetree)->into->accessMethod = pstrdup(DEFAULT_TABLE_ACCESS_METHOD);
+	}
+	ereport(NOTICE,
+			(errmsg("temporary table \"%s\" uses access method heap", rel->relname),
+			 errdetail("forst tables cannot be temporary; default_table_access_method = forst applies to the other tables.")));
+}
+
 static void
 forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 					 bool readOnlyTree, ProcessUtilityContext context,
@@ -394,11 +442,29 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	Oid			migrating = InvalidOid;
 	List	   *restore = NIL;
 
+	if (forst_preloaded && default_am_as_heap(parsetree))
+	{
+		/* a temporary table under default_table_access_method = forst */
+		if (readOnlyTree)
+		{
+			pstmt = copyObject(pstmt);
+			parsetree = pstmt->utilityStmt;
+			readOnlyTree = false;
+		}
+		use_heap_instead(parsetree);
+	}
 	if (IsA(parsetree, CreateStmt))
 	{
 		CreateStmt *cstmt = (CreateStmt *) parsetree;
 		bool		is_forst = is_forst_am_name(cstmt->accessMethod);
 
+		/*
+		 * PostgreSQL gives a partitioned table no access method (it ignores
+		 * default_table_access_method; USING is an error it raises itself):
+		 * its partitions get one each.
+		 */
+		if (cstmt->partspec != NULL)
+			is_forst = false;
 		if (forst_preloaded)
 		{
 			check_create_foreign_keys(cstmt, is_forst);
