@@ -75,17 +75,24 @@ forst_slot_callbacks(Relation rel)
 /* ---------------------------------------------------------------------- */
 /* Sequential scans                                                        */
 
+/*
+ * A parallel sequential scan splits the table by key group: each
+ * participant claims the next key group not yet claimed and reads its
+ * range, until none is left (the last one reads on to the end of the key
+ * space).  Rows come in no particular order, as a parallel scan's do.
+ */
 typedef struct ForstParallelScan
 {
 	ParallelTableScanDescData base;
-	pg_atomic_uint32 claimed;	/* the first participant scans everything */
+	uint32		nunits;			/* the table's key groups */
+	pg_atomic_uint32 next;		/* the next key group to claim */
 } ForstParallelScan;
 
 typedef struct ForstScanDescData
 {
 	TableScanDescData rs_base;
 	ForstCursor *cursor;
-	bool		empty;			/* a parallel participant with nothing to do */
+	bool		empty;			/* a parallel participant with nothing left */
 	bool		analyzed;		/* ANALYZE chose how to sample */
 	struct ForstAnalyze *sampler;	/* its sampler; NULL: read it whole */
 	/* ANALYZE's counters (see forst_scan_analyze_next_block) */
@@ -98,7 +105,7 @@ typedef struct ForstScanDescData
 typedef ForstScanDescData *ForstScanDesc;
 
 static void
-scan_start(ForstScanDesc scan)
+scan_open(ForstScanDesc scan, FstSlice lo, FstSlice hi)
 {
 	Relation	rel = scan->rs_base.rs_rd;
 
@@ -108,8 +115,52 @@ scan_start(ForstScanDesc scan)
 	scan->cursor = forst_cursor_open(rel, scan->rs_base.rs_snapshot ?
 									 scan->rs_base.rs_snapshot : SnapshotSelf,
 									 forst_table_shared(&rel->rd_node, true),
-									 fst_slice(NULL, 0), fst_slice(NULL, 0), false);
-	forst_cursor_seek(scan->cursor, fst_slice(NULL, 0), fst_slice(NULL, 0));
+									 lo, hi, false);
+	forst_cursor_seek(scan->cursor, lo, hi);
+}
+
+/* A parallel participant's next key group; false when none is left. */
+static bool
+scan_claim(ForstScanDesc scan)
+{
+	ForstParallelScan *fp = (ForstParallelScan *) scan->rs_base.rs_parallel;
+	uint32		kg = pg_atomic_fetch_add_u32(&fp->next, 1);
+	char		lo[FST_KG_BYTES];
+	char		hi[FST_KG_BYTES];
+
+	if (kg >= fp->nunits)
+	{
+		if (scan->cursor)
+			forst_cursor_close(scan->cursor);
+		scan->cursor = NULL;
+		scan->empty = true;
+		return false;
+	}
+	fst_put_be16(lo, (uint16) kg);
+	fst_put_be16(hi, (uint16) (kg + 1));
+	scan_open(scan, fst_slice(lo, FST_KG_BYTES),
+			  kg + 1 < fp->nunits ? fst_slice(hi, FST_KG_BYTES) : fst_slice(NULL, 0));
+	return true;
+}
+
+/*
+ * A parallel participant claims its first key group when it first reads,
+ * not here: a Gather's leader begins the scan even when it takes no part
+ * in it (parallel_leader_participation = off), and a key group it claimed
+ * would never be read.
+ */
+static void
+scan_start(ForstScanDesc scan)
+{
+	scan->empty = false;
+	if (scan->rs_base.rs_parallel)
+	{
+		if (scan->cursor)
+			forst_cursor_close(scan->cursor);
+		scan->cursor = NULL;
+	}
+	else
+		scan_open(scan, fst_slice(NULL, 0), fst_slice(NULL, 0));
 }
 
 static TableScanDesc
@@ -126,16 +177,9 @@ forst_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	scan->rs_base.rs_key = key;
 	scan->rs_base.rs_flags = flags;
 	scan->rs_base.rs_parallel = pscan;
-	if (pscan)
-	{
-		ForstParallelScan *fp = (ForstParallelScan *) pscan;
-
-		scan->empty = pg_atomic_fetch_add_u32(&fp->claimed, 1) != 0;
-	}
 	if (snapshot && IsMVCCSnapshot(snapshot))
 		PredicateLockRelation(rel, snapshot);
-	if (!scan->empty)
-		scan_start(scan);
+	scan_start(scan);
 	return &scan->rs_base;
 }
 
@@ -160,8 +204,7 @@ forst_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
 {
 	ForstScanDesc scan = (ForstScanDesc) sscan;
 
-	if (!scan->empty)
-		scan_start(scan);
+	scan_start(scan);
 }
 
 static bool
@@ -172,10 +215,19 @@ forst_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 
 	if (direction == BackwardScanDirection)
 		not_supported("scanning backward");
-	if (scan->empty || !forst_cursor_next(scan->cursor))
+	for (;;)
 	{
-		ExecClearTuple(slot);
-		return false;
+		if (scan->empty)
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		if (scan->cursor && forst_cursor_next(scan->cursor))
+			break;
+		if (scan->rs_base.rs_parallel == NULL)
+			scan->empty = true;
+		else
+			scan_claim(scan);
 	}
 	pgstat_count_heap_getnext(scan->rs_base.rs_rd);
 	forst_store_version(slot, &scan->cursor->cur,
@@ -197,14 +249,15 @@ forst_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 	fp->base.phs_relid = RelationGetRelid(rel);
 	fp->base.phs_syncscan = false;
 	fp->base.phs_snapshot_any = false;
-	pg_atomic_init_u32(&fp->claimed, 0);
+	fp->nunits = Max(forst_relinfo(rel)->max_key_groups, 1);
+	pg_atomic_init_u32(&fp->next, 0);
 	return sizeof(ForstParallelScan);
 }
 
 static void
 forst_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
 {
-	pg_atomic_write_u32(&((ForstParallelScan *) pscan)->claimed, 0);
+	pg_atomic_write_u32(&((ForstParallelScan *) pscan)->next, 0);
 }
 
 /* ---------------------------------------------------------------------- */
