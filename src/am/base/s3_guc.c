@@ -21,10 +21,19 @@
  * quotes a secret either.  Unset credentials fall back to the AWS_*
  * environment of the postmaster (fst_s3_config_from_env).
  *
+ * Parallel workers.  A parallel worker takes its leader's settings
+ * (RestoreGUCState), in which a secret's variable is "": it would have
+ * no secret.  So each process also keeps the last secret it was given
+ * outside a parallel worker; a parallel worker, forked from the
+ * postmaster, inherits the postmaster's, which read the same
+ * configuration files as the leader (a secret is PGC_SIGHUP: no session
+ * sets its own), and uses it when its leader's settings say "".
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "utils/guc.h"
 
 #include "am/forst.h"
@@ -51,6 +60,10 @@ static char *session_token_var = NULL;
 /* the secrets themselves: the current "extra" of each (malloc'ed) */
 static const char *secret_access_key = NULL;
 static const char *session_token = NULL;
+
+/* the last of each given outside a parallel worker (malloc'ed copies) */
+static char *inherited_secret_access_key = NULL;
+static char *inherited_session_token = NULL;
 
 static const struct config_enum_entry path_style_options[] = {
 	{"auto", -1, false},
@@ -90,15 +103,20 @@ check_endpoint(char **newval, void **extra, GucSource source)
 
 /*
  * Check hook of a secret: keep the value in *extra, show "" (see the
- * header comment).  Never fails on the value.
+ * header comment); in a parallel worker, "" means the inherited secret.
+ * Never fails on the value.
  */
 static bool
-check_secret(char **newval, void **extra, GucSource source)
+check_secret(char **newval, void **extra, const char *inherited)
 {
 	const char *v = *newval ? *newval : "";
-	char	   *keep = malloc(strlen(v) + 1);
-	char	   *blank = malloc(1);
+	char	   *keep;
+	char	   *blank;
 
+	if (v[0] == '\0' && inherited != NULL && IsParallelWorker())
+		v = inherited;
+	keep = malloc(strlen(v) + 1);
+	blank = malloc(1);
 	if (keep == NULL || blank == NULL)
 	{
 		free(keep);
@@ -119,10 +137,42 @@ check_secret(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+static bool
+check_secret_access_key(char **newval, void **extra, GucSource source)
+{
+	return check_secret(newval, extra, inherited_secret_access_key);
+}
+
+static bool
+check_session_token(char **newval, void **extra, GucSource source)
+{
+	return check_secret(newval, extra, inherited_session_token);
+}
+
+/* Keeps a copy of a secret given outside a parallel worker. */
+static void
+remember_secret(char **copy, const char *value)
+{
+	char	   *keep;
+
+	if (IsParallelWorker())
+		return;
+	keep = value ? strdup(value) : NULL;
+	if (value && keep == NULL)
+		return;					/* out of memory: workers keep the old one */
+	if (*copy)
+	{
+		memset(*copy, 0, strlen(*copy));
+		free(*copy);
+	}
+	*copy = keep;
+}
+
 static void
 assign_secret_access_key(const char *newval, void *extra)
 {
 	secret_access_key = extra;
+	remember_secret(&inherited_secret_access_key, extra);
 	forst_s3_settings_generation++;
 }
 
@@ -130,6 +180,7 @@ static void
 assign_session_token(const char *newval, void *extra)
 {
 	session_token = extra;
+	remember_secret(&inherited_session_token, extra);
 	forst_s3_settings_generation++;
 }
 
@@ -208,7 +259,7 @@ forst_define_s3_gucs(void)
 							   "",
 							   PGC_SIGHUP,
 							   GUC_SUPERUSER_ONLY | GUC_NOT_IN_SAMPLE,
-							   check_secret, assign_secret_access_key,
+							   check_secret_access_key, assign_secret_access_key,
 							   show_secret_access_key);
 
 	DefineCustomStringVariable("forst.s3_session_token",
@@ -218,7 +269,7 @@ forst_define_s3_gucs(void)
 							   "",
 							   PGC_SIGHUP,
 							   GUC_SUPERUSER_ONLY | GUC_NOT_IN_SAMPLE,
-							   check_secret, assign_session_token,
+							   check_session_token, assign_session_token,
 							   show_session_token);
 
 	DefineCustomStringVariable("forst.s3_ca_file",
