@@ -490,6 +490,58 @@ biter_seek(FstIter *iter, FstSlice target)
 }
 
 static void
+biter_seek_last(FstIter *iter)
+{
+	BlockIter  *it = (BlockIter *) iter;
+
+	it->status = FST_OK;
+	biter_seek_to_restart(it, it->block->num_restarts - 1);
+	while (biter_parse_next(it) && it->next_off < it->block->size)
+		;
+}
+
+/*
+ * The entry before the current one: entries are prefix-compressed, so it
+ * is decoded forward from the last restart point before the current entry
+ * (LevelDB's way: at most a restart interval of entries per step).
+ */
+static void
+biter_prev(FstIter *iter)
+{
+	BlockIter  *it = (BlockIter *) iter;
+	size_t		original = it->current;
+	uint32		r = it->restart_index;
+
+	if (!it->valid)
+		return;
+	while (restart_point(it, r) >= original)
+	{
+		if (r == 0)
+		{
+			/* at the first entry: nothing before it */
+			it->valid = false;
+			return;
+		}
+		r--;
+	}
+	biter_seek_to_restart(it, r);
+	while (biter_parse_next(it) && it->next_off < original)
+		;
+}
+
+static void
+biter_seek_before(FstIter *iter, FstSlice target)
+{
+	BlockIter  *it = (BlockIter *) iter;
+
+	biter_seek(iter, target);
+	if (it->valid)
+		biter_prev(iter);
+	else if (it->status == FST_OK)
+		biter_seek_last(iter);
+}
+
+static void
 biter_next(FstIter *iter)
 {
 	BlockIter  *it = (BlockIter *) iter;
@@ -540,7 +592,8 @@ biter_destroy(FstIter *iter)
 
 static const FstIterOps block_iter_ops = {
 	biter_seek_first, biter_seek, biter_next, biter_valid,
-	biter_key, biter_value, biter_status, biter_destroy
+	biter_key, biter_value, biter_status, biter_destroy,
+	biter_seek_last, biter_seek_before, biter_prev
 };
 
 FstIter *

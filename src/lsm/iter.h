@@ -4,7 +4,10 @@
  *	  The iterator contract shared by every sorted source of the engine:
  *	  sorted arrays (memtable-like), SST files, and merges of them.
  *
- * An iterator yields (internal key, value) pairs in fst_ikey_cmp order.
+ * An iterator yields (internal key, value) pairs in fst_ikey_cmp order,
+ * forward with seek_first/seek/next and backward with seek_last/
+ * seek_before/prev; the directions may be mixed at any point (prev after
+ * next returns the entry before the current one, and so on).
  * Keys and values are borrowed: valid until the next positioning call or
  * destroy.  After a positioning call, valid() is false at the end *or* on
  * an error; status() tells which (FST_OK at a clean end).  An iterator that
@@ -31,6 +34,12 @@ typedef struct FstIterOps
 	FstSlice	(*value) (FstIter *it);
 	FstCode		(*status) (FstIter *it, FstError *err);
 	void		(*destroy) (FstIter *it);
+	/* position at the last entry */
+	void		(*seek_last) (FstIter *it);
+	/* position at the last entry < target (an internal key, as for seek) */
+	void		(*seek_before) (FstIter *it, FstSlice target);
+	/* move to the entry before the current one (not valid: stays so) */
+	void		(*prev) (FstIter *it);
 } FstIterOps;
 
 struct FstIter
@@ -54,6 +63,24 @@ static inline void
 fst_iter_next(FstIter *it)
 {
 	it->ops->next(it);
+}
+
+static inline void
+fst_iter_seek_last(FstIter *it)
+{
+	it->ops->seek_last(it);
+}
+
+static inline void
+fst_iter_seek_before(FstIter *it, FstSlice target)
+{
+	it->ops->seek_before(it, target);
+}
+
+static inline void
+fst_iter_prev(FstIter *it)
+{
+	it->ops->prev(it);
 }
 
 static inline bool

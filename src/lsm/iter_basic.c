@@ -50,6 +50,32 @@ aiter_seek(FstIter *iter, FstSlice target)
 }
 
 static void
+aiter_seek_last(FstIter *iter)
+{
+	ArrayIter  *it = (ArrayIter *) iter;
+
+	it->pos = it->n > 0 ? it->n - 1 : it->n;
+}
+
+static void
+aiter_seek_before(FstIter *iter, FstSlice target)
+{
+	ArrayIter  *it = (ArrayIter *) iter;
+
+	aiter_seek(iter, target);
+	it->pos = it->pos > 0 ? it->pos - 1 : it->n;
+}
+
+static void
+aiter_prev(FstIter *iter)
+{
+	ArrayIter  *it = (ArrayIter *) iter;
+
+	if (it->pos < it->n)
+		it->pos = it->pos > 0 ? it->pos - 1 : it->n;
+}
+
+static void
 aiter_next(FstIter *iter)
 {
 	ArrayIter  *it = (ArrayIter *) iter;
@@ -98,7 +124,8 @@ aiter_destroy(FstIter *iter)
 
 static const FstIterOps array_iter_ops = {
 	aiter_seek_first, aiter_seek, aiter_next, aiter_valid,
-	aiter_key, aiter_value, aiter_status, aiter_destroy
+	aiter_key, aiter_value, aiter_status, aiter_destroy,
+	aiter_seek_last, aiter_seek_before, aiter_prev
 };
 
 FstIter *
@@ -140,6 +167,11 @@ eiter_next(FstIter *iter)
 {
 }
 
+static void
+eiter_seek_before(FstIter *iter, FstSlice target)
+{
+}
+
 static bool
 eiter_valid(FstIter *iter)
 {
@@ -176,7 +208,8 @@ eiter_destroy(FstIter *iter)
 
 static const FstIterOps error_iter_ops = {
 	eiter_seek_first, eiter_seek, eiter_next, eiter_valid,
-	eiter_key, eiter_value, eiter_status, eiter_destroy
+	eiter_key, eiter_value, eiter_status, eiter_destroy,
+	eiter_seek_first, eiter_seek_before, eiter_next
 };
 
 FstIter *

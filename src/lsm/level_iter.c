@@ -101,6 +101,53 @@ skip_empty_files(LevelIter *it)
 	}
 }
 
+/* skip_empty_files going backward: to the last entry of earlier files. */
+static void
+skip_empty_files_back(LevelIter *it)
+{
+	it->valid = false;
+	while (it->child != NULL)
+	{
+		int			prev = it->cur - 1;
+
+		if (fst_iter_valid(it->child))
+		{
+			it->valid = true;
+			it->key = fst_iter_key(it->child);
+			return;
+		}
+		if (fst_iter_status(it->child, NULL) != FST_OK)
+			return;
+		if (prev < 0)
+		{
+			drop_file(it);
+			return;
+		}
+		if (!set_file(it, prev))
+			return;
+		fst_iter_seek_last(it->child);
+	}
+}
+
+/* The first file whose largest key is >= target (n when none is). */
+static int
+find_file(LevelIter *it, FstSlice target)
+{
+	int			lo = 0,
+				hi = it->n;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (fst_ikey_cmp(fst_filemeta_largest(it->files[mid]), target) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static void
 level_seek_first(FstIter *iter)
 {
@@ -122,29 +169,66 @@ static void
 level_seek(FstIter *iter, FstSlice target)
 {
 	LevelIter  *it = (LevelIter *) iter;
-	int			lo = 0,
-				hi = it->n;
+	int			i;
 
 	fst_error_clear(&it->err);
-	/* the first file whose largest key is >= target */
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if (fst_ikey_cmp(fst_filemeta_largest(it->files[mid]), target) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= it->n)
+	i = find_file(it, target);
+	if (i >= it->n)
 	{
 		drop_file(it);
 		return;
 	}
-	if (!set_file(it, lo))
+	if (!set_file(it, i))
 		return;
 	fst_iter_seek(it->child, target);
 	skip_empty_files(it);
+}
+
+static void
+level_seek_last(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	fst_error_clear(&it->err);
+	if (it->n == 0)
+	{
+		drop_file(it);
+		return;
+	}
+	if (!set_file(it, it->n - 1))
+		return;
+	fst_iter_seek_last(it->child);
+	skip_empty_files_back(it);
+}
+
+static void
+level_seek_before(FstIter *iter, FstSlice target)
+{
+	LevelIter  *it = (LevelIter *) iter;
+	int			i;
+
+	fst_error_clear(&it->err);
+	i = find_file(it, target);
+	if (i >= it->n)
+	{
+		level_seek_last(iter);	/* every entry is < target */
+		return;
+	}
+	if (!set_file(it, i))
+		return;
+	fst_iter_seek_before(it->child, target);
+	skip_empty_files_back(it);
+}
+
+static void
+level_prev(FstIter *iter)
+{
+	LevelIter  *it = (LevelIter *) iter;
+
+	if (it->child == NULL)
+		return;
+	fst_iter_prev(it->child);
+	skip_empty_files_back(it);
 }
 
 static void
@@ -208,7 +292,8 @@ level_destroy(FstIter *iter)
 
 static const FstIterOps level_iter_ops = {
 	level_seek_first, level_seek, level_next, level_valid,
-	level_key, level_value, level_status, level_destroy
+	level_key, level_value, level_status, level_destroy,
+	level_seek_last, level_seek_before, level_prev
 };
 
 FstIter *

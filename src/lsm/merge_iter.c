@@ -24,18 +24,27 @@ typedef struct MergeIter
 	int			nchildren;
 	FstIter   **children;
 	FstSlice   *keys;			/* current key of each child in the heap */
-	int		   *heap;			/* child indexes; heap[0] is the smallest */
+	int		   *heap;			/* child indexes; heap[0] is the smallest
+								 * (the largest when backward) */
 	int			nheap;
+	bool		backward;		/* positioned by seek_last, seek_before or
+								 * prev: the heap orders largest first */
 	FstCode		status;
 	char		errmsg[FST_ERRMSG_LEN];
 } MergeIter;
 
-/* Is child a ordered before child b?  Ties go to the lower index. */
+/*
+ * Is child a ordered before child b in the direction of travel?  Ties go
+ * to the lower index going forward, to the higher one going backward, so
+ * that both directions see the same order.
+ */
 static inline bool
 merge_less(const MergeIter *it, int a, int b)
 {
 	int			r = fst_ikey_cmp(it->keys[a], it->keys[b]);
 
+	if (unlikely(it->backward))
+		return r > 0 || (r == 0 && a > b);
 	return r < 0 || (r == 0 && a < b);
 }
 
@@ -117,6 +126,7 @@ merge_seek_first(FstIter *iter)
 	MergeIter  *it = (MergeIter *) iter;
 	int			i;
 
+	it->backward = false;
 	for (i = 0; i < it->nchildren; i++)
 		fst_iter_seek_first(it->children[i]);
 	merge_rebuild(it);
@@ -128,23 +138,77 @@ merge_seek(FstIter *iter, FstSlice target)
 	MergeIter  *it = (MergeIter *) iter;
 	int			i;
 
+	it->backward = false;
 	for (i = 0; i < it->nchildren; i++)
 		fst_iter_seek(it->children[i], target);
 	merge_rebuild(it);
 }
 
 static void
-merge_next(FstIter *iter)
+merge_seek_last(FstIter *iter)
 {
 	MergeIter  *it = (MergeIter *) iter;
-	int			top;
-	FstIter    *c;
+	int			i;
 
-	if (it->nheap == 0)
-		return;
-	top = it->heap[0];
-	c = it->children[top];
-	fst_iter_next(c);
+	it->backward = true;
+	for (i = 0; i < it->nchildren; i++)
+		fst_iter_seek_last(it->children[i]);
+	merge_rebuild(it);
+}
+
+static void
+merge_seek_before(FstIter *iter, FstSlice target)
+{
+	MergeIter  *it = (MergeIter *) iter;
+	int			i;
+
+	it->backward = true;
+	for (i = 0; i < it->nchildren; i++)
+		fst_iter_seek_before(it->children[i], target);
+	merge_rebuild(it);
+}
+
+/*
+ * Turns around at the current entry (of child heap[0]): every other child
+ * is positioned on the new side of its key, then the current child steps
+ * past it.  The key stays valid meanwhile: it belongs to the current child,
+ * which moves last.
+ */
+static void
+merge_turn(MergeIter *it, bool backward)
+{
+	int			top = it->heap[0];
+	FstSlice	key = it->keys[top];
+	int			i;
+
+	for (i = 0; i < it->nchildren; i++)
+	{
+		if (i == top)
+			continue;
+		if (backward)
+			fst_iter_seek_before(it->children[i], key);
+		else
+			fst_iter_seek(it->children[i], key);
+	}
+	if (backward)
+		fst_iter_prev(it->children[top]);
+	else
+		fst_iter_next(it->children[top]);
+	it->backward = backward;
+	merge_rebuild(it);
+}
+
+/* Moves the current child one step in the direction of travel. */
+static void
+merge_step(MergeIter *it)
+{
+	int			top = it->heap[0];
+	FstIter    *c = it->children[top];
+
+	if (it->backward)
+		fst_iter_prev(c);
+	else
+		fst_iter_next(c);
 	if (fst_iter_valid(c))
 		it->keys[top] = fst_iter_key(c);
 	else
@@ -156,6 +220,32 @@ merge_next(FstIter *iter)
 	}
 	if (it->nheap > 1)
 		merge_sift_down(it, 0);
+}
+
+static void
+merge_prev(FstIter *iter)
+{
+	MergeIter  *it = (MergeIter *) iter;
+
+	if (it->nheap == 0)
+		return;
+	if (!it->backward)
+		merge_turn(it, true);
+	else
+		merge_step(it);
+}
+
+static void
+merge_next(FstIter *iter)
+{
+	MergeIter  *it = (MergeIter *) iter;
+
+	if (it->nheap == 0)
+		return;
+	if (unlikely(it->backward))
+		merge_turn(it, false);
+	else
+		merge_step(it);
 }
 
 static bool
@@ -208,7 +298,8 @@ merge_destroy(FstIter *iter)
 
 static const FstIterOps merge_iter_ops = {
 	merge_seek_first, merge_seek, merge_next, merge_valid,
-	merge_key, merge_value, merge_status, merge_destroy
+	merge_key, merge_value, merge_status, merge_destroy,
+	merge_seek_last, merge_seek_before, merge_prev
 };
 
 FstIter *
@@ -248,6 +339,7 @@ fst_merge_iter_create(FstIter **children, int n)
 	if (n > 0)
 		memcpy(it->children, children, (size_t) n * sizeof(FstIter *));
 	it->nheap = 0;
+	it->backward = false;
 	it->status = FST_OK;
 	return &it->base;
 }
@@ -409,9 +501,24 @@ vis_destroy(FstIter *iter)
 	fst_free(it);
 }
 
+/* Rows backward are the server's cursor's business (read/cursor.c). */
+static void
+vis_backward(FstIter *iter)
+{
+	vis_fail((VisibleIter *) iter, FST_INVALID_ARGUMENT,
+			 "the visible iterator reads forward only");
+}
+
+static void
+vis_seek_before(FstIter *iter, FstSlice target)
+{
+	vis_backward(iter);
+}
+
 static const FstIterOps visible_iter_ops = {
 	vis_seek_first, vis_seek, vis_next, vis_valid,
-	vis_key, vis_value, vis_status, vis_destroy
+	vis_key, vis_value, vis_status, vis_destroy,
+	vis_backward, vis_seek_before, vis_backward
 };
 
 FstIter *

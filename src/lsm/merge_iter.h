@@ -4,7 +4,9 @@
  *	  Merging many sorted sources into one, and the MVCC view on top of it.
  *
  * A merging iterator yields every entry of its children in fst_ikey_cmp
- * order: user parts ascending, and a key's versions newest first.  Should
+ * order: user parts ascending, and a key's versions newest first; or in
+ * the reverse order, after seek_last, seek_before or prev (turning around
+ * repositions every child on the other side of the current entry).  Should
  * two children hold the very same internal key (same user part and same
  * sequence, which the engine never writes), the child with the lower index
  * comes first; so callers pass children newest source first (memtable,
@@ -13,9 +15,11 @@
  * is allocated after creation.  An error from any child stops the merge:
  * the iterator becomes invalid and status() reports the child's error.
  *
- * A visible iterator turns a (merged) stream of versions into rows: for
- * each user part it yields only the newest version with seq <= max_seq
- * that visible() accepts (NULL accepts all), and nothing at all for the
+ * A visible iterator (forward only: seek_last, seek_before and prev make
+ * it fail with FST_INVALID_ARGUMENT) turns a (merged) stream of versions
+ * into rows: for each user part it yields only the newest version with
+ * seq <= max_seq that visible() accepts (NULL accepts all), and nothing
+ * at all for the
  * user part when that version is a tombstone.  Its key() and value() are
  * the chosen version's internal key and value.  seek() takes an internal
  * key: pass a user part with sequence FST_MAX_SEQ to start at a row (a

@@ -94,6 +94,26 @@ siter_skip_empty(SstIter *it)
 	}
 }
 
+/* Moves backward past exhausted data blocks. */
+static void
+siter_skip_empty_back(SstIter *it)
+{
+	while (it->status == FST_OK && it->data_it && !fst_iter_valid(it->data_it))
+	{
+		FstCode		rc = fst_iter_status(it->data_it, &it->err);
+
+		if (rc != FST_OK)
+		{
+			siter_set_error(it, rc);
+			return;
+		}
+		fst_iter_prev(it->index_it);
+		if (!siter_load_block(it))
+			return;
+		fst_iter_seek_last(it->data_it);
+	}
+}
+
 static void
 siter_seek_first(FstIter *iter)
 {
@@ -129,6 +149,53 @@ siter_next(FstIter *iter)
 		return;
 	fst_iter_next(it->data_it);
 	siter_skip_empty(it);
+}
+
+static void
+siter_seek_last(FstIter *iter)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	it->status = FST_OK;
+	fst_iter_seek_last(it->index_it);
+	if (!siter_load_block(it))
+		return;
+	fst_iter_seek_last(it->data_it);
+	siter_skip_empty_back(it);
+}
+
+/*
+ * The first block whose index key is >= target holds the last entry
+ * < target, or the block before it does.
+ */
+static void
+siter_seek_before(FstIter *iter, FstSlice target)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	it->status = FST_OK;
+	fst_iter_seek(it->index_it, target);
+	if (!fst_iter_valid(it->index_it) &&
+		fst_iter_status(it->index_it, NULL) == FST_OK)
+	{
+		siter_seek_last(iter);	/* every entry is < target */
+		return;
+	}
+	if (!siter_load_block(it))
+		return;
+	fst_iter_seek_before(it->data_it, target);
+	siter_skip_empty_back(it);
+}
+
+static void
+siter_prev(FstIter *iter)
+{
+	SstIter    *it = (SstIter *) iter;
+
+	if (it->status != FST_OK || it->data_it == NULL)
+		return;
+	fst_iter_prev(it->data_it);
+	siter_skip_empty_back(it);
 }
 
 static bool
@@ -173,7 +240,8 @@ siter_destroy(FstIter *iter)
 
 static const FstIterOps sst_iter_ops = {
 	siter_seek_first, siter_seek, siter_next, siter_valid,
-	siter_key, siter_value, siter_status, siter_destroy
+	siter_key, siter_value, siter_status, siter_destroy,
+	siter_seek_last, siter_seek_before, siter_prev
 };
 
 FstIter *
