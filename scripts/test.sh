@@ -393,7 +393,7 @@ step_s3()
 # whose EXPLAIN output depends on the size estimate of a nearly empty
 # memtable (which grows with forst.memtable_size): it runs with the default
 # size.  forst_keycodec creates the extension in each database.
-S3_REGRESS_SMALL="forst_keycodec forst_onconflict forst_keyarray forst_scan_parallel forst_triggers forst_differential"
+S3_REGRESS_SMALL="forst_keycodec forst_onconflict forst_keyarray forst_scan_parallel forst_scan_backward forst_triggers forst_differential"
 S3_REGRESS_DEFAULT="forst_keycodec forst_table"
 
 # s3_conf PREFIX [MEMTABLE_SIZE]: server settings for forst.remote_dir

@@ -97,8 +97,13 @@ BEGIN
 		format('SELECT * FROM @T@ WHERE k1 >= %s AND k1 < %s AND k2 = %s ORDER BY k1, k2', x, x + 3, y),
 		format('SELECT t.* FROM generate_series(%s, %s) g JOIN @T@ t ON t.k1 = g ORDER BY k1, k2', x, x + r(6)),
 		format('SELECT * FROM @T@ WHERE k1 = %s AND k2 = %s FOR UPDATE', x, y),
-		format('SELECT k1, k2 FROM @T@ WHERE k1 > %s::smallint ORDER BY k1, k2 LIMIT %s', x, n)
-		])[1 + r(15)];
+		format('SELECT k1, k2 FROM @T@ WHERE k1 > %s::smallint ORDER BY k1, k2 LIMIT %s', x, n),
+		format('SELECT * FROM @T@ ORDER BY k1 DESC, k2 DESC LIMIT %s', n),
+		format('SELECT * FROM @T@ WHERE k1 BETWEEN %s AND %s ORDER BY k1 DESC, k2 DESC', x, x + r(10)),
+		format('SELECT * FROM @T@ WHERE k1 = %s AND k2 < %s ORDER BY k1 DESC, k2 DESC', x, y),
+		format('SELECT max(k1) FROM @T@ WHERE k1 < %s', x),
+		format('SELECT * FROM @T@ WHERE k1 IN (%s, %s) ORDER BY k1 DESC, k2 DESC', x, x + 1)
+		])[1 + r(20)];
 END $$;
 
 CREATE FUNCTION diff_scan_digest(q text, t text, seq boolean) RETURNS text

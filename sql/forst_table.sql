@@ -174,7 +174,7 @@ VACUUM clicks;
 ANALYZE clicks;
 SELECT reltuples > 0 FROM pg_class WHERE relname = 'clicks';
 
--- backward key scans: max(), ORDER BY ... DESC (read forward, returned from the end)
+-- backward key scans: max(), ORDER BY ... DESC (the cursors read backward)
 CREATE TABLE desc_t (a int, b int, v text, PRIMARY KEY (a, b)) USING forst;
 INSERT INTO desc_t SELECT g % 7, g, 'v' || g FROM generate_series(1, 500) g;
 SET enable_seqscan = off;

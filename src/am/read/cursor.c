@@ -1,11 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * cursor.c
- *	  Visible rows of a forst table in key order (see read/cursor.h).
+ *	  Visible rows of a forst table in key order, forward or backward (see
+ *	  read/cursor.h).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include "miscadmin.h"
 
 #include "am/read/cursor.h"
 #include "am/read/point.h"
@@ -228,6 +231,8 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 	init_small_string(&c->range_lo);
 	init_small_string(&c->range_hi);
 	init_small_string(&c->seek_lo);
+	init_small_string(&c->back_key);
+	init_small_string(&c->back_val);
 	appendBinaryStringInfo(&c->range_lo, lo.data, lo.len);
 	appendBinaryStringInfo(&c->range_hi, hi.data, hi.len);
 	if (point)
@@ -255,20 +260,36 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 	return c;
 }
 
+/*
+ * Positions the merge at the first entry >= (user part up [+ a zero byte
+ * with succ], sequence seq), or with before at the last entry < it.
+ */
+static void
+merge_seek_to(ForstCursor *c, FstSlice up, bool succ, uint64 seq, bool before)
+{
+	char		stack_target[128];
+	char	   *target = stack_target;
+	size_t		len = up.len + (succ ? 1 : 0);
+
+	if (len + FST_SEQ_BYTES > sizeof(stack_target))
+		target = MemoryContextAlloc(c->mcxt, len + FST_SEQ_BYTES);
+	memcpy(target, up.data, up.len);
+	if (succ)
+		target[up.len] = '\0';
+	fst_put_be64(target + len, seq);
+	if (before)
+		fst_iter_seek_before(c->merge, fst_slice(target, len + FST_SEQ_BYTES));
+	else
+		fst_iter_seek(c->merge, fst_slice(target, len + FST_SEQ_BYTES));
+	if (target != stack_target)
+		pfree(target);
+}
+
 /* Positions the merge at the first entry >= (user part up, sequence seq). */
 static void
 merge_seek_at(ForstCursor *c, FstSlice up, uint64 seq)
 {
-	char		stack_target[128];
-	char	   *target = stack_target;
-
-	if (up.len + FST_SEQ_BYTES > sizeof(stack_target))
-		target = MemoryContextAlloc(c->mcxt, up.len + FST_SEQ_BYTES);
-	memcpy(target, up.data, up.len);
-	fst_put_be64(target + up.len, seq);
-	fst_iter_seek(c->merge, fst_slice(target, up.len + FST_SEQ_BYTES));
-	if (target != stack_target)
-		pfree(target);
+	merge_seek_to(c, up, false, seq, false);
 }
 
 /* Positions the merge before the first entry of user part >= lo. */
@@ -286,6 +307,23 @@ static void
 merge_seek_past(ForstCursor *c, FstSlice up)
 {
 	merge_seek_at(c, up, 0);
+}
+
+/*
+ * Backward: positions the merge at the last entry of a user part below the
+ * row last returned, or below hi before any was, or at the last entry.
+ */
+static void
+back_position(ForstCursor *c)
+{
+	if (c->have_decided)
+		merge_seek_to(c, fst_slice(c->decided.data, c->decided.len), false,
+					  FST_MAX_SEQ, true);
+	else if (c->hi.len > 0)
+		merge_seek_to(c, fst_slice(c->hi.data, c->hi.len), false,
+					  FST_MAX_SEQ, true);
+	else
+		fst_iter_seek_last(c->merge);
 }
 
 /* Replaces the cursor's merge by an unpositioned one over a new view. */
@@ -316,7 +354,9 @@ cursor_refresh(ForstCursor *c)
 	elog(DEBUG1, "forst: a cursor on \"%s\" moves to a new view: a memtable of its view was reused while this backend waited for memory",
 		 RelationGetRelationName(c->rel));
 	cursor_rebuild(c);
-	if (c->have_decided)
+	if (c->backward)
+		back_position(c);
+	else if (c->have_decided)
 		merge_seek(c, fst_slice(c->decided.data, c->decided.len));
 	else
 		merge_seek(c, fst_slice(c->seek_lo.data, c->seek_lo.len));
@@ -333,6 +373,7 @@ forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
 	c->have_decided = false;
 	c->valid = false;
 	c->pending_next = false;
+	c->backward = false;
 	if (c->point)
 	{
 		c->point_done = false;
@@ -408,11 +449,74 @@ point_next(ForstCursor *c)
 	return true;
 }
 
-bool
-forst_cursor_next(ForstCursor *c)
+/*
+ * Whether the merge's current entry e (from child ci) is visible to the
+ * cursor's snapshot; if so, sets *loc to where it lives (for an SST entry
+ * only in_sst: merge_sst_position completes it) and *hint.
+ */
+static bool
+merge_version_visible(ForstCursor *c, const FstEntry *e, int ci,
+					  ForstLoc *loc, uint8 *hint)
+{
+	memset(loc, 0, sizeof(*loc));
+	if (ci < c->view.nslabs)
+	{
+		FstIter    *child = fst_merge_iter_child(c->merge, ci);
+		uint32		ref = fst_memtable_iter_ref(child);
+		uint8		h = fst_memtable_iter_hint(child);
+
+		if (!forst_version_visible(c->snapshot, c->rel, &e->hdr,
+								   forst_slab_memtable(c->view.slabs[ci]), ref, h))
+			return false;
+		loc->slab = c->view.slabs[ci];
+		loc->ref = ref;
+		*hint = h;
+		return true;
+	}
+	if (!forst_version_visible(c->snapshot, c->rel, &e->hdr, NULL, 0, 0))
+		return false;
+	loc->in_sst = true;
+	*hint = 0;
+	return true;
+}
+
+/* The file slot, block and entry of the merge's current SST entry. */
+static void
+merge_sst_position(ForstCursor *c, int ci, ForstLoc *loc)
+{
+	FstIter    *child = fst_merge_iter_child(c->merge, ci);
+	const FstFileMeta *f;
+
+	if (ci < c->view.nslabs + c->nl0)
+		f = c->files[ci];
+	else
+	{
+		ForstCursorLevel *lv = &c->levels[ci - c->view.nslabs - c->nl0];
+
+		f = lv->files[fst_level_iter_current_file(child)];
+		child = fst_level_iter_current(child);
+	}
+	loc->file_slot = forst_tid_file_slot(&c->rel->rd_node, f->file_id,
+										 c->view.manifest_version);
+	fst_sst_iter_position(child, &loc->block, &loc->entry);
+}
+
+/* Raises the merge's error, if it stopped on one. */
+static void
+merge_check_status(ForstCursor *c)
 {
 	FstError	err;
 
+	if (fst_iter_status(c->merge, &err) != FST_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: reading table \"%s\" failed: %s",
+						RelationGetRelationName(c->rel), err.msg)));
+}
+
+bool
+forst_cursor_next(ForstCursor *c)
+{
 	c->valid = false;
 	if (c->point)
 		return point_next(c);
@@ -432,10 +536,7 @@ forst_cursor_next(ForstCursor *c)
 		FstSlice	k;
 		FstSlice	v;
 		FstEntry	e;
-		FstIter    *child;
 		int			ci;
-		uint32		ref;
-		uint8		hint;
 
 		if (advance)
 			fst_iter_next(c->merge);
@@ -472,26 +573,8 @@ forst_cursor_next(ForstCursor *c)
 		c->skipped = 0;
 
 		ci = fst_merge_iter_current_child(c->merge);
-		child = fst_merge_iter_child(c->merge, ci);
-		memset(&c->cur.loc, 0, sizeof(c->cur.loc));
-		if (ci < c->view.nslabs)
-		{
-			ref = fst_memtable_iter_ref(child);
-			hint = fst_memtable_iter_hint(child);
-			if (!forst_version_visible(c->snapshot, c->rel, &e.hdr,
-									   forst_slab_memtable(c->view.slabs[ci]), ref, hint))
-				continue;
-			c->cur.loc.slab = c->view.slabs[ci];
-			c->cur.loc.ref = ref;
-			c->cur.hint = hint;
-		}
-		else
-		{
-			if (!forst_version_visible(c->snapshot, c->rel, &e.hdr, NULL, 0, 0))
-				continue;
-			c->cur.loc.in_sst = true;
-			c->cur.hint = 0;
-		}
+		if (!merge_version_visible(c, &e, ci, &c->cur.loc, &c->cur.hint))
+			continue;
 		resetStringInfo(&c->decided);
 		appendBinaryStringInfo(&c->decided, e.user_part.data, e.user_part.len);
 		c->have_decided = true;
@@ -500,33 +583,126 @@ forst_cursor_next(ForstCursor *c)
 		if (c->expiry.active && forst_row_expired(&c->expiry, e.payload))
 			continue;
 		if (c->cur.loc.in_sst)
-		{
-			const FstFileMeta *f;
-
-			if (ci < c->view.nslabs + c->nl0)
-				f = c->files[ci];
-			else
-			{
-				ForstCursorLevel *lv = &c->levels[ci - c->view.nslabs - c->nl0];
-
-				f = lv->files[fst_level_iter_current_file(child)];
-				child = fst_level_iter_current(child);
-			}
-			c->cur.loc.file_slot = forst_tid_file_slot(&c->rel->rd_node, f->file_id,
-												   c->view.manifest_version);
-			fst_sst_iter_position(child, &c->cur.loc.block, &c->cur.loc.entry);
-		}
+			merge_sst_position(c, ci, &c->cur.loc);
 		c->cur.entry = e;
 		c->valid = true;
 		/* SST entries live in the child's block: advance on the next call */
 		c->pending_next = true;
 		return true;
 	}
-	if (fst_iter_status(c->merge, &err) != FST_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("forst: reading table \"%s\" failed: %s",
-						RelationGetRelationName(c->rel), err.msg)));
+	merge_check_status(c);
+	return false;
+}
+
+void
+forst_cursor_seek_back(ForstCursor *c, FstSlice lo, FstSlice hi)
+{
+	forst_cursor_seek(c, lo, hi);
+	if (c->point)
+		return;
+	c->backward = true;
+	back_position(c);
+}
+
+/*
+ * Backward, a row's versions come oldest first: each one the snapshot
+ * sees replaces the one kept before it (copied, with where it lives: the
+ * merge moves on into other blocks and files), and the row is decided
+ * when the merge reaches the next user part down, which stays unread for
+ * the next call.
+ */
+bool
+forst_cursor_prev(ForstCursor *c)
+{
+	bool		collecting = false;
+	bool		found = false;
+	ForstLoc	loc;
+	uint8		hint = 0;
+
+	Assert(c->backward || c->point);
+	c->valid = false;
+	if (c->point)
+		return point_next(c);
+	if (c->waits_seen != forst_memory_waits)
+	{
+		c->waits_seen = forst_memory_waits;
+		if (forst_table_view_stale(&c->view))
+			cursor_refresh(c);
+	}
+	memset(&loc, 0, sizeof(loc));
+	for (;;)
+	{
+		FstEntry	e;
+		bool		at_end = !fst_iter_valid(c->merge);
+		int			ci;
+		ForstLoc	vloc;
+		uint8		vhint;
+
+		if (!at_end)
+		{
+			if (!fst_entry_decode(fst_iter_key(c->merge), fst_iter_value(c->merge), &e))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("forst: malformed entry in table \"%s\"",
+								RelationGetRelationName(c->rel))));
+			if (c->seek_lo.len > 0 &&
+				fst_slice_cmp(e.user_part, fst_slice(c->seek_lo.data, c->seek_lo.len)) < 0)
+				at_end = true;
+		}
+		if (collecting &&
+			(at_end || fst_slice_cmp(e.user_part, fst_slice(c->decided.data, c->decided.len)) != 0))
+		{
+			/* every version of the row in decided was seen */
+			collecting = false;
+			if (found)
+			{
+				FstEntry	kept;
+
+				if (!fst_entry_decode(fst_slice(c->back_key.data, c->back_key.len),
+									  fst_slice(c->back_val.data, c->back_val.len),
+									  &kept))
+					elog(ERROR, "forst: a kept version does not decode");
+				if (!(kept.hdr.flags & FST_ENTRY_TOMBSTONE) &&
+					!(c->expiry.active && forst_row_expired(&c->expiry, kept.payload)))
+				{
+					c->cur.entry = kept;
+					c->cur.loc = loc;
+					c->cur.hint = hint;
+					c->have_decided = true;
+					c->valid = true;
+					return true;
+				}
+			}
+		}
+		if (at_end)
+			break;
+		if (!collecting)
+		{
+			resetStringInfo(&c->decided);
+			appendBinaryStringInfo(&c->decided, e.user_part.data, e.user_part.len);
+			collecting = true;
+			found = false;
+		}
+		ci = fst_merge_iter_current_child(c->merge);
+		if (merge_version_visible(c, &e, ci, &vloc, &vhint))
+		{
+			FstSlice	k = fst_iter_key(c->merge);
+			FstSlice	v = fst_iter_value(c->merge);
+
+			if (vloc.in_sst)
+				merge_sst_position(c, ci, &vloc);
+			loc = vloc;
+			hint = vhint;
+			resetStringInfo(&c->back_key);
+			appendBinaryStringInfo(&c->back_key, k.data, k.len);
+			resetStringInfo(&c->back_val);
+			appendBinaryStringInfo(&c->back_val, v.data, v.len);
+			found = true;
+		}
+		fst_iter_prev(c->merge);
+		CHECK_FOR_INTERRUPTS();
+	}
+	merge_check_status(c);
 	return false;
 }
 
@@ -542,9 +718,16 @@ forst_cursor_revalidate(ForstCursor *c)
 		 RelationGetRelationName(c->rel));
 	cursor_rebuild(c);
 	/* the current row's user part is decided: find its version again */
-	merge_seek(c, fst_slice(c->decided.data, c->decided.len));
 	c->have_decided = false;
 	c->pending_next = false;
+	if (c->backward)
+	{
+		/* at the row's last entry (its oldest version), to read it again */
+		merge_seek_to(c, fst_slice(c->decided.data, c->decided.len), true,
+					  FST_MAX_SEQ, true);
+		return forst_cursor_prev(c);
+	}
+	merge_seek(c, fst_slice(c->decided.data, c->decided.len));
 	return forst_cursor_next(c);
 }
 

@@ -65,6 +65,9 @@ typedef struct ForstCursor
 	bool		pending_next;	/* advance past cur before reading on */
 	ForstVersion cur;			/* the row the cursor is at */
 	ForstExpiry expiry;			/* expired rows are skipped (expiry/expiry.h) */
+	bool		backward;		/* positioned by forst_cursor_seek_back */
+	StringInfoData back_key;	/* backward: the chosen version of the row */
+	StringInfoData back_val;	/* being read, copied (see cursor.c) */
 	MemoryContext mcxt;			/* holds the cursor; deleted by close */
 	MemoryContextCallback cb;
 } ForstCursor;
@@ -92,6 +95,23 @@ extern void forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi);
  * valid until the next call.
  */
 extern bool forst_cursor_next(ForstCursor *c);
+
+/*
+ * Backward: positions after the last row with user part < hi (hi empty:
+ * the end of the range); forst_cursor_prev then reads rows in descending
+ * key order down to the first with user part >= lo (lo empty: the start).
+ * Memory stays bounded: a row's versions are walked oldest first and the
+ * newest the snapshot sees is kept (copied into the cursor); nothing is
+ * collected across rows.  For a point cursor it is forst_cursor_seek.
+ */
+extern void forst_cursor_seek_back(ForstCursor *c, FstSlice lo, FstSlice hi);
+
+/*
+ * Moves to the previous visible row after forst_cursor_seek_back; false at
+ * the start of the range.  cur.entry points into the cursor: valid until
+ * the next call.
+ */
+extern bool forst_cursor_prev(ForstCursor *c);
 
 /*
  * Makes sure the row the cursor is at (cur) is still where cur says: when

@@ -67,20 +67,18 @@ typedef struct KeyScanState
 	bool	   *has_row;
 	bool		started;
 	ForstKeyRange r;			/* what to read (tableam/keyscan_plan.h) */
-	bool		returned;		/* a row was returned going forward */
 	uint64		staged;			/* the stage this scan fetched, or 0 */
 	int			prefetched;		/* an array scan's prefixes before this
 								 * one were prefetched */
 
 	/*
 	 * Backward scans (max(), ORDER BY ... DESC: PostgreSQL plans them for
-	 * any ordered index) read the range forward once and return its row
-	 * ids from the end.  The cursors merge key groups forward only.
+	 * any ordered index): the cursors read backward (read/cursor.h), the
+	 * largest current row across key groups comes next, an array scan's
+	 * prefixes are read last to first.  The direction is fixed by the
+	 * first row: a scan that turns around is refused.
 	 */
 	bool		reversed;
-	ItemPointerData *rev;
-	int64		nrev;
-	int64		revpos;			/* next to return is rev[revpos - 1] */
 } KeyScanState;
 
 static IndexBuildResult *
@@ -222,12 +220,7 @@ fkey_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 	close_cursors(st);
 	st->started = false;
-	st->returned = false;
 	st->reversed = false;
-	if (st->rev)
-		pfree(st->rev);
-	st->rev = NULL;
-	st->nrev = st->revpos = 0;
 }
 
 /*
@@ -279,7 +272,8 @@ open_cursors(IndexScanDesc scan, KeyScanState *st)
 				last,
 				kg;
 
-	if (st->r.nprefixes > 0 && st->r.point && st->r.curprefix >= st->prefetched)
+	if (st->r.nprefixes > 0 && st->r.point && st->r.curprefix >= st->prefetched &&
+		!st->reversed)
 		prefetch_prefixes(heap, st);
 	if (st->r.kg >= 0)
 		first = last = st->r.kg;
@@ -292,7 +286,7 @@ open_cursors(IndexScanDesc scan, KeyScanState *st)
 	 * on S3: the key groups' ranges, or where they start, in parallel (a
 	 * rescan over the same range keeps what it staged before)
 	 */
-	if (last > first)
+	if (last > first && !st->reversed)
 	{
 		uint64		staged = forst_prefetch_scan(heap, first, last,
 												 fst_slice(st->r.lo.data, st->r.lo.len),
@@ -332,8 +326,16 @@ open_cursors(IndexScanDesc scan, KeyScanState *st)
 							  fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len),
 							  st->r.point);
 		st->cursors[st->ncursors] = c;
-		forst_cursor_seek(c, fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len));
-		st->has_row[st->ncursors] = forst_cursor_next(c);
+		if (st->reversed)
+		{
+			forst_cursor_seek_back(c, fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len));
+			st->has_row[st->ncursors] = forst_cursor_prev(c);
+		}
+		else
+		{
+			forst_cursor_seek(c, fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len));
+			st->has_row[st->ncursors] = forst_cursor_next(c);
+		}
 		st->ncursors++;
 		pfree(lo.data);
 		pfree(hi.data);
@@ -352,14 +354,19 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 	st->started = true;
 	if (st->r.empty)
 		return;
+	if (st->reversed && st->r.nprefixes > 1)
+		forst_keyrange_use_prefix(&st->r, st->r.nprefixes - 1);
 	if (IsMVCCSnapshot(scan->xs_snapshot))
 		PredicateLockRelation(heap, scan->xs_snapshot);
 	open_cursors(scan, st);
 }
 
-/* The next row id in key order across key groups, or false at the end. */
+/*
+ * The next row id in key order across key groups (in descending order when
+ * the scan is reversed), or false at the end.
+ */
 static bool
-next_forward(IndexScanDesc scan, KeyScanState *st, ItemPointer tid)
+next_row(IndexScanDesc scan, KeyScanState *st, ItemPointer tid)
 {
 	int			best = -1;
 	int			i;
@@ -370,11 +377,10 @@ next_forward(IndexScanDesc scan, KeyScanState *st, ItemPointer tid)
 		return false;
 
 next_range:
-	/* the smallest current row across key groups, compared without them */
+	/* the first current row across key groups, compared without them */
 	for (i = 0; i < st->ncursors; i++)
 	{
-		FstSlice	a,
-					b;
+		int			cmp;
 
 		/*
 		 * Each cursor has read its row ahead: the executor may have written
@@ -389,24 +395,29 @@ next_range:
 			best = i;
 			continue;
 		}
-		a = st->cursors[i]->cur.entry.user_key;
-		b = st->cursors[best]->cur.entry.user_key;
-		if (fst_slice_cmp(a, b) < 0)
+		cmp = fst_slice_cmp(st->cursors[i]->cur.entry.user_key,
+							st->cursors[best]->cur.entry.user_key);
+		if (st->reversed ? cmp > 0 : cmp < 0)
 			best = i;
 	}
 	if (best < 0)
 	{
 		/* an array scan goes on with its next prefix's range */
-		if (st->r.curprefix + 1 >= st->r.nprefixes)
+		int			next = st->r.curprefix + (st->reversed ? -1 : 1);
+
+		if (st->r.nprefixes == 0 || next < 0 || next >= st->r.nprefixes)
 			return false;
 		close_cursors(st);
-		forst_keyrange_use_prefix(&st->r, st->r.curprefix + 1);
+		forst_keyrange_use_prefix(&st->r, next);
 		open_cursors(scan, st);
 		CHECK_FOR_INTERRUPTS();
 		goto next_range;
 	}
 	forst_tid_set(tid, &st->cursors[best]->cur.loc);
-	st->has_row[best] = forst_cursor_next(st->cursors[best]);
+	if (st->reversed)
+		st->has_row[best] = forst_cursor_prev(st->cursors[best]);
+	else
+		st->has_row[best] = forst_cursor_next(st->cursors[best]);
 	return true;
 }
 
@@ -414,48 +425,17 @@ static bool
 fkey_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	KeyScanState *st = scan->opaque;
+	bool		backward = (dir == BackwardScanDirection);
 
 	scan->xs_recheck = true;
-	if (dir != BackwardScanDirection)
-	{
-		if (st->reversed)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("changing the direction of a backward scan of a forst primary key is not supported")));
-		if (!next_forward(scan, st, &scan->xs_heaptid))
-			return false;
-		st->returned = true;
-		return true;
-	}
-
-	if (!st->reversed)
-	{
-		Size		cap = 1024;
-		ItemPointerData tid;
-
-		if (st->returned)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("changing the direction of a scan of a forst primary key is not supported"),
-					 errhint("Declare the cursor with ORDER BY in the direction it is read, or without SCROLL.")));
-		st->rev = palloc(sizeof(ItemPointerData) * cap);
-		while (next_forward(scan, st, &tid))
-		{
-			if ((Size) st->nrev == cap)
-			{
-				cap *= 2;
-				st->rev = repalloc_huge(st->rev, sizeof(ItemPointerData) * cap);
-			}
-			st->rev[st->nrev++] = tid;
-			CHECK_FOR_INTERRUPTS();
-		}
-		st->reversed = true;
-		st->revpos = st->nrev;
-	}
-	if (st->revpos == 0)
-		return false;
-	scan->xs_heaptid = st->rev[--st->revpos];
-	return true;
+	if (!st->started)
+		st->reversed = backward;
+	else if (backward != st->reversed)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("changing the direction of a scan of a forst primary key is not supported"),
+				 errhint("Declare the cursor with ORDER BY in the direction it is read, or without SCROLL.")));
+	return next_row(scan, st, &scan->xs_heaptid);
 }
 
 static void
@@ -471,8 +451,6 @@ fkey_endscan(IndexScanDesc scan)
 	close_cursors(st);
 	/* the bytes staged for this scan are of no use after it */
 	forst_stage_release(st->staged);
-	if (st->rev)
-		pfree(st->rev);
 	forst_keyrange_free(&st->r);
 	pfree(st);
 	scan->opaque = NULL;
