@@ -732,6 +732,20 @@ forst_cursor_revalidate(ForstCursor *c)
 }
 
 void
+forst_cursor_note_current(ForstCursor *c)
+{
+	const FstEntry *e = &c->cur.entry;
+
+	if (!c->valid || !c->cur.loc.in_sst)
+		return;
+	/* an entry's key and value are contiguous where the cursor decoded them */
+	forst_note_sst_version(c->rel, &c->cur.loc,
+						   fst_slice(e->user_part.data, e->user_part.len + FST_SEQ_BYTES),
+						   fst_slice(e->payload.data - FST_ENTRY_HEADER_SIZE,
+									 e->payload.len + FST_ENTRY_HEADER_SIZE));
+}
+
+void
 forst_cursor_close(ForstCursor *c)
 {
 	/* the reset callback frees the engine's iterators */

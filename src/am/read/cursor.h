@@ -123,6 +123,13 @@ extern bool forst_cursor_prev(ForstCursor *c);
  */
 extern bool forst_cursor_revalidate(ForstCursor *c);
 
+/*
+ * The cursor is at a row the caller returns as a TID that the executor
+ * fetches next: for a row in an SST file, its bytes are noted for that
+ * fetch (forst_note_sst_version), which then reads no block.
+ */
+extern void forst_cursor_note_current(ForstCursor *c);
+
 extern void forst_cursor_close(ForstCursor *c);
 
 #endif							/* FORST_CURSOR_H */

@@ -56,6 +56,7 @@
 #include "am/read/cursor.h"
 #include "am/read/prefetch.h"
 #include "am/read/stage.h"
+#include "am/shmem/shmem.h"
 #include "am/write/onconflict.h"
 
 PG_FUNCTION_INFO_V1(forst_key_handler);
@@ -65,6 +66,9 @@ typedef struct KeyScanState
 	ForstCursor **cursors;		/* one per key group read */
 	int			ncursors;
 	bool	   *has_row;
+	int		   *heap;			/* cursors with a row, the next row first */
+	int			nheap;
+	uint64		waits_seen;		/* forst_memory_waits when heap was built */
 	bool		started;
 	ForstKeyRange r;			/* what to read (tableam/keyscan_plan.h) */
 	uint64		staged;			/* the stage this scan fetched, or 0 */
@@ -202,12 +206,16 @@ close_cursors(KeyScanState *st)
 	for (i = 0; i < st->ncursors; i++)
 		forst_cursor_close(st->cursors[i]);
 	st->ncursors = 0;
+	st->nheap = 0;
 	if (st->cursors)
 		pfree(st->cursors);
 	if (st->has_row)
 		pfree(st->has_row);
+	if (st->heap)
+		pfree(st->heap);
 	st->cursors = NULL;
 	st->has_row = NULL;
+	st->heap = NULL;
 }
 
 static void
@@ -298,6 +306,7 @@ open_cursors(IndexScanDesc scan, KeyScanState *st)
 	}
 	st->cursors = palloc(sizeof(ForstCursor *) * (last - first + 1));
 	st->has_row = palloc0(sizeof(bool) * (last - first + 1));
+	st->heap = palloc(sizeof(int) * (last - first + 1));
 	for (kg = first; kg <= last; kg++)
 	{
 		StringInfoData lo,
@@ -362,45 +371,89 @@ start_scan(IndexScanDesc scan, KeyScanState *st)
 }
 
 /*
+ * The key groups' cursors in a binary heap by their current rows' user
+ * keys (without the key group), the next row to return on top: smallest
+ * first, largest first when the scan is reversed.  A range over every key
+ * group has 128 cursors; the heap compares about 7 per row, not 128.
+ */
+static inline bool
+heap_before(KeyScanState *st, int a, int b)
+{
+	int			cmp = fst_slice_cmp(st->cursors[a]->cur.entry.user_key,
+									st->cursors[b]->cur.entry.user_key);
+
+	if (cmp == 0)
+		return a < b;
+	return st->reversed ? cmp > 0 : cmp < 0;
+}
+
+static void
+heap_sift_down(KeyScanState *st, int pos)
+{
+	int			c = st->heap[pos];
+
+	for (;;)
+	{
+		int			l = 2 * pos + 1;
+		int			best;
+
+		if (l >= st->nheap)
+			break;
+		best = l;
+		if (l + 1 < st->nheap && heap_before(st, st->heap[l + 1], st->heap[l]))
+			best = l + 1;
+		if (!heap_before(st, st->heap[best], c))
+			break;
+		st->heap[pos] = st->heap[best];
+		pos = best;
+	}
+	st->heap[pos] = c;
+}
+
+/*
+ * Builds the heap from the cursors that have a row.  Each cursor has read
+ * its row ahead: the executor may have written since, waited for memory
+ * and let that row's memtable go, so each is revalidated first (nothing to
+ * do unless this backend waited for memory).
+ */
+static void
+heap_build(KeyScanState *st)
+{
+	int			i;
+
+	st->waits_seen = forst_memory_waits;
+	st->nheap = 0;
+	for (i = 0; i < st->ncursors; i++)
+	{
+		if (st->has_row[i])
+			st->has_row[i] = forst_cursor_revalidate(st->cursors[i]);
+		if (st->has_row[i])
+			st->heap[st->nheap++] = i;
+	}
+	for (i = st->nheap / 2 - 1; i >= 0; i--)
+		heap_sift_down(st, i);
+}
+
+/*
  * The next row id in key order across key groups (in descending order when
  * the scan is reversed), or false at the end.
  */
 static bool
 next_row(IndexScanDesc scan, KeyScanState *st, ItemPointer tid)
 {
-	int			best = -1;
-	int			i;
+	int			top;
 
 	if (!st->started)
+	{
 		start_scan(scan, st);
+		if (!st->r.empty)
+			heap_build(st);
+	}
 	if (st->r.empty)
 		return false;
-
-next_range:
-	/* the first current row across key groups, compared without them */
-	for (i = 0; i < st->ncursors; i++)
-	{
-		int			cmp;
-
-		/*
-		 * Each cursor has read its row ahead: the executor may have written
-		 * since, waited for memory and let that row's memtable go.
-		 */
-		if (st->has_row[i])
-			st->has_row[i] = forst_cursor_revalidate(st->cursors[i]);
-		if (!st->has_row[i])
-			continue;
-		if (best < 0)
-		{
-			best = i;
-			continue;
-		}
-		cmp = fst_slice_cmp(st->cursors[i]->cur.entry.user_key,
-							st->cursors[best]->cur.entry.user_key);
-		if (st->reversed ? cmp > 0 : cmp < 0)
-			best = i;
-	}
-	if (best < 0)
+	if (st->waits_seen != forst_memory_waits)
+		heap_build(st);
+	while (st->nheap == 0)
 	{
 		/* an array scan goes on with its next prefix's range */
 		int			next = st->r.curprefix + (st->reversed ? -1 : 1);
@@ -410,14 +463,20 @@ next_range:
 		close_cursors(st);
 		forst_keyrange_use_prefix(&st->r, next);
 		open_cursors(scan, st);
+		heap_build(st);
 		CHECK_FOR_INTERRUPTS();
-		goto next_range;
 	}
-	forst_tid_set(tid, &st->cursors[best]->cur.loc);
+	top = st->heap[0];
+	forst_tid_set(tid, &st->cursors[top]->cur.loc);
+	forst_cursor_note_current(st->cursors[top]);
 	if (st->reversed)
-		st->has_row[best] = forst_cursor_prev(st->cursors[best]);
+		st->has_row[top] = forst_cursor_prev(st->cursors[top]);
 	else
-		st->has_row[best] = forst_cursor_next(st->cursors[best]);
+		st->has_row[top] = forst_cursor_next(st->cursors[top]);
+	if (!st->has_row[top])
+		st->heap[0] = st->heap[--st->nheap];
+	if (st->nheap > 1)
+		heap_sift_down(st, 0);
 	return true;
 }
 
