@@ -74,6 +74,71 @@ FETCH 2 FROM dc;
 FETCH PRIOR FROM dc;
 ROLLBACK;
 
+-- a SCROLL cursor over a sequential scan reads backward and turns around
+-- anywhere: random moves, each checked against the scan's forward order
+CREATE FUNCTION scroll_check(tbl text, moves int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	rows text[];
+	n int;
+	pos int := 0;
+	c refcursor;
+	r record;
+	got text;
+	want text;
+	mv int;
+	turns int := 0;
+	last_mv int := -1;
+BEGIN
+	SET LOCAL enable_indexscan = off;
+	SET LOCAL enable_bitmapscan = off;
+	SET LOCAL max_parallel_workers_per_gather = 0;
+	EXECUTE format('SELECT array_agg(x::text) FROM (SELECT * FROM %I) x', tbl) INTO rows;
+	n := coalesce(array_length(rows, 1), 0);
+	OPEN c SCROLL FOR EXECUTE format('SELECT * FROM %I', tbl);
+	FOR i IN 1..moves LOOP
+		mv := floor(random() * 10)::int;
+		IF mv < 4 THEN
+			FETCH NEXT FROM c INTO r;
+			pos := least(pos + 1, n + 1);
+		ELSIF mv < 8 THEN
+			FETCH PRIOR FROM c INTO r;
+			pos := greatest(pos - 1, 0);
+		ELSIF mv = 8 THEN
+			FETCH FIRST FROM c INTO r;
+			pos := least(1, n + 1);
+		ELSE
+			FETCH LAST FROM c INTO r;
+			pos := n;
+		END IF;
+		IF (mv < 4) <> (last_mv < 4) THEN
+			turns := turns + 1;
+		END IF;
+		last_mv := mv;
+		got := CASE WHEN FOUND THEN r::text END;
+		want := CASE WHEN pos BETWEEN 1 AND n THEN rows[pos] END;
+		IF got IS DISTINCT FROM want THEN
+			RAISE EXCEPTION 'move % (kind %): at % of % got % want %', i, mv, pos, n, got, want;
+		END IF;
+	END LOOP;
+	CLOSE c;
+	RETURN CASE WHEN turns > moves / 4 THEN 'ok' ELSE 'too few turns' END;
+END $$;
+SELECT setseed(0.25);
+SELECT scroll_check('desc_t', 3000) AS seq_scroll;
+BEGIN;
+INSERT INTO desc_t VALUES (6, 1000, 'mine'), (0, 1001, 'mine');
+UPDATE desc_t SET v = 'changed' WHERE b % 9 = 0;
+DELETE FROM desc_t WHERE b % 13 = 0;
+SELECT scroll_check('desc_t', 3000) AS seq_scroll_own_writes;
+ROLLBACK;
+-- without SCROLL too, where the plan can read backward (PostgreSQL's rule)
+BEGIN;
+DECLARE nc CURSOR FOR SELECT a, b FROM desc_t;
+FETCH 2 FROM nc;
+FETCH BACKWARD 1 FROM nc;
+ROLLBACK;
+
 DROP FUNCTION desc_same(text);
+DROP FUNCTION scroll_check(text, int);
 DROP TABLE desc_t, desc_h;
 DROP EXTENSION forst;

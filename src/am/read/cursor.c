@@ -374,6 +374,7 @@ forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
 	c->valid = false;
 	c->pending_next = false;
 	c->backward = false;
+	c->exhausted = false;
 	if (c->point)
 	{
 		c->point_done = false;
@@ -514,12 +515,51 @@ merge_check_status(ForstCursor *c)
 						RelationGetRelationName(c->rel), err.msg)));
 }
 
+/* Seeks again to the whole range, forward or backward. */
+static void
+seek_range_again(ForstCursor *c, bool backward)
+{
+	char	   *lo = pnstrdup(c->seek_lo.data, c->seek_lo.len);
+	char	   *hi = pnstrdup(c->hi.data, c->hi.len);
+	FstSlice	los = fst_slice(lo, c->seek_lo.len);
+	FstSlice	his = fst_slice(hi, c->hi.len);
+
+	if (backward)
+		forst_cursor_seek_back(c, los, his);
+	else
+		forst_cursor_seek(c, los, his);
+	pfree(lo);
+	pfree(hi);
+}
+
+/*
+ * Turns the cursor around (see cursor.h): from the row returned last, in
+ * decided, or from the end of the range when there is none.
+ */
+static void
+cursor_turn(ForstCursor *c, bool backward)
+{
+	if (c->exhausted || !c->have_decided)
+	{
+		seek_range_again(c, backward);
+		return;
+	}
+	c->backward = backward;
+	c->pending_next = false;
+	if (backward)
+		back_position(c);
+	else
+		merge_seek_past(c, fst_slice(c->decided.data, c->decided.len));
+}
+
 bool
 forst_cursor_next(ForstCursor *c)
 {
 	c->valid = false;
 	if (c->point)
 		return point_next(c);
+	if (c->backward)
+		cursor_turn(c, false);
 	if (c->waits_seen != forst_memory_waits)
 	{
 		c->waits_seen = forst_memory_waits;
@@ -553,7 +593,10 @@ forst_cursor_next(ForstCursor *c)
 							RelationGetRelationName(c->rel))));
 		if (c->hi.len > 0 &&
 			fst_slice_cmp(e.user_part, fst_slice(c->hi.data, c->hi.len)) >= 0)
+		{
+			c->exhausted = true;
 			return false;
+		}
 		if (c->have_decided &&
 			fst_slice_cmp(e.user_part, fst_slice(c->decided.data, c->decided.len)) == 0)
 		{
@@ -591,6 +634,7 @@ forst_cursor_next(ForstCursor *c)
 		return true;
 	}
 	merge_check_status(c);
+	c->exhausted = true;
 	return false;
 }
 
@@ -619,10 +663,11 @@ forst_cursor_prev(ForstCursor *c)
 	ForstLoc	loc;
 	uint8		hint = 0;
 
-	Assert(c->backward || c->point);
 	c->valid = false;
 	if (c->point)
 		return point_next(c);
+	if (!c->backward)
+		cursor_turn(c, true);
 	if (c->waits_seen != forst_memory_waits)
 	{
 		c->waits_seen = forst_memory_waits;
@@ -703,6 +748,7 @@ forst_cursor_prev(ForstCursor *c)
 		CHECK_FOR_INTERRUPTS();
 	}
 	merge_check_status(c);
+	c->exhausted = true;
 	return false;
 }
 

@@ -65,7 +65,9 @@ typedef struct ForstCursor
 	bool		pending_next;	/* advance past cur before reading on */
 	ForstVersion cur;			/* the row the cursor is at */
 	ForstExpiry expiry;			/* expired rows are skipped (expiry/expiry.h) */
-	bool		backward;		/* positioned by forst_cursor_seek_back */
+	bool		backward;		/* reading backward (forst_cursor_seek_back,
+								 * or forst_cursor_prev turned it around) */
+	bool		exhausted;		/* the last read found no row */
 	StringInfoData back_key;	/* backward: the chosen version of the row */
 	StringInfoData back_val;	/* being read, copied (see cursor.c) */
 	MemoryContext mcxt;			/* holds the cursor; deleted by close */
@@ -107,9 +109,13 @@ extern bool forst_cursor_next(ForstCursor *c);
 extern void forst_cursor_seek_back(ForstCursor *c, FstSlice lo, FstSlice hi);
 
 /*
- * Moves to the previous visible row after forst_cursor_seek_back; false at
- * the start of the range.  cur.entry points into the cursor: valid until
- * the next call.
+ * Moves to the previous visible row; false at the start of the range.
+ * cur.entry points into the cursor: valid until the next call.
+ *
+ * A cursor turns around as a SCROLL cursor does: forst_cursor_prev after
+ * forst_cursor_next returns the row before the one returned last, and the
+ * other way round; after a read that found no row (or before any), it
+ * starts again from that end of the range (the last row, or the first).
  */
 extern bool forst_cursor_prev(ForstCursor *c);
 

@@ -213,21 +213,36 @@ forst_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 {
 	ForstScanDesc scan = (ForstScanDesc) sscan;
 
-	if (direction == BackwardScanDirection)
-		not_supported("scanning backward");
-	for (;;)
+	if (scan->rs_base.rs_parallel == NULL)
 	{
-		if (scan->empty)
+		/*
+		 * One cursor over the whole table, which reads either way and
+		 * turns around where the scan is (a SCROLL cursor's FETCH PRIOR).
+		 */
+		bool		found = direction == BackwardScanDirection ?
+			forst_cursor_prev(scan->cursor) : forst_cursor_next(scan->cursor);
+
+		if (!found)
 		{
 			ExecClearTuple(slot);
 			return false;
 		}
-		if (scan->cursor && forst_cursor_next(scan->cursor))
-			break;
-		if (scan->rs_base.rs_parallel == NULL)
-			scan->empty = true;
-		else
+	}
+	else
+	{
+		if (direction == BackwardScanDirection)
+			not_supported("scanning a parallel scan backward");
+		for (;;)
+		{
+			if (scan->empty)
+			{
+				ExecClearTuple(slot);
+				return false;
+			}
+			if (scan->cursor && forst_cursor_next(scan->cursor))
+				break;
 			scan_claim(scan);
+		}
 	}
 	pgstat_count_heap_getnext(scan->rs_base.rs_rd);
 	forst_store_version(slot, &scan->cursor->cur,
