@@ -109,18 +109,27 @@ CREATE TEMP TABLE t_tmp_default (k int PRIMARY KEY, v text);
 INSERT INTO t_tmp_default VALUES (1, 'a') ON CONFLICT (k) DO NOTHING;
 CREATE TEMP TABLE t_tmp_ctas AS SELECT 1 AS k;
 SELECT 1 AS k INTO TEMP t_tmp_into;
+CREATE TABLE pg_temp.t_tmp_schema (k int PRIMARY KEY);
 CREATE TABLE t_perm_ctas AS SELECT 1 AS k;
 CREATE TABLE t_parted (k int, v text) PARTITION BY RANGE (k);
 CREATE TABLE t_parted_1 PARTITION OF t_parted (PRIMARY KEY (k)) FOR VALUES FROM (0) TO (100);
 INSERT INTO t_parted VALUES (1, 'a'), (50, 'b');
 SELECT c.relname, c.relkind, c.relpersistence, a.amname
   FROM pg_class c LEFT JOIN pg_am a ON a.oid = c.relam
- WHERE c.relname IN ('t_tmp_default', 't_tmp_default_pkey', 't_tmp_ctas', 't_tmp_into', 't_perm_ctas',
+ WHERE c.relname IN ('t_tmp_default', 't_tmp_default_pkey', 't_tmp_ctas', 't_tmp_into', 't_tmp_schema', 't_perm_ctas',
                      't_parted', 't_parted_1', 't_parted_1_pkey') ORDER BY 1;
 SELECT * FROM t_parted ORDER BY k;
 CREATE TABLE t_parted_at (k int) PARTITION BY RANGE (k) USING forst;
 RESET default_table_access_method;
-DROP TABLE t_tmp_default, t_tmp_ctas, t_tmp_into, t_perm_ctas, t_parted;
+DROP TABLE t_tmp_default, t_tmp_ctas, t_tmp_into, t_tmp_schema, t_perm_ctas, t_parted;
+-- serial key columns (serial is no type: CREATE TABLE makes it one)
+CREATE TABLE t_serial (id bigserial, n smallserial, v text, PRIMARY KEY (id, n)) USING forst;
+CREATE TABLE t_serial1 (id serial PRIMARY KEY, v text) USING forst;
+INSERT INTO t_serial (v) VALUES ('a'), ('b');
+INSERT INTO t_serial1 (v) VALUES ('a'), ('b');
+SELECT * FROM t_serial ORDER BY id;
+SELECT * FROM t_serial1 ORDER BY id;
+DROP TABLE t_serial, t_serial1;
 -- UNLOGGED: checkpoint-durable (no WAL per row; t/033_checkpoint_durable.pl)
 CREATE UNLOGGED TABLE t_unl (k int PRIMARY KEY, v text) USING forst;
 INSERT INTO t_unl VALUES (1, 'a'), (2, 'b');

@@ -199,6 +199,28 @@ rewrite_constraint(Constraint *con, List **keycols)
 		*keycols = list_concat(*keycols, con->keys);
 }
 
+/*
+ * The integer type behind serial, bigserial and smallserial (not types:
+ * CREATE TABLE turns them into a sequence and a default later), or
+ * InvalidOid, as transformColumnDefinition recognizes them.
+ */
+static Oid
+serial_type(const TypeName *tn)
+{
+	const char *name;
+
+	if (list_length(tn->names) != 1 || tn->arrayBounds != NIL || tn->pct_type)
+		return InvalidOid;
+	name = strVal(linitial(tn->names));
+	if (strcmp(name, "smallserial") == 0 || strcmp(name, "serial2") == 0)
+		return INT2OID;
+	if (strcmp(name, "serial") == 0 || strcmp(name, "serial4") == 0)
+		return INT4OID;
+	if (strcmp(name, "bigserial") == 0 || strcmp(name, "serial8") == 0)
+		return INT8OID;
+	return InvalidOid;
+}
+
 static void
 rewrite_create(CreateStmt *stmt)
 {
@@ -258,7 +280,9 @@ rewrite_create(CreateStmt *stmt)
 		}
 		if (!is_key)
 			continue;
-		typenameTypeIdAndMod(NULL, col->typeName, &typid, &typmod);
+		typid = serial_type(col->typeName);
+		if (!OidIsValid(typid))
+			typenameTypeIdAndMod(NULL, col->typeName, &typid, &typmod);
 		if (!forst_key_type_supported(typid))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -377,15 +401,33 @@ call_next_altering(PlannedStmt *pstmt, const char *queryString,
 	forst_rekey_alter_end(true, restore);
 }
 
+/* Whether rv names a temporary table. */
+static bool
+rangevar_is_temp(const RangeVar *rv)
+{
+	Oid			ns;
+
+	if (rv->relpersistence == RELPERSISTENCE_TEMP)
+		return true;
+	/* a table created in pg_temp is temporary (RangeVarAdjustRelationPersistence) */
+	if (rv->schemaname == NULL)
+		return false;
+	if (strcmp(rv->schemaname, "pg_temp") == 0)
+		return true;
+	ns = get_namespace_oid(rv->schemaname, true);
+	return OidIsValid(ns) && isTempNamespace(ns);
+}
+
 /*
  * Whether a statement creates a temporary table (CREATE TEMP TABLE, also
- * AS or SELECT INTO) without naming its access method while
- * default_table_access_method is forst.  forst tables cannot be temporary
- * (a temporary table lives in one session's local buffers, forst's state
- * in shared memory and the store), so such a table is made a heap table,
- * as PostgreSQL makes a partitioned table one without an access method:
- * the default applies to the tables it can apply to.  Named explicitly
- * (USING forst), a temporary forst table is still refused.
+ * AS or SELECT INTO, or a table in pg_temp) without naming its access
+ * method while default_table_access_method is forst.  forst tables cannot
+ * be temporary (a temporary table lives in one session's local buffers,
+ * forst's state in shared memory and the store), so such a table is made
+ * a heap table, as PostgreSQL makes a partitioned table one without an
+ * access method: the default applies to the tables it can apply to.
+ * Named explicitly (USING forst), a temporary forst table is still
+ * refused.
  */
 static bool
 default_am_as_heap(Node *parsetree)
@@ -397,7 +439,7 @@ default_am_as_heap(Node *parsetree)
 		CreateStmt *c = (CreateStmt *) parsetree;
 
 		return c->accessMethod == NULL && c->partspec == NULL &&
-			c->relation->relpersistence == RELPERSISTENCE_TEMP;
+			rangevar_is_temp(c->relation);
 	}
 	if (IsA(parsetree, CreateTableAsStmt))
 	{
@@ -405,7 +447,7 @@ default_am_as_heap(Node *parsetree)
 
 		return c->objtype == OBJECT_TABLE && c->into != NULL &&
 			c->into->accessMethod == NULL &&
-			c->into->rel->relpersistence == RELPERSISTENCE_TEMP;
+			rangevar_is_temp(c->into->rel);
 	}
 	return false;
 }
