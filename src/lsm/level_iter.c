@@ -71,16 +71,17 @@ set_file(LevelIter *it, int i)
 
 /*
  * After the current child was positioned: stays at its entry if it has
- * one, else moves to the first entry of the following files.  Stops at a
- * child's error, which status() then reports.  Caches valid and key.
+ * one, else moves to the first entry of the following files (with back,
+ * to the last entry of the preceding ones).  Stops at a child's error,
+ * which status() then reports.  Caches valid and key.
  */
 static void
-skip_empty_files(LevelIter *it)
+skip_empty_files(LevelIter *it, bool back)
 {
 	it->valid = false;
 	while (it->child != NULL)
 	{
-		int			next = it->cur + 1;
+		int			next = it->cur + (back ? -1 : 1);
 
 		if (fst_iter_valid(it->child))
 		{
@@ -90,42 +91,17 @@ skip_empty_files(LevelIter *it)
 		}
 		if (fst_iter_status(it->child, NULL) != FST_OK)
 			return;
-		if (next >= it->n)
+		if (next < 0 || next >= it->n)
 		{
 			drop_file(it);
 			return;
 		}
 		if (!set_file(it, next))
 			return;
-		fst_iter_seek_first(it->child);
-	}
-}
-
-/* skip_empty_files going backward: to the last entry of earlier files. */
-static void
-skip_empty_files_back(LevelIter *it)
-{
-	it->valid = false;
-	while (it->child != NULL)
-	{
-		int			prev = it->cur - 1;
-
-		if (fst_iter_valid(it->child))
-		{
-			it->valid = true;
-			it->key = fst_iter_key(it->child);
-			return;
-		}
-		if (fst_iter_status(it->child, NULL) != FST_OK)
-			return;
-		if (prev < 0)
-		{
-			drop_file(it);
-			return;
-		}
-		if (!set_file(it, prev))
-			return;
-		fst_iter_seek_last(it->child);
+		if (back)
+			fst_iter_seek_last(it->child);
+		else
+			fst_iter_seek_first(it->child);
 	}
 }
 
@@ -148,98 +124,101 @@ find_file(LevelIter *it, FstSlice target)
 	return lo;
 }
 
+/* Positions at the first entry of the level, or with last at its last. */
 static void
-level_seek_first(FstIter *iter)
+seek_end(LevelIter *it, bool last)
 {
-	LevelIter  *it = (LevelIter *) iter;
-
 	fst_error_clear(&it->err);
 	if (it->n == 0)
 	{
 		drop_file(it);
 		return;
 	}
-	if (!set_file(it, 0))
+	if (!set_file(it, last ? it->n - 1 : 0))
 		return;
-	fst_iter_seek_first(it->child);
-	skip_empty_files(it);
+	if (last)
+		fst_iter_seek_last(it->child);
+	else
+		fst_iter_seek_first(it->child);
+	skip_empty_files(it, last);
 }
 
+/*
+ * Positions at the first entry >= target, or with before at the last one
+ * < target: both are in the first file whose largest key is >= target, or
+ * next to it.
+ */
 static void
-level_seek(FstIter *iter, FstSlice target)
+seek_target(LevelIter *it, FstSlice target, bool before)
 {
-	LevelIter  *it = (LevelIter *) iter;
 	int			i;
 
 	fst_error_clear(&it->err);
 	i = find_file(it, target);
 	if (i >= it->n)
 	{
-		drop_file(it);
+		if (before)
+			seek_end(it, true);	/* every entry is < target */
+		else
+			drop_file(it);
 		return;
 	}
 	if (!set_file(it, i))
 		return;
-	fst_iter_seek(it->child, target);
-	skip_empty_files(it);
+	if (before)
+		fst_iter_seek_before(it->child, target);
+	else
+		fst_iter_seek(it->child, target);
+	skip_empty_files(it, before);
+}
+
+/* Moves one entry, backward with back. */
+static void
+step(LevelIter *it, bool back)
+{
+	if (it->child == NULL)
+		return;
+	if (back)
+		fst_iter_prev(it->child);
+	else
+		fst_iter_next(it->child);
+	skip_empty_files(it, back);
+}
+
+static void
+level_seek_first(FstIter *iter)
+{
+	seek_end((LevelIter *) iter, false);
 }
 
 static void
 level_seek_last(FstIter *iter)
 {
-	LevelIter  *it = (LevelIter *) iter;
+	seek_end((LevelIter *) iter, true);
+}
 
-	fst_error_clear(&it->err);
-	if (it->n == 0)
-	{
-		drop_file(it);
-		return;
-	}
-	if (!set_file(it, it->n - 1))
-		return;
-	fst_iter_seek_last(it->child);
-	skip_empty_files_back(it);
+static void
+level_seek(FstIter *iter, FstSlice target)
+{
+	seek_target((LevelIter *) iter, target, false);
 }
 
 static void
 level_seek_before(FstIter *iter, FstSlice target)
 {
-	LevelIter  *it = (LevelIter *) iter;
-	int			i;
-
-	fst_error_clear(&it->err);
-	i = find_file(it, target);
-	if (i >= it->n)
-	{
-		level_seek_last(iter);	/* every entry is < target */
-		return;
-	}
-	if (!set_file(it, i))
-		return;
-	fst_iter_seek_before(it->child, target);
-	skip_empty_files_back(it);
-}
-
-static void
-level_prev(FstIter *iter)
-{
-	LevelIter  *it = (LevelIter *) iter;
-
-	if (it->child == NULL)
-		return;
-	fst_iter_prev(it->child);
-	skip_empty_files_back(it);
+	seek_target((LevelIter *) iter, target, true);
 }
 
 static void
 level_next(FstIter *iter)
 {
-	LevelIter  *it = (LevelIter *) iter;
+	step((LevelIter *) iter, false);
+}
 
-	if (it->child == NULL)
-		return;
-	fst_iter_next(it->child);
-	skip_empty_files(it);
+static void
+level_prev(FstIter *iter)
+{
+	step((LevelIter *) iter, true);
 }
 
 static bool
