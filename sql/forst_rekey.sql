@@ -111,7 +111,7 @@ INSERT INTO rk_vc VALUES ('a', 2, 0);
 -- without COLLATE "C" the new type's default collation is refused, as in
 -- CREATE TABLE; nor can every type be a key
 ALTER TABLE rk_vc ALTER COLUMN k TYPE text;
-ALTER TABLE rk_vc ALTER COLUMN k TYPE numeric USING 1;
+ALTER TABLE rk_vc ALTER COLUMN k TYPE interval USING interval '1 day';
 SELECT pg_get_indexdef('rk_vc_pkey'::regclass);
 -- a rewrite of a keyed table for another column keeps the key
 ALTER TABLE rk_ty ADD COLUMN r float8 DEFAULT random();

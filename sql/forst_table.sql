@@ -98,7 +98,7 @@ COPY (SELECT * FROM clicks WHERE user_id >= 500 ORDER BY user_id) TO stdout;
 CREATE INDEX ON clicks (n);
 CREATE UNIQUE INDEX ON clicks (n);
 CREATE TABLE u (a int UNIQUE, b int) USING forst;
-CREATE TABLE t_num (k numeric PRIMARY KEY) USING forst;
+CREATE TABLE t_inet (k inet PRIMARY KEY) USING forst;
 CREATE TEMP TABLE t_tmp (k int PRIMARY KEY) USING forst;
 -- under default_table_access_method = forst: a temporary table (also by
 -- CREATE TABLE AS and SELECT INTO) is a heap table, with a NOTICE; a
@@ -130,6 +130,20 @@ INSERT INTO t_serial1 (v) VALUES ('a'), ('b');
 SELECT * FROM t_serial ORDER BY id;
 SELECT * FROM t_serial1 ORDER BY id;
 DROP TABLE t_serial, t_serial1;
+-- numeric keys: equal values of any scale are one key
+CREATE TABLE t_numkey (k numeric PRIMARY KEY, v text) USING forst;
+INSERT INTO t_numkey VALUES (1.5, 'a'), (-2, 'b'), (0, 'c'), ('NaN', 'd'), (1e20, 'e'),
+  (0.001, 'f'), ('-Infinity', 'g'), (-0.5, 'h');
+INSERT INTO t_numkey VALUES (1.50, 'again');
+INSERT INTO t_numkey VALUES (1.500, 'updated') ON CONFLICT (k) DO UPDATE SET v = excluded.v;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM t_numkey WHERE k BETWEEN 0 AND 2;
+SELECT * FROM t_numkey WHERE k BETWEEN 0 AND 2 ORDER BY k;
+SELECT * FROM t_numkey WHERE k = 1.5000;
+SELECT * FROM t_numkey WHERE k < 0 ORDER BY k DESC;
+SELECT * FROM t_numkey ORDER BY k DESC LIMIT 2;
+RESET enable_seqscan;
+DROP TABLE t_numkey;
 -- UNLOGGED: checkpoint-durable (no WAL per row; t/033_checkpoint_durable.pl)
 CREATE UNLOGGED TABLE t_unl (k int PRIMARY KEY, v text) USING forst;
 INSERT INTO t_unl VALUES (1, 'a'), (2, 'b');

@@ -288,9 +288,9 @@ rewrite_create(CreateStmt *stmt)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("forst: primary key column \"%s\" has type %s, which forst cannot use as a key",
 							col->colname, format_type_be(typid)),
-					 errhint("Key columns may be of types bool, smallint, integer, bigint, oid, real, "
-							 "double precision, date, time, timestamp, timestamptz, uuid, text, varchar, "
-							 "char, name, bytea and \"char\"; use bigint or text instead of numeric.")));
+					 errhint("Key columns may be of types bool, smallint, integer, bigint, numeric, oid, "
+							 "real, double precision, date, time, timestamp, timestamptz, uuid, text, "
+							 "varchar, char, name, bytea and \"char\".")));
 		if (type_is_collatable(typid) && col->collClause == NULL)
 		{
 			CollateClause *cc = makeNode(CollateClause);

@@ -49,7 +49,8 @@ typedef enum ForstKeyKind
 	FORST_KEY_NAME,
 	FORST_KEY_TEXT,				/* text, varchar */
 	FORST_KEY_BPCHAR,
-	FORST_KEY_BYTEA
+	FORST_KEY_BYTEA,
+	FORST_KEY_NUMERIC
 } ForstKeyKind;
 
 /* Appends the encoding of one (non-null) value of the column's type. */
