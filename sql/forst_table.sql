@@ -144,6 +144,13 @@ SELECT * FROM t_numkey WHERE k < 0 ORDER BY k DESC;
 SELECT * FROM t_numkey ORDER BY k DESC LIMIT 2;
 RESET enable_seqscan;
 DROP TABLE t_numkey;
+-- INCLUDE columns of the key are accepted (and stored nowhere but the row)
+CREATE TABLE t_incl (k int, w int, v text, PRIMARY KEY (k, w) INCLUDE (v)) USING forst;
+INSERT INTO t_incl SELECT g % 10, g, 'v' || g FROM generate_series(1, 100) g;
+INSERT INTO t_incl VALUES (1, 1, 'x') ON CONFLICT (k, w) DO UPDATE SET v = 'updated';
+SELECT pg_get_indexdef('t_incl_pkey'::regclass);
+SELECT * FROM t_incl WHERE k = 1 AND w IN (1, 11) ORDER BY w;
+DROP TABLE t_incl;
 -- UNLOGGED: checkpoint-durable (no WAL per row; t/033_checkpoint_durable.pl)
 CREATE UNLOGGED TABLE t_unl (k int PRIMARY KEY, v text) USING forst;
 INSERT INTO t_unl VALUES (1, 'a'), (2, 'b');

@@ -190,10 +190,7 @@ rewrite_constraint(Constraint *con, List **keycols)
 						con->access_method)));
 	if (con->deferrable)
 		refuse_deferrable_key();
-	if (con->including != NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("INCLUDE columns are not supported in the primary key of a forst table")));
+	/* INCLUDE columns are kept in the catalog only: forst_key stores nothing */
 	con->access_method = pstrdup("forst_key");
 	if (keycols)
 		*keycols = list_concat(*keycols, con->keys);
