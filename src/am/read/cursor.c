@@ -363,8 +363,12 @@ cursor_refresh(ForstCursor *c)
 	c->pending_next = false;
 }
 
-void
-forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
+/*
+ * Positions the cursor for [lo, hi), forward or backward: before the first
+ * row, or after the last.
+ */
+static void
+cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi, bool backward)
 {
 	resetStringInfo(&c->hi);
 	appendBinaryStringInfo(&c->hi, hi.data, hi.len);
@@ -373,7 +377,7 @@ forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
 	c->have_decided = false;
 	c->valid = false;
 	c->pending_next = false;
-	c->backward = false;
+	c->backward = backward && !c->point;
 	c->exhausted = false;
 	if (c->point)
 	{
@@ -382,9 +386,23 @@ forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
 	}
 	if (c->waits_seen != forst_memory_waits &&
 		forst_table_view_stale(&c->view))
-		cursor_refresh(c);		/* seeks to seek_lo */
+		cursor_refresh(c);		/* positions as below */
+	else if (backward)
+		back_position(c);
 	else
 		merge_seek(c, lo);
+}
+
+void
+forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi)
+{
+	cursor_seek(c, lo, hi, false);
+}
+
+void
+forst_cursor_seek_back(ForstCursor *c, FstSlice lo, FstSlice hi)
+{
+	cursor_seek(c, lo, hi, true);
 }
 
 typedef struct PointVisCtx
@@ -636,16 +654,6 @@ forst_cursor_next(ForstCursor *c)
 	merge_check_status(c);
 	c->exhausted = true;
 	return false;
-}
-
-void
-forst_cursor_seek_back(ForstCursor *c, FstSlice lo, FstSlice hi)
-{
-	forst_cursor_seek(c, lo, hi);
-	if (c->point)
-		return;
-	c->backward = true;
-	back_position(c);
 }
 
 /*
