@@ -2,13 +2,14 @@
  *
  * cursor.h
  *	  A cursor over the rows of one forst table visible to a snapshot,
- *	  in key order, within an optional range of user parts.
+ *	  in key order or backward, within an optional range of user parts.
  *
  * It merges the table's memtables (newest first) and its SST files (level
  * 0 newest first, then one level iterator per deeper level, which opens
  * one file of the level at a time: level_iter.h), walks each key's versions
- * newest first and stops at the first one the snapshot can see, skipping
- * the key when that is a tombstone or an expired row (expiry/expiry.h).
+ * newest first and stops at the first one the snapshot can see (backward:
+ * oldest first, keeping the last one it can see), skipping the key when
+ * that is a tombstone or an expired row (expiry/expiry.h).
  * Its iterators are malloc'ed by the engine; the cursor frees them when
  * closed or, after an error, when the memory context it was opened in is
  * reset.
