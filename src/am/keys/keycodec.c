@@ -739,6 +739,13 @@ get_escaped(const char **p, const char *end, StringInfo buf, bool nul_ok)
 	}
 }
 
+static Datum
+numeric_from_cstring(const char *s)
+{
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(s),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
 /* numeric: back to "[-]d1.d2...dnEe-1", through numeric_in */
 static Datum
 decode_numeric(const char **p, const char *end, StringInfo buf)
@@ -751,17 +758,13 @@ decode_numeric(const char **p, const char *end, StringInfo buf)
 	switch (cls)
 	{
 		case KEY_NUM_NEG_INF:
-			return DirectFunctionCall3(numeric_in, CStringGetDatum("-Infinity"),
-									   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+			return numeric_from_cstring("-Infinity");
 		case KEY_NUM_POS_INF:
-			return DirectFunctionCall3(numeric_in, CStringGetDatum("Infinity"),
-									   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+			return numeric_from_cstring("Infinity");
 		case KEY_NUM_NAN:
-			return DirectFunctionCall3(numeric_in, CStringGetDatum("NaN"),
-									   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+			return numeric_from_cstring("NaN");
 		case KEY_NUM_ZERO:
-			return DirectFunctionCall3(numeric_in, CStringGetDatum("0"),
-									   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+			return numeric_from_cstring("0");
 		case KEY_NUM_NEG:
 		case KEY_NUM_POS:
 			break;
@@ -791,8 +794,7 @@ decode_numeric(const char **p, const char *end, StringInfo buf)
 	if (n == 0)
 		key_corrupted("numeric without digits");
 	appendStringInfo(buf, "e%d", (int) (int32) (e ^ UINT32_C(0x80000000)) - 1);
-	return DirectFunctionCall3(numeric_in, CStringGetDatum(buf->data),
-							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	return numeric_from_cstring(buf->data);
 }
 
 static Datum
