@@ -66,6 +66,7 @@
 #include "utils/uuid.h"
 
 #include "am/keys/keycodec.h"
+#include "am/keys/numeric_key.h"
 
 #define KEY_TYPES_HINT \
 	"forst keys can have types boolean, smallint, integer, bigint, numeric, " \
@@ -78,14 +79,6 @@
 #define KEY_STR_ESC_NUL		0xFF
 #define KEY_STR_END			0x01
 
-/* numeric encoding: class bytes, and the mantissa's terminator */
-#define KEY_NUM_NEG_INF		0x01
-#define KEY_NUM_NEG			0x02
-#define KEY_NUM_ZERO		0x03
-#define KEY_NUM_POS			0x04
-#define KEY_NUM_POS_INF		0x05
-#define KEY_NUM_NAN			0x06
-#define KEY_NUM_END			0x00
 
 /* ------------------------------------------------------------------------
  * Encoders
@@ -256,85 +249,6 @@ enc_name(StringInfo out, Datum value)
 	put_escaped(out, s, strnlen(s, NAMEDATALEN));
 }
 
-/*
- * numeric, from its text form (numeric's digits are not public): the sign,
- * the significant digits and the decimal exponent (see the header).
- */
-static void
-enc_numeric(StringInfo out, Datum value)
-{
-	char	   *txt = DatumGetCString(DirectFunctionCall1(numeric_out, value));
-	const char *p = txt;
-	bool		neg = false;
-	int			point = -1;		/* digits before the decimal point */
-	int			ndig = 0;
-	int			lead = 0;		/* leading zeros among all digits */
-	bool		seen_nonzero = false;
-	int			last_nonzero = -1;
-	char	   *digits;
-	int			exp;
-	int			i;
-
-	if (strcmp(txt, "NaN") == 0 || strcmp(txt, "Infinity") == 0 ||
-		strcmp(txt, "-Infinity") == 0)
-	{
-		appendStringInfoCharMacro(out, txt[0] == 'N' ? KEY_NUM_NAN :
-								  txt[0] == '-' ? KEY_NUM_NEG_INF : KEY_NUM_POS_INF);
-		pfree(txt);
-		return;
-	}
-	if (*p == '-')
-	{
-		neg = true;
-		p++;
-	}
-	digits = palloc(strlen(p) + 1);
-	for (; *p; p++)
-	{
-		if (*p == '.')
-		{
-			point = ndig;
-			continue;
-		}
-		if (*p < '0' || *p > '9')
-			elog(ERROR, "forst: unexpected numeric output \"%s\"", txt);
-		if (*p != '0')
-		{
-			seen_nonzero = true;
-			last_nonzero = ndig;
-		}
-		else if (!seen_nonzero)
-			lead++;
-		digits[ndig++] = *p;
-	}
-	if (point < 0)
-		point = ndig;
-	if (!seen_nonzero)
-	{
-		appendStringInfoCharMacro(out, KEY_NUM_ZERO);
-		pfree(digits);
-		pfree(txt);
-		return;
-	}
-	/* value = 0.(digits[lead..last_nonzero]) x 10^(point - lead) */
-	exp = point - lead;
-	appendStringInfoCharMacro(out, neg ? KEY_NUM_NEG : KEY_NUM_POS);
-	{
-		uint32		e = ((uint32) exp) ^ UINT32_C(0x80000000);
-
-		put_u32(out, neg ? ~e : e);
-	}
-	for (i = lead; i <= last_nonzero; i++)
-	{
-		uint8		b = (uint8) (digits[i] - '0' + 1);
-
-		appendStringInfoCharMacro(out, (char) (neg ? (uint8) ~b : b));
-	}
-	appendStringInfoCharMacro(out, (char) (neg ? (uint8) ~KEY_NUM_END : KEY_NUM_END));
-	pfree(digits);
-	pfree(txt);
-}
-
 /* ------------------------------------------------------------------------
  * Types
  * ------------------------------------------------------------------------
@@ -410,7 +324,7 @@ key_kind_of(Oid basetypid, ForstKeyKind *kind, ForstKeyEncodeFn *encode)
 			break;
 		case NUMERICOID:
 			k = FORST_KEY_NUMERIC;
-			e = enc_numeric;
+			e = forst_key_encode_numeric;
 			break;
 		default:
 			return false;
@@ -740,64 +654,6 @@ get_escaped(const char **p, const char *end, StringInfo buf, bool nul_ok)
 }
 
 static Datum
-numeric_from_cstring(const char *s)
-{
-	return DirectFunctionCall3(numeric_in, CStringGetDatum(s),
-							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-}
-
-/* numeric: back to "[-]d1.d2...dnEe-1", through numeric_in */
-static Datum
-decode_numeric(const char **p, const char *end, StringInfo buf)
-{
-	uint8		cls = (uint8) *take(p, end, 1);
-	bool		neg = (cls == KEY_NUM_NEG);
-	uint32		e;
-	int			n = 0;
-
-	switch (cls)
-	{
-		case KEY_NUM_NEG_INF:
-			return numeric_from_cstring("-Infinity");
-		case KEY_NUM_POS_INF:
-			return numeric_from_cstring("Infinity");
-		case KEY_NUM_NAN:
-			return numeric_from_cstring("NaN");
-		case KEY_NUM_ZERO:
-			return numeric_from_cstring("0");
-		case KEY_NUM_NEG:
-		case KEY_NUM_POS:
-			break;
-		default:
-			key_corrupted("invalid numeric class");
-	}
-	e = get_u32(p, end);
-	if (neg)
-		e = ~e;
-	resetStringInfo(buf);
-	if (neg)
-		appendStringInfoChar(buf, '-');
-	for (;;)
-	{
-		uint8		b = (uint8) *take(p, end, 1);
-
-		if (neg)
-			b = (uint8) ~b;
-		if (b == KEY_NUM_END)
-			break;
-		if (b < 1 || b > 10)
-			key_corrupted("invalid numeric digit");
-		appendStringInfoChar(buf, (char) ('0' + b - 1));
-		if (n++ == 0)
-			appendStringInfoChar(buf, '.');
-	}
-	if (n == 0)
-		key_corrupted("numeric without digits");
-	appendStringInfo(buf, "e%d", (int) (int32) (e ^ UINT32_C(0x80000000)) - 1);
-	return numeric_from_cstring(buf->data);
-}
-
-static Datum
 decode_column(ForstKeyColumn *col, const char **p, const char *end,
 			  StringInfo buf)
 {
@@ -883,7 +739,7 @@ decode_column(ForstKeyColumn *col, const char **p, const char *end,
 				return PointerGetDatum(b);
 			}
 		case FORST_KEY_NUMERIC:
-			return decode_numeric(p, end, buf);
+			return forst_key_decode_numeric(p, end, buf);
 	}
 	elog(ERROR, "forst: unknown key kind %d", (int) col->kind);
 	return (Datum) 0;			/* keep compiler quiet */
