@@ -18,6 +18,7 @@ FORST_PACKAGES=(
 	libclang-rt-14-dev		# libFuzzer and sanitizer runtimes (only recommended by clang)
 	postgresql-15
 	postgresql-server-dev-15
+	postgresql-15-partman		# pg_partman managing forst partitions (regress test forst_partman)
 	libcurl4-openssl-dev
 	libssl-dev
 	liblz4-dev

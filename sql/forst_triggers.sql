@@ -105,9 +105,12 @@ ALTER TABLE ref_target SET ACCESS METHOD heap;
 DROP TABLE ref_heap, ref_target;
 
 -- partitions: a forst partition declares its own key; a partitioned parent
--- with a primary key cannot have forst partitions
+-- with a primary key and no partitions yet gets a forst key with its first
+-- forst partition (forst_partition has the rest)
 CREATE TABLE part_pk (k int PRIMARY KEY, v int) PARTITION BY RANGE (k);
 CREATE TABLE part_pk_1 PARTITION OF part_pk FOR VALUES FROM (0) TO (100) USING forst;
+SELECT c.relname, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.relname IN ('part_pk_pkey', 'part_pk_1_pkey') ORDER BY 1;
 CREATE TABLE part_nopk (k int, v int) PARTITION BY RANGE (k);
 CREATE TABLE part_nopk_1 PARTITION OF part_nopk (PRIMARY KEY (k))
   FOR VALUES FROM (0) TO (100) USING forst;

@@ -62,6 +62,13 @@ INSERT INTO logk SELECT '2024-01-01', 'line 1' FROM generate_series(1, 3);
 -- an unlogged (checkpoint-durable) forst table
 CREATE UNLOGGED TABLE ul (k int PRIMARY KEY, v text) USING forst;
 INSERT INTO ul SELECT g, 'u' || g FROM generate_series(1, 500) g;
+-- a partitioned table keyed by forst, a partition per month
+SET default_table_access_method = forst;
+CREATE TABLE pe (k text, day date, n int, PRIMARY KEY (k, day)) PARTITION BY RANGE (day);
+RESET default_table_access_method;
+CREATE TABLE pe_1 PARTITION OF pe FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+CREATE TABLE pe_2 PARTITION OF pe FOR VALUES FROM ('2024-02-01') TO ('2024-03-01');
+INSERT INTO pe SELECT 'k' || (g % 50), '2024-01-01'::date + (g / 50), g FROM generate_series(0, 2999) g;
 -- a heap table next to them
 CREATE TABLE h (id int PRIMARY KEY, t text);
 INSERT INTO h SELECT g, 'h' || g FROM generate_series(1, 100) g;
@@ -72,7 +79,7 @@ COMMENT ON CONSTRAINT ev_pkey ON ev IS 'tenant first';
 COMMENT ON TABLE logk IS 'no key';
 });
 
-my @tables = qw(kv ev win logk ul h);
+my @tables = qw(kv ev win logk ul pe h);
 
 # the rows of each table as text, in files the servers read and write
 for my $t (@tables)
@@ -157,6 +164,20 @@ SELECT count(*) FROM ev WHERE id = 4000004;
 INSERT INTO win VALUES (100000, '2024-01-02', 1);
 SELECT count(*) FROM win WHERE k = 100000;}),
 		"0\n0", "$what: TTL and watermark in effect");
+	# the partitioned table's key is forst's; a new partition is a forst
+	# table with it, and the key holds across partitions' rows
+	is($n->safe_psql($db, q{
+SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'pe_pkey';
+SELECT count(*) FROM pe WHERE k = 'k7';
+CREATE TABLE pe_3 PARTITION OF pe FOR VALUES FROM ('2024-03-01') TO ('2024-04-01');
+INSERT INTO pe VALUES ('k1', '2024-03-05', 1);
+SELECT a.amname || ' ' || (SELECT count(*) FROM pe_3)
+  FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'pe_3';
+DROP TABLE pe_3;}), "forst_key\n60\nforst 1",
+		"$what: the partitioned table's key is forst's");
+	($ret, $out, $err) = $n->psql($db, q{INSERT INTO pe VALUES ('k7', '2024-01-01', 0)});
+	like($err, qr/duplicate key value violates unique constraint "pe_1_pkey"/,
+		"$what: a duplicate key through the partitioned table is refused");
 	is($n->safe_psql($db, q{
 INSERT INTO logk VALUES ('2024-01-01', 'line 1') RETURNING msg;
 SELECT count(*) FROM logk WHERE msg = 'line 1'}), "line 1\n5",

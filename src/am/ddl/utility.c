@@ -36,6 +36,7 @@
 #include "utils/rel.h"
 
 #include "am/forst.h"
+#include "am/ddl/partition.h"
 #include "am/ddl/pending.h"
 #include "am/ddl/publication.h"
 #include "am/ddl/utility.h"
@@ -89,6 +90,7 @@ check_foreign_key(Constraint *con, RangeVar *self)
 	if (con->contype != CONSTR_FOREIGN || con->pktable == NULL)
 		return;
 	if (rangevar_is_forst(con->pktable) ||
+		OidIsValid(forst_partitioned_key_index(RangeVarGetRelid(con->pktable, NoLock, true))) ||
 		(self != NULL && strcmp(con->pktable->relname, self->relname) == 0 &&
 		 (con->pktable->schemaname == NULL || self->schemaname == NULL ||
 		  strcmp(con->pktable->schemaname, self->schemaname) == 0)))
@@ -122,37 +124,6 @@ check_create_foreign_keys(CreateStmt *stmt, bool is_forst)
 	}
 }
 
-/*
- * A forst partition of a partitioned table gets a copy of each of the
- * parent's indexes, as btrees, which forst cannot have.
- */
-static void
-check_partition_parent(CreateStmt *stmt)
-{
-	ListCell   *lc;
-
-	foreach(lc, stmt->inhRelations)
-	{
-		RangeVar   *parent = lfirst_node(RangeVar, lc);
-		Oid			relid = RangeVarGetRelid(parent, NoLock, true);
-		Relation	rel;
-		List	   *indexes;
-
-		if (!OidIsValid(relid))
-			continue;
-		rel = relation_open(relid, AccessShareLock);
-		indexes = RelationGetIndexList(rel);
-		relation_close(rel, AccessShareLock);
-		if (indexes != NIL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("a forst table cannot be a partition of \"%s\", which has indexes",
-							parent->relname),
-					 errdetail("Each partition would get a btree copy of the partitioned table's indexes (such as its primary key)."),
-					 errhint("Declare the primary key on each forst partition instead of on the partitioned table.")));
-	}
-}
-
 /* forst enforces its key when a row is written (else duplicates stay) */
 static void
 refuse_deferrable_key(void)
@@ -163,9 +134,13 @@ refuse_deferrable_key(void)
 			 errdetail("forst checks a key when the row is written.")));
 }
 
-/* Sets forst_key on a PRIMARY KEY constraint; refuses other unique ones. */
+/*
+ * Sets forst_key on a PRIMARY KEY constraint (not on a partitioned table's:
+ * ddl/partition.c makes that one forst's after it is built); refuses other
+ * unique ones.
+ */
 static void
-rewrite_constraint(Constraint *con, List **keycols)
+rewrite_constraint(Constraint *con, List **keycols, bool partitioned)
 {
 	if (con->contype == CONSTR_UNIQUE)
 		ereport(ERROR,
@@ -191,7 +166,8 @@ rewrite_constraint(Constraint *con, List **keycols)
 	if (con->deferrable)
 		refuse_deferrable_key();
 	/* INCLUDE columns are kept in the catalog only: forst_key stores nothing */
-	con->access_method = pstrdup("forst_key");
+	if (!partitioned)
+		con->access_method = pstrdup("forst_key");
 	if (keycols)
 		*keycols = list_concat(*keycols, con->keys);
 }
@@ -219,14 +195,14 @@ serial_type(const TypeName *tn)
 }
 
 static void
-rewrite_create(CreateStmt *stmt)
+rewrite_create(CreateStmt *stmt, bool partitioned)
 {
 	List	   *keycols = NIL;
 	ListCell   *lc;
 	ConstrType	prev;
 
 	foreach(lc, stmt->constraints)
-		rewrite_constraint(lfirst_node(Constraint, lc), &keycols);
+		rewrite_constraint(lfirst_node(Constraint, lc), &keycols, partitioned);
 	foreach(lc, stmt->tableElts)
 	{
 		Node	   *elt = lfirst(lc);
@@ -235,7 +211,7 @@ rewrite_create(CreateStmt *stmt)
 		if (IsA(elt, Constraint))
 		{
 			/* table constraints come as elements of the table */
-			rewrite_constraint((Constraint *) elt, &keycols);
+			rewrite_constraint((Constraint *) elt, &keycols, partitioned);
 			continue;
 		}
 		if (!IsA(elt, ColumnDef))
@@ -251,11 +227,11 @@ rewrite_create(CreateStmt *stmt)
 			prev = con->contype;
 			if (con->contype == CONSTR_PRIMARY)
 			{
-				rewrite_constraint(con, NULL);
+				rewrite_constraint(con, NULL, partitioned);
 				keycols = lappend(keycols, makeString(((ColumnDef *) elt)->colname));
 			}
 			else
-				rewrite_constraint(con, NULL);
+				rewrite_constraint(con, NULL, partitioned);
 		}
 	}
 
@@ -303,7 +279,8 @@ rewrite_create(CreateStmt *stmt)
 static void
 check_index_stmt(IndexStmt *stmt)
 {
-	if (!rangevar_is_forst(stmt->relation))
+	if (!rangevar_is_forst(stmt->relation) &&
+		!OidIsValid(forst_partitioned_key_index(RangeVarGetRelid(stmt->relation, NoLock, true))))
 		return;
 	if (stmt->primary && stmt->accessMethod &&
 		strcmp(stmt->accessMethod, "forst_key") == 0)
@@ -334,7 +311,7 @@ rewrite_alter(AlterTableStmt *stmt)
 		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 
 		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
-			rewrite_constraint((Constraint *) cmd->def, NULL);
+			rewrite_constraint((Constraint *) cmd->def, NULL, false);
 		else if (cmd->subtype == AT_ClusterOn)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -480,6 +457,7 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	Oid			dropped_db = InvalidOid;
 	Oid			migrating = InvalidOid;
 	List	   *restore = NIL;
+	bool		partitioned_forst = false;
 
 	if (forst_preloaded && default_am_as_heap(parsetree))
 	{
@@ -492,25 +470,37 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		}
 		use_heap_instead(parsetree);
 	}
-	if (IsA(parsetree, CreateStmt))
+	if (IsA(parsetree, CreateStmt) && forst_preloaded)
 	{
-		CreateStmt *cstmt = (CreateStmt *) parsetree;
-		bool		is_forst = is_forst_am_name(cstmt->accessMethod);
+		CreateStmt *cstmt;
+		bool		is_forst;
+
+		if (readOnlyTree)
+		{
+			pstmt = copyObject(pstmt);
+			parsetree = pstmt->utilityStmt;
+			readOnlyTree = false;
+		}
+		cstmt = (CreateStmt *) parsetree;
+		is_forst = is_forst_am_name(cstmt->accessMethod);
 
 		/*
 		 * PostgreSQL gives a partitioned table no access method (it ignores
 		 * default_table_access_method; USING is an error it raises itself):
-		 * its partitions get one each.
+		 * its partitions get one each.  Created while the default is forst,
+		 * its partitions are to be forst tables, and its key forst's.
 		 */
 		if (cstmt->partspec != NULL)
-			is_forst = false;
-		if (forst_preloaded)
 		{
-			check_create_foreign_keys(cstmt, is_forst);
-			if (is_forst && cstmt->partbound != NULL)
-				check_partition_parent(cstmt);
+			if (is_forst && cstmt->accessMethod == NULL && cstmt->partbound == NULL)
+				partitioned_forst = true;
+			is_forst = false;
 		}
+		forst_partition_before_create(cstmt, &is_forst);
+		check_create_foreign_keys(cstmt, is_forst);
 		rewrite = is_forst;
+		if (partitioned_forst)
+			rewrite_create(cstmt, true);
 	}
 	else if (IsA(parsetree, AlterTableStmt) || IsA(parsetree, IndexStmt))
 		rewrite = true;
@@ -524,7 +514,7 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 			readOnlyTree = false;
 		}
 		if (IsA(parsetree, CreateStmt))
-			rewrite_create((CreateStmt *) parsetree);
+			rewrite_create((CreateStmt *) parsetree, false);
 		else if (IsA(parsetree, AlterTableStmt))
 		{
 			restore = forst_rekey_plan_alter((AlterTableStmt *) parsetree);
@@ -543,17 +533,25 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		 IsA(parsetree, AlterPublicationStmt)) && forst_preloaded)
 		forst_check_publication_stmt(parsetree);
 	if (IsA(parsetree, AlterTableStmt) && forst_preloaded)
+	{
 		forst_check_attach_partition((AlterTableStmt *) parsetree);
+		forst_partition_before_alter((AlterTableStmt *) parsetree);
+	}
 
 	if (IsA(parsetree, AlterTableStmt) && forst_preloaded)
+	{
 		call_next_altering(pstmt, queryString, readOnlyTree, context, params,
 						   queryEnv, dest, qc, OidIsValid(migrating), restore);
+		forst_partition_after_alter((AlterTableStmt *) parsetree);
+	}
 	else
 		call_next(pstmt, queryString, readOnlyTree, context, params,
 				  queryEnv, dest, qc);
 
 	if (OidIsValid(dropped_db))
 		forst_drop_database_at_commit(dropped_db);
+	if (partitioned_forst)
+		forst_partition_after_create((CreateStmt *) parsetree);
 
 	/* a new forst table under a publication for all tables or its schema */
 	if (forst_preloaded && IsA(parsetree, CreateStmt) && rewrite)

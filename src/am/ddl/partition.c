@@ -1,0 +1,461 @@
+/*-------------------------------------------------------------------------
+ *
+ * partition.c
+ *	  forst partitions under a partitioned table with a primary key.
+ *
+ * PostgreSQL gives every partition a copy of its partitioned table's
+ * indexes, of the same access method, and attaches each copy to the
+ * partitioned index; INSERT ... ON CONFLICT through the partitioned table
+ * finds its arbiter in a partition by that attachment.  A forst table's
+ * key must be a forst_key index, so a partitioned table whose partitions
+ * are forst tables needs a forst_key primary key.  PostgreSQL 15 creates a
+ * partitioned unique index only with btree (DefineIndex checks the access
+ * method to match the partition key's equality operators), but the
+ * partitioned index itself stores nothing and is never scanned: it is the
+ * template of its partitions' indexes and the arbiter's name.  So the
+ * index is created as a btree and then relabelled here, before any
+ * partition has an index attached to it: its access method becomes
+ * forst_key and its operator classes forst's defaults for the same types
+ * (the same operators and comparison functions as btree's, see
+ * forst--1.0.sql), with the dependencies that go with them.  From then on
+ * PostgreSQL's own machinery does the rest: a partition created or
+ * attached gets a forst_key primary key (an empty one, or the key it
+ * already has if it matches), and pg_dump's ALTER INDEX ... ATTACH
+ * PARTITION matches forst_key to forst_key.
+ *
+ * When a partitioned table's key is forst's:
+ *	- CREATE TABLE ... PARTITION BY ... PRIMARY KEY while
+ *	  default_table_access_method = forst;
+ *	- ALTER TABLE [ONLY] ... ADD PRIMARY KEY on a partitioned table whose
+ *	  partitions are all forst tables (pg_dump's order: partitions first),
+ *	  or that has none while default_table_access_method = forst;
+ *	- the first forst partition created or attached under a partitioned
+ *	  table whose only index is a btree primary key with no partitions.
+ * Then a partition created without USING is a forst table, as PostgreSQL
+ * 17 has partitions inherit their parent's access method.  Refused, with
+ * hints: partitions of other access methods, partitioned partitions, and
+ * forst partitions of a parent with other indexes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "utils/relcache.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/catalog.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_opclass.h"
+#include "commands/defrem.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "am/ddl/partition.h"
+#include "am/ddl/utility.h"
+#include "am/keys/keycodec.h"
+
+static bool
+default_am_is_forst(void)
+{
+	return default_table_access_method != NULL &&
+		strcmp(default_table_access_method, "forst") == 0;
+}
+
+/* The primary key index of partitioned table rel, or InvalidOid. */
+static Oid
+primary_key_index(Relation rel)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		bool		primary;
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for index %u", indexoid);
+		primary = ((Form_pg_index) GETSTRUCT(tup))->indisprimary;
+		ReleaseSysCache(tup);
+		if (primary)
+			return indexoid;
+	}
+	return InvalidOid;
+}
+
+static Oid
+index_am(Oid indexoid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	Oid			am;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", indexoid);
+	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+	ReleaseSysCache(tup);
+	return am;
+}
+
+Oid
+forst_partitioned_key_index(Oid relid)
+{
+	Relation	rel;
+	Oid			keyidx = InvalidOid;
+	Oid			forst_key_am = get_index_am_oid("forst_key", true);
+
+	if (!OidIsValid(relid) || !OidIsValid(forst_key_am) ||
+		get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return InvalidOid;
+	rel = relation_open(relid, AccessShareLock);
+	keyidx = primary_key_index(rel);
+	relation_close(rel, AccessShareLock);
+	if (OidIsValid(keyidx) && index_am(keyidx) == forst_key_am)
+		return keyidx;
+	return InvalidOid;
+}
+
+/*
+ * Whether every leaf partition of rel is a forst table (true with none)
+ * and whether it has any partition at all.
+ */
+static bool
+leaves_all_forst(Oid relid, bool *any)
+{
+	List	   *all = find_all_inheritors(relid, NoLock, NULL);
+	ListCell   *lc;
+	bool		result = true;
+
+	*any = false;
+	foreach(lc, all)
+	{
+		Oid			child = lfirst_oid(lc);
+
+		if (child == relid)
+			continue;
+		*any = true;
+		if (get_rel_relkind(child) == RELKIND_RELATION &&
+			!forst_relid_is_forst_table(child))
+			result = false;
+	}
+	return result;
+}
+
+/*
+ * The relabelling: the index's access method becomes forst_key and its key
+ * columns' operator classes forst's defaults, in place of btree's defaults.
+ */
+static void
+relabel_key_index(Relation parent, Oid indexoid)
+{
+	Oid			forst_key_am = get_index_am_oid("forst_key", false);
+	TupleDesc	desc = RelationGetDescr(parent);
+	Relation	pg_index;
+	Relation	pg_class;
+	HeapTuple	tup;
+	HeapTuple	newtup;
+	Form_pg_index idx;
+	oidvector  *oldclass;
+	Oid		   *classes;
+	Datum		values[Natts_pg_index] = {0};
+	bool		nulls[Natts_pg_index] = {0};
+	bool		replaces[Natts_pg_index] = {0};
+	bool		isnull;
+	ObjectAddress myself;
+
+	pg_index = table_open(IndexRelationId, RowExclusiveLock);
+	tup = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	idx = (Form_pg_index) GETSTRUCT(tup);
+
+	/* the key columns must be ones a forst key can hold */
+	forst_check_key_columns(desc, idx->indnkeyatts, idx->indkey.values);
+
+	oldclass = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, tup,
+															 Anum_pg_index_indclass,
+															 &isnull));
+	classes = palloc(sizeof(Oid) * idx->indnatts);
+	for (int i = 0; i < idx->indnatts; i++)
+	{
+		Form_pg_attribute att;
+
+		classes[i] = oldclass->values[i];
+		if (i >= idx->indnkeyatts)
+			continue;			/* INCLUDE columns have no operator class */
+		att = TupleDescAttr(desc, idx->indkey.values[i] - 1);
+		if (oldclass->values[i] != GetDefaultOpClass(att->atttypid, BTREE_AM_OID))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("primary key \"%s\" of partitioned table \"%s\" uses a non-default operator class on column \"%s\"",
+							get_rel_name(indexoid), RelationGetRelationName(parent),
+							NameStr(att->attname)),
+					 errdetail("The partitions of this table are forst tables, whose keys use the default ordering of their types.")));
+		classes[i] = GetDefaultOpClass(att->atttypid, forst_key_am);
+		if (!OidIsValid(classes[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("forst: primary key column \"%s\" has type %s, which forst cannot use as a key",
+							NameStr(att->attname), format_type_be(att->atttypid))));
+	}
+	values[Anum_pg_index_indclass - 1] =
+		PointerGetDatum(buildoidvector(classes, idx->indnatts));
+	replaces[Anum_pg_index_indclass - 1] = true;
+	newtup = heap_modify_tuple(tup, RelationGetDescr(pg_index), values, nulls,
+							   replaces);
+	CatalogTupleUpdate(pg_index, &newtup->t_self, newtup);
+
+	/* the index depends on forst's operator classes, not btree's */
+	ObjectAddressSet(myself, RelationRelationId, indexoid);
+	deleteDependencyRecordsForClass(RelationRelationId, indexoid,
+									OperatorClassRelationId, DEPENDENCY_NORMAL);
+	for (int i = 0; i < idx->indnkeyatts; i++)
+	{
+		ObjectAddress opclass;
+
+		ObjectAddressSet(opclass, OperatorClassRelationId, classes[i]);
+		recordDependencyOn(&myself, &opclass, DEPENDENCY_NORMAL);
+	}
+	table_close(pg_index, RowExclusiveLock);
+
+	pg_class = table_open(RelationRelationId, RowExclusiveLock);
+	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", indexoid);
+	((Form_pg_class) GETSTRUCT(tup))->relam = forst_key_am;
+	CatalogTupleUpdate(pg_class, &tup->t_self, tup);
+	table_close(pg_class, RowExclusiveLock);
+
+	CacheInvalidateRelcache(parent);
+	CommandCounterIncrement();
+
+	/*
+	 * An index created in this transaction keeps its relcache entry, of
+	 * which an invalidation reloads pg_class and pg_index's flags only: its
+	 * access method routine and operator families are loaded again here
+	 * (as index_create loads them), or ALTER INDEX ... ATTACH PARTITION
+	 * later in the transaction would compare a partition's key with btree's
+	 * operator families.
+	 */
+	{
+		Relation	index = index_open(indexoid, AccessExclusiveLock);
+
+		if (index->rd_createSubid != InvalidSubTransactionId)
+			RelationInitIndexAccessInfo(index);
+		index_close(index, NoLock);
+	}
+}
+
+static void
+refuse_indexes(const char *parent, const char *partition)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("a forst table cannot be a partition of \"%s\", which has indexes", parent),
+			 errdetail("Each partition gets a copy of the partitioned table's indexes; "
+					   "a forst partition can only have a primary key, which must be forst's."),
+			 errhint("Create the partitioned table with default_table_access_method = forst and its primary key only, "
+					 "or make \"%s\" a heap table.", partition)));
+}
+
+/*
+ * Makes partitioned table relid's primary key forst's if it is its only
+ * index, a btree that no partition's index is attached to yet; otherwise,
+ * with "partition" (the forst table that is to join it), refuses.
+ * Returns whether the key is forst's now.
+ */
+static bool
+make_key_forst(Oid relid, const char *partition)
+{
+	Relation	rel;
+	List	   *indexes;
+	Oid			keyidx;
+	bool		ok;
+
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(RELKIND_PARTITIONED_TABLE),
+					   get_rel_name(relid));
+	rel = relation_open(relid, AccessExclusiveLock);
+	indexes = RelationGetIndexList(rel);
+	keyidx = primary_key_index(rel);
+	ok = OidIsValid(keyidx) && list_length(indexes) == 1 &&
+		index_am(keyidx) == BTREE_AM_OID &&
+		find_inheritance_children(keyidx, NoLock) == NIL;
+	if (ok)
+		relabel_key_index(rel, keyidx);
+	else if (partition != NULL)
+		refuse_indexes(RelationGetRelationName(rel), partition);
+	relation_close(rel, NoLock);
+	return ok;
+}
+
+/*
+ * A forst table is to become a partition of "parent", whose key is not
+ * forst's: fine if it has no indexes; its key becomes forst's if it can.
+ */
+static void
+forst_partition_joins(Oid parent, const char *partition)
+{
+	Relation	rel = relation_open(parent, AccessShareLock);
+	bool		has_indexes = RelationGetIndexList(rel) != NIL;
+	bool		any;
+
+	relation_close(rel, AccessShareLock);
+	if (!has_indexes)
+		return;
+	if (!leaves_all_forst(parent, &any))
+		refuse_indexes(get_rel_name(parent), partition);
+	(void) make_key_forst(parent, partition);
+}
+
+static void
+refuse_partitioned_partition(const char *parent)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("the partitions of \"%s\" cannot be partitioned tables", parent),
+			 errdetail("Its primary key is forst's; PostgreSQL gives a partitioned partition a btree copy of it."),
+			 errhint("Partition \"%s\" by the columns of both levels instead.", parent)));
+}
+
+static void
+refuse_other_am(const char *partition, const char *parent)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("partition \"%s\" of \"%s\" must be a forst table", partition, parent),
+			 errdetail("The primary key of \"%s\" is forst's, and every partition gets a copy of it.", parent),
+			 errhint("Create the partition without USING or with USING forst, "
+					 "or change its access method first with ALTER TABLE ... SET ACCESS METHOD forst.")));
+}
+
+void
+forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
+{
+	Oid			parent;
+
+	if (stmt->partbound == NULL || list_length(stmt->inhRelations) != 1)
+		return;
+	parent = RangeVarGetRelid(linitial_node(RangeVar, stmt->inhRelations),
+							  NoLock, true);
+	if (!OidIsValid(parent) || get_rel_relkind(parent) != RELKIND_PARTITIONED_TABLE)
+		return;
+
+	if (OidIsValid(forst_partitioned_key_index(parent)))
+	{
+		if (stmt->partspec != NULL)
+			refuse_partitioned_partition(get_rel_name(parent));
+		if (stmt->accessMethod == NULL)
+		{
+			stmt->accessMethod = pstrdup("forst");
+			*is_forst = true;
+		}
+		else if (!*is_forst)
+			refuse_other_am(stmt->relation->relname, get_rel_name(parent));
+		return;
+	}
+	if (*is_forst && stmt->partspec == NULL)
+		forst_partition_joins(parent, stmt->relation->relname);
+}
+
+void
+forst_partition_after_create(CreateStmt *stmt)
+{
+	Oid			relid;
+
+	if (stmt->partspec == NULL || stmt->partbound != NULL ||
+		stmt->accessMethod != NULL || !default_am_is_forst())
+		return;
+	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	if (!OidIsValid(relid))
+		return;
+	(void) make_key_forst(relid, NULL);
+}
+
+static bool
+adds_primary_key(AlterTableCmd *cmd)
+{
+	return cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint) &&
+		((Constraint *) cmd->def)->contype == CONSTR_PRIMARY;
+}
+
+void
+forst_partition_before_alter(AlterTableStmt *stmt)
+{
+	Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	ListCell   *lc;
+
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return;
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_AttachPartition && IsA(cmd->def, PartitionCmd))
+		{
+			RangeVar   *name = ((PartitionCmd *) cmd->def)->name;
+			Oid			child = RangeVarGetRelid(name, NoLock, true);
+
+			if (!OidIsValid(child))
+				continue;
+			if (OidIsValid(forst_partitioned_key_index(relid)))
+			{
+				if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
+					refuse_partitioned_partition(get_rel_name(relid));
+				if (!forst_relid_is_forst_table(child))
+					refuse_other_am(name->relname, get_rel_name(relid));
+			}
+			else if (forst_relid_is_forst_table(child))
+				forst_partition_joins(relid, name->relname);
+		}
+		else if (adds_primary_key(cmd) && stmt->relation->inh)
+		{
+			bool		any;
+
+			if (leaves_all_forst(relid, &any) && any)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot add a primary key to \"%s\" and its forst partitions in one statement",
+								stmt->relation->relname),
+						 errdetail("PostgreSQL would build a btree on each partition."),
+						 errhint("Add it with ALTER TABLE ONLY to \"%s\" and to each partition, "
+								 "then ALTER INDEX ... ATTACH PARTITION each partition's key, as pg_dump does.",
+								 stmt->relation->relname)));
+		}
+	}
+}
+
+void
+forst_partition_after_alter(AlterTableStmt *stmt)
+{
+	Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	ListCell   *lc;
+
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return;
+	foreach(lc, stmt->cmds)
+	{
+		bool		any;
+
+		if (!adds_primary_key(lfirst_node(AlterTableCmd, lc)))
+			continue;
+		if (leaves_all_forst(relid, &any) && (any || default_am_is_forst()))
+			(void) make_key_forst(relid, NULL);
+		return;
+	}
+}

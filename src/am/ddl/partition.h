@@ -1,0 +1,51 @@
+/*-------------------------------------------------------------------------
+ *
+ * partition.h
+ *	  forst partitions under a partitioned table with a primary key
+ *	  (ddl/partition.c).
+ *
+ * A partitioned table's primary key is "forst's" when its index uses
+ * access method forst_key; then every partition is a forst table whose own
+ * key is a forst_key index attached to it, and INSERT ... ON CONFLICT
+ * through the partitioned table finds its arbiter in each partition.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_DDL_PARTITION_H
+#define FORST_DDL_PARTITION_H
+
+#include "nodes/parsenodes.h"
+#include "utils/relcache.h"
+
+/*
+ * The forst_key index behind partitioned table relid's primary key, or
+ * InvalidOid (not partitioned, no key, or a btree key).
+ */
+extern Oid	forst_partitioned_key_index(Oid relid);
+
+/*
+ * Before CREATE TABLE ... PARTITION OF: under a parent keyed by forst, a
+ * partition without USING becomes a forst table (*is_forst set) and one of
+ * another access method is refused; a forst partition of a parent whose
+ * only index is a btree primary key with no partitions yet makes that key
+ * forst's; other parents with indexes are refused.
+ */
+extern void forst_partition_before_create(CreateStmt *stmt, bool *is_forst);
+
+/*
+ * After CREATE TABLE ... PARTITION BY under default_table_access_method =
+ * forst: the new table's primary key becomes forst's.
+ */
+extern void forst_partition_after_create(CreateStmt *stmt);
+
+/*
+ * Around ALTER TABLE on a partitioned table: ATTACH PARTITION is checked
+ * (and may make the parent's key forst's, as for CREATE); ADD PRIMARY KEY
+ * is refused where PostgreSQL would build btrees on forst partitions
+ * (before), and the new key becomes forst's when the partitions are forst
+ * tables or, with none, when default_table_access_method is forst (after).
+ */
+extern void forst_partition_before_alter(AlterTableStmt *stmt);
+extern void forst_partition_after_alter(AlterTableStmt *stmt);
+
+#endif							/* FORST_DDL_PARTITION_H */
