@@ -2,7 +2,8 @@
 -- forst partitions under a partitioned table with a primary key: the
 -- partitioned table's key is forst's (access method forst_key), every
 -- partition is a forst table with a copy of it, rows are routed, pruned and
--- kept unique per partition as PostgreSQL does for heap partitions.  Done
+-- kept unique per partition as PostgreSQL does for heap partitions, also
+-- by INSERT ... ON CONFLICT through the partitioned table.  Done
 -- by an ordinary role that owns the tables; a second role can neither add
 -- partitions to them nor change their keys.  A heap twin gets the same
 -- statements and must end with the same rows.
@@ -53,14 +54,30 @@ EXPLAIN (COSTS OFF) SELECT n FROM pt WHERE tenant = 't3' AND day = '2026-01-15';
 SELECT n FROM pt WHERE tenant = 't3' AND day = '2026-01-15';
 EXPLAIN (COSTS OFF) SELECT count(*) FROM pt WHERE day >= '2026-02-01' AND day < '2026-03-01';
 
--- ON CONFLICT: through the partitioned table refused (with a hint), into a
--- partition as on any forst table
-INSERT INTO pt VALUES ('t3', '2026-01-01', 1, 'x') ON CONFLICT (tenant, day) DO UPDATE SET n = pt.n + 1;
-INSERT INTO pt VALUES ('t3', '2026-01-01', 1, 'x') ON CONFLICT DO NOTHING;
-INSERT INTO pt_jan AS t VALUES ('t3', '2026-01-01', 1, 'x'), ('new', '2026-01-02', 5, 'y')
-  ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + 1000 RETURNING tenant, day, n;
-INSERT INTO ph AS t VALUES ('t3', '2026-01-01', 1, 'x'), ('new', '2026-01-02', 5, 'y')
+-- ON CONFLICT through the partitioned table: the partitions' keys are the
+-- arbiters, rows of one statement go to several partitions
+INSERT INTO pt AS t VALUES ('t3', '2026-01-01', 1, 'x'), ('t3', '2026-02-01', 1, 'x'),
+                           ('new', '2026-01-02', 5, 'y'), ('new', '2026-05-02', 6, 'y')
+  ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + 1000 RETURNING tableoid::regclass, tenant, day, n;
+INSERT INTO ph AS t VALUES ('t3', '2026-01-01', 1, 'x'), ('t3', '2026-02-01', 1, 'x'),
+                           ('new', '2026-01-02', 5, 'y'), ('new', '2026-05-02', 6, 'y')
   ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + 1000;
+INSERT INTO pt VALUES ('t3', '2026-01-01', 1, 'x'), ('t6', '2026-03-01', 1, 'x'), ('fresh', '2026-02-03', 1, 'z')
+  ON CONFLICT DO NOTHING RETURNING tableoid::regclass, tenant, day, n;
+INSERT INTO ph VALUES ('t3', '2026-01-01', 1, 'x'), ('t6', '2026-03-01', 1, 'x'), ('fresh', '2026-02-03', 1, 'z')
+  ON CONFLICT DO NOTHING;
+-- a batch upsert from a query, as a pipeline writes its state
+INSERT INTO pt AS t SELECT 't' || (g % 9), '2026-01-20'::date + g, g, 'batch' FROM generate_series(1, 60) g
+  ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + excluded.n, note = excluded.note;
+INSERT INTO ph AS t SELECT 't' || (g % 9), '2026-01-20'::date + g, g, 'batch' FROM generate_series(1, 60) g
+  ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + excluded.n, note = excluded.note;
+-- ... and into a partition itself, as on any forst table
+INSERT INTO pt_jan AS t VALUES ('t3', '2026-01-01', 1, 'x')
+  ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + 1 RETURNING tenant, day, n;
+INSERT INTO ph_jan AS t VALUES ('t3', '2026-01-01', 1, 'x')
+  ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + 1;
+-- the statement over, each partition's key is an ordered forst_key again
+EXPLAIN (COSTS OFF) SELECT * FROM pt_jan ORDER BY tenant, day LIMIT 1;
 
 -- UPDATE and DELETE through the partitioned table; an UPDATE of the
 -- partition key moves rows to another partition

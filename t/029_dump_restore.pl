@@ -173,7 +173,9 @@ CREATE TABLE pe_3 PARTITION OF pe FOR VALUES FROM ('2024-03-01') TO ('2024-04-01
 INSERT INTO pe VALUES ('k1', '2024-03-05', 1);
 SELECT a.amname || ' ' || (SELECT count(*) FROM pe_3)
   FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'pe_3';
-DROP TABLE pe_3;}), "forst_key\n60\nforst 1",
+DROP TABLE pe_3;
+INSERT INTO pe VALUES ('k7', '2024-01-01', 0) ON CONFLICT (k, day) DO UPDATE SET n = pe.n + 1 RETURNING n;
+UPDATE pe SET n = n - 1 WHERE k = 'k7' AND day = '2024-01-01';}), "forst_key\n60\nforst 1\n8",
 		"$what: the partitioned table's key is forst's");
 	($ret, $out, $err) = $n->psql($db, q{INSERT INTO pe VALUES ('k7', '2024-01-01', 0)});
 	like($err, qr/duplicate key value violates unique constraint "pe_1_pkey"/,

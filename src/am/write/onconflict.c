@@ -32,13 +32,10 @@
  *	   the same three arrays BuildSpeculativeIndexInfo would compute, from
  *	   the forst_key opfamilies (they use btree's strategy numbers, so "="
  *	   is strategy 3).  ExecInsert then finds the indexes open and uses
- *	   them; nothing else of the executor changes.  Not covered: forst
- *	   partitions reached through their partitioned table, whose key is
- *	   forst's (ddl/partition.c): ExecInitPartitionInfo opens a partition's
- *	   indexes itself when the first row is routed to it, through
- *	   BuildSpeculativeIndexInfo, with no hook in between.  Such a
- *	   statement is refused here, before it runs, with a hint to name the
- *	   partition.
+ *	   them; nothing else of the executor changes.  Forst partitions
+ *	   reached through their partitioned table, whose key is forst's
+ *	   (ddl/partition.c), are opened by PostgreSQL itself when the first
+ *	   row is routed to each: write/routed_arbiters.c prepares them.
  *
  * (b) Speculative insertion in the table AM.  forst decides whether a key
  *	   is free and writes the row in one step under the key lock
@@ -73,14 +70,12 @@
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/lsyscache.h"
-#include "utils/syscache.h"
-#include "access/htup_details.h"
-#include "commands/defrem.h"
 #include "utils/rel.h"
 
 #include "am/keys/rel.h"
 #include "am/read/mvcc.h"
 #include "am/write/onconflict.h"
+#include "am/write/routed_arbiters.h"
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 
@@ -110,31 +105,6 @@ fill_speculative_info(Relation index, IndexInfo *ii)
 				 index->rd_opcintype[i], index->rd_opfamily[i]);
 		ii->ii_UniqueProcs[i] = get_opcode(ii->ii_UniqueOps[i]);
 	}
-}
-
-/* Whether partitioned table rel's key is forst's (ddl/partition.h). */
-static bool
-partitioned_key_is_forst(Relation rel)
-{
-	Oid			forst_key_am = get_index_am_oid("forst_key", true);
-	List	   *indexes = RelationGetIndexList(rel);
-	ListCell   *lc;
-
-	if (!OidIsValid(forst_key_am))
-		return false;
-	foreach(lc, indexes)
-	{
-		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
-		bool		found;
-
-		if (!HeapTupleIsValid(tup))
-			continue;
-		found = ((Form_pg_class) GETSTRUCT(tup))->relam == forst_key_am;
-		ReleaseSysCache(tup);
-		if (found)
-			return true;
-	}
-	return false;
 }
 
 /* Opens the indexes of a forst result relation for speculative insertion. */
@@ -177,13 +147,8 @@ prepare_planstate(PlanState *ps, void *context)
 				Relation	rel = rri->ri_RelationDesc;
 
 				if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE &&
-					partitioned_key_is_forst(rel))
-					ereport(ERROR,
-							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-							 errmsg("INSERT ... ON CONFLICT into partitioned table \"%s\" is not supported",
-									RelationGetRelationName(rel)),
-							 errdetail("Its partitions are forst tables, and PostgreSQL 15 opens a partition's arbiter index as a btree."),
-							 errhint("Insert into the partition that holds the rows, with the same ON CONFLICT clause.")));
+					forst_routed_key_is_forst(rel))
+					forst_routed_arbiters_open(ps->state, rel);
 				if (rel->rd_rel->relkind == RELKIND_RELATION &&
 					forst_is_forst_relation(rel) &&
 					rel->rd_rel->relhasindex &&
@@ -220,6 +185,7 @@ forst_onconflict_init(void)
 {
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = forst_ExecutorStart;
+	forst_routed_arbiters_init();
 }
 
 /* ---------------------------------------------------------------------- */

@@ -1,0 +1,306 @@
+/*-------------------------------------------------------------------------
+ *
+ * routed_arbiters.c
+ *	  INSERT ... ON CONFLICT through a partitioned table keyed by forst.
+ *
+ * PostgreSQL routes a row to a partition in ExecFindPartition; the first
+ * row that goes to a partition makes ExecInitPartitionInfo open the
+ * partition's indexes with ExecOpenIndices(speculative = true), whose
+ * BuildSpeculativeIndexInfo refuses every unique index whose access method
+ * is not btree ("unexpected non-btree speculative unique index").  A forst
+ * partition's key is a forst_key index; for a table that is not a
+ * partition, write/onconflict.c opens its indexes before the executor does,
+ * but a routed partition's ResultRelInfo is made during execution, with no
+ * hook in between.
+ *
+ * So for the length of such a statement, the keys of the partitioned
+ * table's forst partitions are held open and their relcache entries say
+ * btree in rd_rel->relam, the one field BuildSpeculativeIndexInfo looks at;
+ * it then takes the equality operator of each column from the index's own
+ * operator families (forst's, with btree's strategy numbers), as
+ * write/onconflict.c does for an unpartitioned table.  Nothing else
+ * changes: the catalog still says forst_key, the index's routine
+ * (rd_indam) is forst_key's, so every scan and insertion is forst's, and
+ * forst finds a table's key by rd_pkindex, not by access method.
+ *
+ * What else reads rd_rel->relam during the statement is the planner, for a
+ * query planned while it runs (in a trigger or a function) that reads such
+ * a partition: it takes the index for a btree, whose sort order it reads
+ * from the operator families (forst's, which no ORDER BY asks for, so such
+ * a query may sort where it would not have to) and whose height it reads
+ * from the metapage, cached in rd_amcache: a cached metapage of an empty
+ * btree is put there.
+ *
+ * A relcache invalidation of an entry that is held open reloads its
+ * pg_class row in place (RelationReloadIndexInfo), relam included, and
+ * drops rd_amcache; a relcache callback, which runs right after, sets both
+ * again.  The entries are restored and closed when the statement ends
+ * (ExecutorEnd), and restored when its transaction or subtransaction
+ * aborts (the resource owner closes them).  Locks: the statement takes
+ * RowExclusiveLock on every forst partition and its key up front, as
+ * routing a row to each would.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/nbtree.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "commands/defrem.h"
+#include "executor/executor.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "am/keys/rel.h"
+#include "am/write/routed_arbiters.h"
+
+typedef struct RoutedArbiter
+{
+	Relation	index;			/* a forst partition's key, held open */
+	EState	   *estate;			/* the statement that opened it */
+	SubTransactionId subid;		/* the subtransaction that opened it */
+} RoutedArbiter;
+
+static List *arbiters = NIL;	/* of RoutedArbiter *, in TopMemoryContext */
+static Oid	forst_key_am = InvalidOid;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+
+/* rd_rel->relam says btree, and the btree's height is cached (0) */
+static void
+disguise(Relation index)
+{
+	index->rd_rel->relam = BTREE_AM_OID;
+	if (index->rd_amcache == NULL)
+	{
+		BTMetaPageData *meta = MemoryContextAllocZero(index->rd_indexcxt,
+													  sizeof(BTMetaPageData));
+
+		meta->btm_magic = BTREE_MAGIC;
+		meta->btm_version = BTREE_VERSION;
+		meta->btm_root = P_NONE;
+		meta->btm_fastroot = P_NONE;
+		index->rd_amcache = meta;
+	}
+}
+
+/* Restores the entry unless another statement still needs it disguised. */
+static void
+restore(RoutedArbiter *a)
+{
+	ListCell   *lc;
+
+	foreach(lc, arbiters)
+	{
+		RoutedArbiter *other = lfirst(lc);
+
+		if (other != NULL && other != a && other->index == a->index)
+			return;
+	}
+	a->index->rd_rel->relam = forst_key_am;
+	if (a->index->rd_amcache != NULL)
+	{
+		pfree(a->index->rd_amcache);
+		a->index->rd_amcache = NULL;
+	}
+}
+
+/*
+ * Ends the entries for which "ends" holds: restores them and, with close,
+ * closes them (at an abort the resource owner does).
+ */
+static void
+end_arbiters(bool (*ends) (RoutedArbiter *a, void *arg), void *arg, bool close)
+{
+	List	   *keep = NIL;
+	List	   *ended = NIL;
+	ListCell   *lc;
+	MemoryContext old;
+
+	foreach(lc, arbiters)
+	{
+		RoutedArbiter *a = lfirst(lc);
+
+		if (ends(a, arg))
+		{
+			restore(a);
+			ended = lappend(ended, a);
+			/* restore() must not see it again */
+			lfirst(lc) = NULL;
+		}
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	foreach(lc, arbiters)
+	{
+		if (lfirst(lc) != NULL)
+			keep = lappend(keep, lfirst(lc));
+	}
+	MemoryContextSwitchTo(old);
+	list_free(arbiters);
+	arbiters = keep;
+	foreach(lc, ended)
+	{
+		RoutedArbiter *a = lfirst(lc);
+
+		if (close)
+			index_close(a->index, NoLock);
+		pfree(a);
+	}
+	list_free(ended);
+}
+
+static bool
+of_estate(RoutedArbiter *a, void *arg)
+{
+	return a->estate == (EState *) arg;
+}
+
+static bool
+any_arbiter(RoutedArbiter *a, void *arg)
+{
+	return true;
+}
+
+static bool
+of_subxact(RoutedArbiter *a, void *arg)
+{
+	return a->subid >= *(SubTransactionId *) arg;
+}
+
+bool
+forst_routed_key_is_forst(Relation rel)
+{
+	List	   *indexes;
+	ListCell   *lc;
+
+	if (!OidIsValid(forst_key_am))
+		forst_key_am = get_index_am_oid("forst_key", true);
+	if (!OidIsValid(forst_key_am))
+		return false;
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
+		bool		found;
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		found = ((Form_pg_class) GETSTRUCT(tup))->relam == forst_key_am;
+		ReleaseSysCache(tup);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+void
+forst_routed_arbiters_open(EState *estate, Relation root)
+{
+	List	   *leaves;
+	ListCell   *lc;
+
+	if (!OidIsValid(forst_key_am))
+		forst_key_am = get_index_am_oid("forst_key", false);
+	leaves = find_all_inheritors(RelationGetRelid(root), RowExclusiveLock, NULL);
+	foreach(lc, leaves)
+	{
+		Oid			leaf = lfirst_oid(lc);
+		Relation	rel;
+		Oid			pk;
+
+		if (get_rel_relkind(leaf) != RELKIND_RELATION)
+			continue;
+		rel = table_open(leaf, NoLock);
+		pk = InvalidOid;
+		if (forst_is_forst_relation(rel))
+		{
+			(void) RelationGetIndexList(rel);	/* computes rd_pkindex */
+			pk = rel->rd_pkindex;
+		}
+		table_close(rel, NoLock);
+		if (OidIsValid(pk))
+		{
+			Relation	index = index_open(pk, RowExclusiveLock);
+			RoutedArbiter *a;
+			MemoryContext old;
+
+			if (index->rd_rel->relam != forst_key_am &&
+				index->rd_rel->relam != BTREE_AM_OID)
+			{
+				index_close(index, NoLock);
+				continue;
+			}
+			old = MemoryContextSwitchTo(TopMemoryContext);
+			a = palloc(sizeof(RoutedArbiter));
+			a->index = index;
+			a->estate = estate;
+			a->subid = GetCurrentSubTransactionId();
+			arbiters = lappend(arbiters, a);
+			MemoryContextSwitchTo(old);
+			disguise(index);
+		}
+	}
+}
+
+/* after an in-place reload of an entry held open */
+static void
+routed_relcache_callback(Datum arg, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, arbiters)
+	{
+		RoutedArbiter *a = lfirst(lc);
+
+		if (!OidIsValid(relid) || RelationGetRelid(a->index) == relid)
+			disguise(a->index);
+	}
+}
+
+static void
+routed_ExecutorEnd(QueryDesc *queryDesc)
+{
+	EState	   *estate = queryDesc->estate;
+
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	if (arbiters != NIL)
+		end_arbiters(of_estate, estate, true);
+}
+
+static void
+routed_xact_callback(XactEvent event, void *arg)
+{
+	if (arbiters == NIL)
+		return;
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		end_arbiters(any_arbiter, NULL, false);
+	else if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE)
+		end_arbiters(any_arbiter, NULL, true);
+}
+
+static void
+routed_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						SubTransactionId parentSubid, void *arg)
+{
+	if (arbiters != NIL && event == SUBXACT_EVENT_ABORT_SUB)
+		end_arbiters(of_subxact, &mySubid, false);
+}
+
+void
+forst_routed_arbiters_init(void)
+{
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = routed_ExecutorEnd;
+	CacheRegisterRelcacheCallback(routed_relcache_callback, (Datum) 0);
+	RegisterXactCallback(routed_xact_callback, NULL);
+	RegisterSubXactCallback(routed_subxact_callback, NULL);
+}
