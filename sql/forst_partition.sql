@@ -71,6 +71,21 @@ INSERT INTO pt AS t SELECT 't' || (g % 9), '2026-01-20'::date + g, g, 'batch' FR
   ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + excluded.n, note = excluded.note;
 INSERT INTO ph AS t SELECT 't' || (g % 9), '2026-01-20'::date + g, g, 'batch' FROM generate_series(1, 60) g
   ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + excluded.n, note = excluded.note;
+-- a trigger that analyzes another partition while the statement runs: that
+-- partition's key is reloaded in the relcache before the first row goes to
+-- it, and still serves as its arbiter
+CREATE FUNCTION analyze_feb() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  ANALYZE pt_feb;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER analyze_feb BEFORE INSERT ON pt_jan FOR EACH ROW EXECUTE FUNCTION analyze_feb();
+INSERT INTO pt AS t VALUES ('t0', '2026-01-05', 1, 'trg'), ('t0', '2026-02-05', 1, 'trg'), ('trg', '2026-02-06', 1, 'trg')
+  ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + 1, note = excluded.note RETURNING tableoid::regclass, tenant, day;
+INSERT INTO ph AS t VALUES ('t0', '2026-01-05', 1, 'trg'), ('t0', '2026-02-05', 1, 'trg'), ('trg', '2026-02-06', 1, 'trg')
+  ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + 1, note = excluded.note;
+DROP TRIGGER analyze_feb ON pt_jan;
+DROP FUNCTION analyze_feb();
 -- ... and into a partition itself, as on any forst table
 INSERT INTO pt_jan AS t VALUES ('t3', '2026-01-01', 1, 'x')
   ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + 1 RETURNING tenant, day, n;
