@@ -15,18 +15,21 @@ GRANT ALL ON ALL TABLES IN SCHEMA partman TO regress_partman_owner;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA partman TO regress_partman_owner;
 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA partman TO regress_partman_owner;
 GRANT CREATE ON SCHEMA public TO regress_partman_owner;
--- pg_partman creates partitions with CREATE TABLE (LIKE ...): the role
--- that runs it (its maintenance too) creates forst tables by default
-ALTER ROLE regress_partman_owner SET default_table_access_method = forst;
 SET ROLE regress_partman_owner;
-SET default_table_access_method = forst;
 SET TimeZone = 'UTC';
 
+-- create_parent makes its default partition and template with CREATE
+-- TABLE (LIKE ...), so it runs while the default is forst
+SET default_table_access_method = forst;
 CREATE TABLE events (id bigint, at timestamptz, payload text, PRIMARY KEY (id, at))
   PARTITION BY RANGE (at);
 SELECT partman.create_parent('public.events', 'at', 'native', 'daily',
                              p_start_partition := (current_date - 5)::text,
                              p_premake := 2);
+-- maintenance creates partitions with CREATE TABLE (LIKE ... INCLUDING
+-- INDEXES), a copy of the forst key: forst tables whatever the default
+RESET default_table_access_method;
+SHOW default_table_access_method;
 
 CREATE VIEW parts AS
 SELECT c.relname, a.amname AS am,

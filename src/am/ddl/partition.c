@@ -340,8 +340,9 @@ refuse_other_am(const char *partition, const char *parent)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("partition \"%s\" of \"%s\" must be a forst table", partition, parent),
 			 errdetail("The primary key of \"%s\" is forst's, and every partition gets a copy of it.", parent),
-			 errhint("Create the partition without USING or with USING forst, "
-					 "or change its access method first with ALTER TABLE ... SET ACCESS METHOD forst.")));
+			 errhint("Create partitions USING forst or while default_table_access_method = forst "
+					 "(for pg_partman, set it for the role that runs it), "
+					 "or change this one's access method with ALTER TABLE ... SET ACCESS METHOD forst.")));
 }
 
 void
@@ -371,6 +372,32 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 	}
 	if (*is_forst && stmt->partspec == NULL)
 		forst_partition_joins(parent, stmt->relation->relname);
+}
+
+void
+forst_like_before_create(CreateStmt *stmt, bool *is_forst)
+{
+	ListCell   *lc;
+
+	if (stmt->accessMethod != NULL || stmt->partspec != NULL || *is_forst)
+		return;
+	foreach(lc, stmt->tableElts)
+	{
+		TableLikeClause *like = (TableLikeClause *) lfirst(lc);
+		Oid			source;
+
+		if (!IsA(like, TableLikeClause) ||
+			!(like->options & CREATE_TABLE_LIKE_INDEXES))
+			continue;
+		source = RangeVarGetRelid(like->relation, NoLock, true);
+		if (forst_relid_is_forst_table(source) ||
+			OidIsValid(forst_partitioned_key_index(source)))
+		{
+			stmt->accessMethod = pstrdup("forst");
+			*is_forst = true;
+			return;
+		}
+	}
 }
 
 void

@@ -33,6 +33,14 @@ extern Oid	forst_partitioned_key_index(Oid relid);
 extern void forst_partition_before_create(CreateStmt *stmt, bool *is_forst);
 
 /*
+ * Before CREATE TABLE (LIKE t INCLUDING INDEXES) without USING: a copy of a
+ * forst table's key, or of a partitioned table's that is forst's, is a
+ * forst_key index, so the new table is a forst table (*is_forst set), as
+ * pg_partman's partitions made this way must be.
+ */
+extern void forst_like_before_create(CreateStmt *stmt, bool *is_forst);
+
+/*
  * After CREATE TABLE ... PARTITION BY under default_table_access_method =
  * forst: the new table's primary key becomes forst's.
  */

@@ -497,6 +497,7 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 			is_forst = false;
 		}
 		forst_partition_before_create(cstmt, &is_forst);
+		forst_like_before_create(cstmt, &is_forst);
 		check_create_foreign_keys(cstmt, is_forst);
 		rewrite = is_forst;
 		if (partitioned_forst)
