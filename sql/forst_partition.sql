@@ -186,6 +186,16 @@ DROP TABLE hx;
 SET ROLE regress_part_owner;
 SELECT (SELECT amname FROM pg_am WHERE oid = relam) FROM pg_class WHERE relname = 'pv_pkey';
 
+-- A copy LIKE a table whose key is forst's, including its indexes, is a
+-- forst table (the copied key is a forst_key index); without them it
+-- follows the default
+CREATE TABLE copy_idx (LIKE pt INCLUDING ALL);
+CREATE TABLE copy_plain (LIKE pt);
+CREATE TABLE copy_leaf (LIKE pt_jan INCLUDING INDEXES);
+SELECT relname, (SELECT amname FROM pg_am WHERE oid = relam) FROM pg_class
+ WHERE relname IN ('copy_idx', 'copy_idx_pkey', 'copy_plain', 'copy_leaf', 'copy_leaf_pkey') ORDER BY 1;
+DROP TABLE copy_idx, copy_plain, copy_leaf;
+
 -- TRUNCATE and DROP through the partitioned table
 TRUNCATE pt;
 SELECT count(*) FROM pt;
