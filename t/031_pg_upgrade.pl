@@ -41,6 +41,16 @@ CREATE TABLE f (k bigint, w timestamptz, v text, PRIMARY KEY (k, w)) USING forst
 CREATE TABLE h (k bigint, w timestamptz, v text, PRIMARY KEY (k, w));
 CREATE TABLE fk (a int, b text) USING forst;
 CREATE TABLE hk (a int, b text);
+-- a partitioned table keyed by forst, and its heap twin
+SET default_table_access_method = forst;
+CREATE TABLE pp (k int, d int, v text, PRIMARY KEY (k, d)) PARTITION BY RANGE (d);
+RESET default_table_access_method;
+CREATE TABLE pp_1 PARTITION OF pp FOR VALUES FROM (0) TO (10);
+CREATE TABLE pp_2 PARTITION OF pp FOR VALUES FROM (10) TO (20);
+CREATE TABLE ph (k int, d int, v text, PRIMARY KEY (k, d)) PARTITION BY RANGE (d);
+CREATE TABLE ph_1 PARTITION OF ph FOR VALUES FROM (0) TO (20);
+INSERT INTO pp SELECT g, g % 20, 'p' || g FROM generate_series(1, 1000) g;
+INSERT INTO ph SELECT * FROM pp;
 SELECT forst.set_ttl('f', 'w', '1 day');
 BEGIN;
 INSERT INTO f SELECT k, timestamptz '2100-01-01' + h * interval '1 hour', repeat('x', 100) || k
@@ -86,7 +96,9 @@ SELECT (SELECT count(*) FROM f),
        (SELECT count(*) FROM (SELECT * FROM f EXCEPT ALL SELECT * FROM h) x) +
        (SELECT count(*) FROM (SELECT * FROM h EXCEPT ALL SELECT * FROM f) x) +
        (SELECT count(*) FROM (SELECT * FROM fk EXCEPT ALL SELECT * FROM hk) x) +
-       (SELECT count(*) FROM (SELECT * FROM hk EXCEPT ALL SELECT * FROM fk) x)};
+       (SELECT count(*) FROM (SELECT * FROM hk EXCEPT ALL SELECT * FROM fk) x) +
+       (SELECT count(*) FROM (SELECT * FROM pp EXCEPT ALL SELECT * FROM ph) x) +
+       (SELECT count(*) FROM (SELECT * FROM ph EXCEPT ALL SELECT * FROM pp) x)};
 for my $db ('postgres', 'second')
 {
 	is($new->safe_psql($db, 'SELECT count(*) FROM f'),
@@ -96,7 +108,12 @@ for my $db ('postgres', 'second')
 SELECT string_agg(r::text, ',' ORDER BY r::text)
   FROM forst.restore(checkpoint => $checkpoint{$db}, cluster => '$old_cluster',
                      mode => 'claim', into_existing => true) r});
-	is($restored, 'f,fk', "$db: forst.restore into the existing tables");
+	is($restored, 'f,fk,pp_1,pp_2', "$db: forst.restore into the existing tables");
+	is( $new->safe_psql(
+			$db, q{SELECT string_agg(c.relname || '=' || a.amname, ',' ORDER BY c.relname)
+  FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname LIKE 'pp%'}),
+		'pp_1=forst,pp_1_pkey=forst_key,pp_2=forst,pp_2_pkey=forst_key,pp_pkey=forst_key',
+		"$db: the partitioned table's key is forst's after pg_upgrade");
 	my $expect = $new->safe_psql($db, 'SELECT count(*) FROM h');
 	is($new->safe_psql($db, $same), "$expect|0",
 		"$db: the restored tables equal their heap twins");
@@ -113,6 +130,8 @@ INSERT INTO f VALUES (1, '2100-02-01', 'new') ON CONFLICT (k, w) DO UPDATE SET v
 INSERT INTO h VALUES (1, '2100-02-01', 'new') ON CONFLICT (k, w) DO UPDATE SET v = 'again';
 UPDATE f SET v = 'updated' WHERE k = 2;
 UPDATE h SET v = 'updated' WHERE k = 2;
+INSERT INTO pp VALUES (5, 5, 'x'), (2000, 15, 'y') ON CONFLICT (k, d) DO UPDATE SET v = pp.v || '+';
+INSERT INTO ph VALUES (5, 5, 'x'), (2000, 15, 'y') ON CONFLICT (k, d) DO UPDATE SET v = ph.v || '+';
 COMMIT;
 });
 }
