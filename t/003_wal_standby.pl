@@ -133,16 +133,44 @@ $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $q), $expect,
 	'standby answers like the primary after a restartpoint and a crash');
 
+# a partitioned table keyed by forst: its key and its partitions' rows,
+# written by upserts through it, replay on the standby
+$primary->safe_psql('postgres', q{
+SET default_table_access_method = forst;
+CREATE TABLE pp (k int, d int, n int, PRIMARY KEY (k, d)) PARTITION BY RANGE (d);
+RESET default_table_access_method;
+CREATE TABLE pp_1 PARTITION OF pp FOR VALUES FROM (0) TO (10);
+CREATE TABLE pp_2 PARTITION OF pp FOR VALUES FROM (10) TO (20);
+INSERT INTO pp SELECT g, g % 20, 1 FROM generate_series(1, 2000) g;
+INSERT INTO pp SELECT g, g % 20, 1 FROM generate_series(1000, 3000) g
+  ON CONFLICT (k, d) DO UPDATE SET n = pp.n + excluded.n;
+DELETE FROM pp WHERE k % 11 = 0;
+});
+my $pq = q{SELECT count(*), sum(n), sum(k * n) FROM pp;
+SELECT tableoid::regclass, n FROM pp WHERE k = 1500 AND d = 0;
+SELECT amname FROM pg_am a JOIN pg_class c ON c.relam = a.oid WHERE c.relname = 'pp_pkey'};
+$primary->wait_for_catchup($standby);
+my $pexpect = $primary->safe_psql('postgres', $pq);
+like($pexpect, qr/^2728\|.*\npp_1\|2\nforst_key$/s, 'the primary upserted through the partitioned table');
+is($standby->safe_psql('postgres', $pq), $pexpect,
+	'the standby has the partitioned table, its forst key and its rows');
+
 # promotion: the new primary writes, crashes, and keeps everything
 $primary->stop;
 $standby->promote;
 $standby->safe_psql('postgres',
 	"INSERT INTO f VALUES (5000, 'on the promoted standby'); UPDATE f SET v = 'p' WHERE id = 1; INSERT INTO fk VALUES ('p')");
+$standby->safe_psql('postgres',
+	"INSERT INTO pp VALUES (1500, 0, 10), (4000, 19, 1) ON CONFLICT (k, d) DO UPDATE SET n = pp.n + excluded.n");
 $expect = $standby->safe_psql('postgres', $q);
+$pexpect = $standby->safe_psql('postgres', $pq);
 $standby->stop('immediate');
 $standby->start;
 is($standby->safe_psql('postgres', $q), $expect,
 	'promoted standby keeps its rows (replicated and its own) across a crash');
+is($standby->safe_psql('postgres', $pq), $pexpect,
+	'... and those of the partitioned table, upserted through it');
+like($pexpect, qr/\npp_1\|12\n/, 'the promoted standby upserted through the partitioned table');
 
 $standby->stop;
 done_testing();
