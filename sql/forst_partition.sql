@@ -154,13 +154,34 @@ CREATE TABLE pd (k int, at int, v text) PARTITION BY RANGE (at);
 CREATE TABLE pd_1 (k int NOT NULL, at int NOT NULL, v text) USING forst;
 ALTER TABLE ONLY pd ATTACH PARTITION pd_1 FOR VALUES FROM (0) TO (100);
 INSERT INTO pd SELECT g, g % 100, 'v' || g FROM generate_series(1, 300) g;
-ALTER TABLE pd ADD PRIMARY KEY (k, at);
 ALTER TABLE ONLY pd ADD CONSTRAINT pd_pkey PRIMARY KEY (k, at);
 ALTER TABLE ONLY pd_1 ADD CONSTRAINT pd_1_pkey PRIMARY KEY (k, at);
 ALTER INDEX pd_pkey ATTACH PARTITION pd_1_pkey;
 \d pd
 SELECT v FROM pd WHERE k = 42 AND at = 42;
 INSERT INTO pd VALUES (42, 42, 'dup');
+
+-- ALTER TABLE ... ADD PRIMARY KEY on a partitioned table whose partitions
+-- are forst tables with rows: added to each partition (its rows written
+-- again under it) and attached; a duplicate in one partition stops it all
+CREATE TABLE pk2 (k int, at int, v text) PARTITION BY RANGE (at);
+CREATE TABLE pk2_1 PARTITION OF pk2 FOR VALUES FROM (0) TO (10) USING forst;
+CREATE TABLE pk2_2 PARTITION OF pk2 FOR VALUES FROM (10) TO (20) USING forst;
+INSERT INTO pk2 SELECT g, g % 20, 'v' || g FROM generate_series(1, 400) g;
+INSERT INTO pk2 VALUES (15, 15, 'twice');
+ALTER TABLE pk2 ADD PRIMARY KEY (k, at), ADD COLUMN w int;
+ALTER TABLE pk2 ADD PRIMARY KEY (k, at);
+DELETE FROM pk2 WHERE v = 'twice';
+ALTER TABLE pk2 ADD PRIMARY KEY (k, at);
+SELECT relname, (SELECT amname FROM pg_am WHERE oid = relam), pg_get_indexdef(oid) LIKE '%forst_key%'
+  FROM pg_class WHERE relname LIKE 'pk2%pkey' ORDER BY 1;
+SELECT indisvalid FROM pg_index WHERE indexrelid = 'pk2_pkey'::regclass;
+SELECT count(*), count(DISTINCT (k, at)) FROM pk2;
+EXPLAIN (COSTS OFF) SELECT v FROM pk2 WHERE k = 215 AND at = 15;
+SELECT v FROM pk2 WHERE k = 215 AND at = 15;
+INSERT INTO pk2 VALUES (215, 15, 'dup');
+INSERT INTO pk2 AS t VALUES (215, 15, 'up') ON CONFLICT (k, at) DO UPDATE SET v = t.v || '+' RETURNING v;
+DROP TABLE pk2;
 
 -- A partitioned table created while the default is heap, with a btree
 -- key: its first partition decides, a forst one makes the key forst's

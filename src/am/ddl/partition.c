@@ -32,9 +32,16 @@
  *	- the first forst partition created or attached under a partitioned
  *	  table whose only index is a btree primary key with no partitions.
  * Then a partition created without USING is a forst table, as PostgreSQL
- * 17 has partitions inherit their parent's access method.  Refused, with
- * hints: partitions of other access methods, partitioned partitions, and
- * forst partitions of a parent with other indexes.
+ * 17 has partitions inherit their parent's access method, and so is a
+ * table created LIKE it INCLUDING INDEXES (pg_partman makes partitions so).
+ * ALTER TABLE ... ADD PRIMARY KEY (recursive) on a table whose partitions
+ * are forst tables is run as PostgreSQL runs pg_dump's form: the key is
+ * added to the partitioned table alone (its partitions' key columns set
+ * NOT NULL first), made forst's, then added to each partition (written
+ * again under it by ddl/rekey.c) and attached, through SPI, in the same
+ * transaction.  Refused, with hints: partitions of other access methods,
+ * partitioned partitions, and forst partitions of a parent with other
+ * indexes.
  *
  *-------------------------------------------------------------------------
  */
@@ -57,6 +64,8 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_opclass.h"
 #include "commands/defrem.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -68,6 +77,17 @@
 #include "am/ddl/partition.h"
 #include "am/ddl/utility.h"
 #include "am/keys/keycodec.h"
+
+/*
+ * A recursive ALTER TABLE ... ADD PRIMARY KEY on a partitioned table whose
+ * partitions are forst tables, made ONLY by forst_partition_before_alter
+ * and finished by forst_partition_after_alter (the same statement).
+ */
+static Oid	key_for_children = InvalidOid;
+static Constraint *key_constraint = NULL;
+
+static bool children_all_leaves(Oid relid);
+static void set_not_null(Oid relid, List *cols);
 
 static bool
 default_am_is_forst(void)
@@ -427,6 +447,10 @@ forst_partition_before_alter(AlterTableStmt *stmt)
 	Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 	ListCell   *lc;
 
+	/* left over from a statement that failed between before and after */
+	key_for_children = InvalidOid;
+	key_constraint = NULL;
+
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
 		return;
 	foreach(lc, stmt->cmds)
@@ -454,17 +478,148 @@ forst_partition_before_alter(AlterTableStmt *stmt)
 		{
 			bool		any;
 
-			if (leaves_all_forst(relid, &any) && any)
+			if (!leaves_all_forst(relid, &any) || !any)
+				continue;
+			if (list_length(stmt->cmds) != 1 || !children_all_leaves(relid))
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot add a primary key to \"%s\" and its forst partitions in one statement",
+						 errmsg("cannot add a primary key to \"%s\" and its forst partitions in this statement",
 								stmt->relation->relname),
-						 errdetail("PostgreSQL would build a btree on each partition."),
-						 errhint("Add it with ALTER TABLE ONLY to \"%s\" and to each partition, "
-								 "then ALTER INDEX ... ATTACH PARTITION each partition's key, as pg_dump does.",
-								 stmt->relation->relname)));
+						 errdetail("forst adds it to a partitioned table whose partitions are all forst tables only alone in its ALTER TABLE."),
+						 errhint("Add the primary key in an ALTER TABLE of its own.")));
+
+			/*
+			 * PostgreSQL would build a btree on each partition: the key is
+			 * added to the partitioned table only, made forst's, and then
+			 * added to each partition and attached (after the statement).
+			 */
+			set_not_null(relid, ((Constraint *) cmd->def)->keys);
+			stmt->relation->inh = false;
+			key_for_children = relid;
+			key_constraint = (Constraint *) cmd->def;
 		}
 	}
+}
+
+/* Whether every partition of relid is a plain table (one level). */
+static bool
+children_all_leaves(Oid relid)
+{
+	List	   *children = find_inheritance_children(relid, NoLock);
+	ListCell   *lc;
+
+	foreach(lc, children)
+	{
+		if (get_rel_relkind(lfirst_oid(lc)) != RELKIND_RELATION)
+			return false;
+	}
+	return true;
+}
+
+static void
+append_columns(StringInfo buf, List *cols)
+{
+	ListCell   *lc;
+
+	appendStringInfoChar(buf, '(');
+	foreach(lc, cols)
+	{
+		if (lc != list_head(cols))
+			appendStringInfoString(buf, ", ");
+		appendStringInfoString(buf, quote_identifier(strVal(lfirst(lc))));
+	}
+	appendStringInfoChar(buf, ')');
+}
+
+static char *
+qualified_name(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+static void
+run_sql(const char *sql)
+{
+	int			rc = SPI_execute(sql, false, 0);
+
+	if (rc != SPI_OK_UTILITY)
+		elog(ERROR, "forst: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
+}
+
+/*
+ * ADD PRIMARY KEY on a partitioned table alone needs its partitions' key
+ * columns NOT NULL already (the recursive form would set them): set here.
+ */
+static void
+set_not_null(Oid relid, List *cols)
+{
+	ListCell   *lc;
+
+	SPI_connect();
+	foreach(lc, cols)
+	{
+		StringInfoData sql;
+
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "ALTER TABLE %s ALTER COLUMN %s SET NOT NULL",
+						 qualified_name(relid), quote_identifier(strVal(lfirst(lc))));
+		run_sql(sql.data);
+	}
+	SPI_finish();
+}
+
+/*
+ * The key that ALTER TABLE added to partitioned table relid alone (see
+ * forst_partition_before_alter): each partition gets it (its rows are
+ * written again under it by ddl/rekey.c) or keeps the one it has, and it is
+ * attached to the partitioned table's.
+ */
+static void
+add_key_to_children(Oid relid, Constraint *con)
+{
+	Relation	rel = relation_open(relid, AccessExclusiveLock);
+	Oid			keyidx = primary_key_index(rel);
+	List	   *children = find_inheritance_children(relid, AccessExclusiveLock);
+	ListCell   *lc;
+
+	relation_close(rel, NoLock);
+	if (!OidIsValid(keyidx))
+		elog(ERROR, "forst: partitioned table %u has no primary key", relid);
+	SPI_connect();
+	foreach(lc, children)
+	{
+		Oid			child = lfirst_oid(lc);
+		Relation	crel;
+		Oid			cpk;
+		StringInfoData sql;
+
+		crel = relation_open(child, AccessExclusiveLock);
+		(void) RelationGetIndexList(crel);
+		cpk = crel->rd_pkindex;
+		relation_close(crel, NoLock);
+		if (!OidIsValid(cpk))
+		{
+			initStringInfo(&sql);
+			appendStringInfo(&sql, "ALTER TABLE ONLY %s ADD PRIMARY KEY ", qualified_name(child));
+			append_columns(&sql, con->keys);
+			if (con->including != NIL)
+			{
+				appendStringInfoString(&sql, " INCLUDE ");
+				append_columns(&sql, con->including);
+			}
+			run_sql(sql.data);
+			crel = relation_open(child, NoLock);
+			(void) RelationGetIndexList(crel);
+			cpk = crel->rd_pkindex;
+			relation_close(crel, NoLock);
+		}
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "ALTER INDEX %s ATTACH PARTITION %s",
+						 qualified_name(keyidx), qualified_name(cpk));
+		run_sql(sql.data);
+	}
+	SPI_finish();
 }
 
 void
@@ -475,6 +630,17 @@ forst_partition_after_alter(AlterTableStmt *stmt)
 
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
 		return;
+	if (relid == key_for_children)
+	{
+		Constraint *con = key_constraint;
+
+		key_for_children = InvalidOid;
+		key_constraint = NULL;
+		if (!make_key_forst(relid, NULL))
+			elog(ERROR, "forst: the primary key of partitioned table %u could not be made forst's", relid);
+		add_key_to_children(relid, con);
+		return;
+	}
 	foreach(lc, stmt->cmds)
 	{
 		bool		any;

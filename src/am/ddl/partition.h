@@ -49,9 +49,10 @@ extern void forst_partition_after_create(CreateStmt *stmt);
 /*
  * Around ALTER TABLE on a partitioned table: ATTACH PARTITION is checked
  * (and may make the parent's key forst's, as for CREATE); ADD PRIMARY KEY
- * is refused where PostgreSQL would build btrees on forst partitions
- * (before), and the new key becomes forst's when the partitions are forst
- * tables or, with none, when default_table_access_method is forst (after).
+ * on a table with forst partitions is made to add the key to the
+ * partitioned table alone (before), which is made forst's, and then to each
+ * partition, attached (after); a key added to a table without partitions
+ * becomes forst's when default_table_access_method is forst.
  */
 extern void forst_partition_before_alter(AlterTableStmt *stmt);
 extern void forst_partition_after_alter(AlterTableStmt *stmt);
