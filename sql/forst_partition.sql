@@ -73,10 +73,16 @@ INSERT INTO ph AS t SELECT 't' || (g % 9), '2026-01-20'::date + g, g, 'batch' FR
   ON CONFLICT (tenant, day) DO UPDATE SET n = t.n + excluded.n, note = excluded.note;
 -- a trigger that analyzes another partition while the statement runs: that
 -- partition's key is reloaded in the relcache before the first row goes to
--- it, and still serves as its arbiter
+-- it, and still serves as its arbiter; a query planned in the trigger reads
+-- that partition in key order through its key
 CREATE FUNCTION analyze_feb() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
 BEGIN
   ANALYZE pt_feb;
+  FOR line IN EXPLAIN (COSTS OFF) SELECT * FROM pt_feb ORDER BY tenant, day LIMIT 1 LOOP
+    RAISE NOTICE 'planned in the trigger: %', line;
+  END LOOP;
   RETURN NEW;
 END $$;
 CREATE TRIGGER analyze_feb BEFORE INSERT ON pt_jan FOR EACH ROW EXECUTE FUNCTION analyze_feb();

@@ -25,11 +25,12 @@
  *
  * What else reads rd_rel->relam during the statement is the planner, for a
  * query planned while it runs (in a trigger or a function) that reads such
- * a partition: it takes the index for a btree, whose sort order it reads
- * from the operator families (forst's, which no ORDER BY asks for, so such
- * a query may sort where it would not have to) and whose height it reads
- * from the metapage, cached in rd_amcache: a cached metapage of an empty
- * btree is put there.
+ * a partition: it takes the index for a btree, whose height it reads from
+ * the metapage, cached in rd_amcache (a cached metapage of an empty btree
+ * is put there), and whose operator families it takes for sort orders.  A
+ * get_relation_info_hook puts back what the planner makes of a forst_key
+ * index: its access method, no height, and the btree operator families
+ * that match its "<" operators.
  *
  * A relcache invalidation of an entry that is held open reloads its
  * pg_class row in place (RelationReloadIndexInfo), relam included, and
@@ -52,6 +53,7 @@
 #include "catalog/pg_inherits.h"
 #include "commands/defrem.h"
 #include "executor/executor.h"
+#include "optimizer/plancat.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -71,6 +73,7 @@ typedef struct RoutedArbiter
 static List *arbiters = NIL;	/* of RoutedArbiter *, in TopMemoryContext */
 static Oid	forst_key_am = InvalidOid;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static get_relation_info_hook_type prev_get_relation_info = NULL;
 
 /* rd_rel->relam says btree, and the btree's height is cached (0) */
 static void
@@ -295,9 +298,82 @@ routed_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		end_arbiters(of_subxact, &mySubid, false);
 }
 
+static bool
+is_disguised(Oid indexoid)
+{
+	ListCell   *lc;
+
+	foreach(lc, arbiters)
+	{
+		if (RelationGetRelid(((RoutedArbiter *) lfirst(lc))->index) == indexoid)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * What get_relation_info makes of an ordered index that is not a btree:
+ * the btree operator family of each column's "<" operator sorts it.
+ */
+static void
+undisguise_index_info(IndexOptInfo *info)
+{
+	info->relam = forst_key_am;
+	info->tree_height = -1;
+	for (int i = 0; i < info->nkeycolumns; i++)
+	{
+		Oid			ltopr;
+		Oid			btopfamily;
+		Oid			btopcintype;
+		int16		btstrategy;
+
+		ltopr = get_opfamily_member(info->opfamily[i], info->opcintype[i],
+									info->opcintype[i], BTLessStrategyNumber);
+		if (OidIsValid(ltopr) &&
+			get_ordering_op_properties(ltopr, &btopfamily, &btopcintype,
+									   &btstrategy) &&
+			btopcintype == info->opcintype[i] &&
+			btstrategy == BTLessStrategyNumber)
+			info->sortopfamily[i] = btopfamily;
+		else
+		{
+			info->sortopfamily = NULL;
+			info->reverse_sort = NULL;
+			info->nulls_first = NULL;
+			return;
+		}
+	}
+}
+
+static void
+routed_get_relation_info(PlannerInfo *root, Oid relationObjectId,
+						 bool inhparent, RelOptInfo *rel)
+{
+	ListCell   *lc;
+
+	if (prev_get_relation_info)
+		prev_get_relation_info(root, relationObjectId, inhparent, rel);
+	if (arbiters == NIL)
+		return;
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *info = lfirst(lc);
+
+		if (info->relam == BTREE_AM_OID && is_disguised(info->indexoid))
+		{
+			/* sortopfamily was the opfamily array itself: a copy of its own */
+			if (info->sortopfamily == info->opfamily)
+				info->sortopfamily = (Oid *) palloc(sizeof(Oid) * info->nkeycolumns);
+			undisguise_index_info(info);
+		}
+	}
+}
+
 void
 forst_routed_arbiters_init(void)
 {
+	prev_get_relation_info = get_relation_info_hook;
+	get_relation_info_hook = routed_get_relation_info;
 	prev_ExecutorEnd = ExecutorEnd_hook;
 	ExecutorEnd_hook = routed_ExecutorEnd;
 	CacheRegisterRelcacheCallback(routed_relcache_callback, (Datum) 0);
