@@ -129,10 +129,8 @@ SELECT (SELECT count(*) FROM (SELECT tableoid::regclass::text, * FROM pt
                               EXCEPT ALL SELECT tableoid::regclass::text, * FROM pt) b) AS only_heap,
        (SELECT count(*) FROM pt) AS total;
 
--- Partitions of other access methods, partitioned partitions and other
--- indexes are refused
+-- Partitions of other access methods and other indexes are refused
 CREATE TABLE pt_h PARTITION OF pt FOR VALUES FROM ('2025-01-01') TO ('2025-02-01') USING heap;
-CREATE TABLE pt_sub PARTITION OF pt FOR VALUES FROM ('2025-01-01') TO ('2025-02-01') PARTITION BY LIST (tenant);
 CREATE TABLE lone_heap (tenant text COLLATE "C" NOT NULL, day date NOT NULL, n int, note text);
 ALTER TABLE pt ATTACH PARTITION lone_heap FOR VALUES FROM ('2025-01-01') TO ('2025-02-01');
 CREATE INDEX ON pt (n);
@@ -188,6 +186,27 @@ SELECT v FROM pk2 WHERE k = 215 AND at = 15;
 INSERT INTO pk2 VALUES (215, 15, 'dup');
 INSERT INTO pk2 AS t VALUES (215, 15, 'up') ON CONFLICT (k, at) DO UPDATE SET v = t.v || '+' RETURNING v;
 DROP TABLE pk2;
+
+-- Two levels: a partitioned partition gets the key too (a btree while
+-- PostgreSQL clones it, forst's again at once), its partitions are forst
+-- tables; an upsert through the top reaches the leaves of both levels
+SET default_table_access_method = forst;
+CREATE TABLE ml (k int, d int, t text, n int, PRIMARY KEY (k, d, t)) PARTITION BY RANGE (d);
+RESET default_table_access_method;
+CREATE TABLE ml_1 PARTITION OF ml FOR VALUES FROM (0) TO (10) PARTITION BY LIST (t);
+CREATE TABLE ml_1_a PARTITION OF ml_1 FOR VALUES IN ('a');
+CREATE TABLE ml_1_b PARTITION OF ml_1 FOR VALUES IN ('b');
+CREATE TABLE ml_2 PARTITION OF ml FOR VALUES FROM (10) TO (20);
+SELECT relname, (SELECT amname FROM pg_am WHERE oid = relam) FROM pg_class
+ WHERE relname LIKE 'ml%' ORDER BY 1;
+INSERT INTO ml SELECT g, g % 20, CASE WHEN g % 2 = 0 THEN 'a' ELSE 'b' END, 1 FROM generate_series(1, 200) g;
+INSERT INTO ml VALUES (2, 2, 'a', 5), (3, 3, 'b', 5), (13, 13, 'b', 5)
+  ON CONFLICT (k, d, t) DO UPDATE SET n = ml.n + excluded.n RETURNING tableoid::regclass, *;
+EXPLAIN (COSTS OFF) SELECT * FROM ml WHERE k = 2 AND d = 2 AND t = 'a';
+-- a partitioned table without that key cannot join
+CREATE TABLE ml_x (k int NOT NULL, d int NOT NULL, t text COLLATE "C" NOT NULL, n int) PARTITION BY LIST (t);
+ALTER TABLE ml ATTACH PARTITION ml_x FOR VALUES FROM (20) TO (30);
+DROP TABLE ml, ml_x;
 
 -- A partitioned table created while the default is heap, with a btree
 -- key: its first partition decides, a forst one makes the key forst's

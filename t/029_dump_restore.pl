@@ -69,6 +69,15 @@ RESET default_table_access_method;
 CREATE TABLE pe_1 PARTITION OF pe FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
 CREATE TABLE pe_2 PARTITION OF pe FOR VALUES FROM ('2024-02-01') TO ('2024-03-01');
 INSERT INTO pe SELECT 'k' || (g % 50), '2024-01-01'::date + (g / 50), g FROM generate_series(0, 2999) g;
+-- two levels: by range, then by list
+SET default_table_access_method = forst;
+CREATE TABLE pm (k int, d int, t text, n int, PRIMARY KEY (k, d, t)) PARTITION BY RANGE (d);
+RESET default_table_access_method;
+CREATE TABLE pm_1 PARTITION OF pm FOR VALUES FROM (0) TO (10) PARTITION BY LIST (t);
+CREATE TABLE pm_1_a PARTITION OF pm_1 FOR VALUES IN ('a');
+CREATE TABLE pm_1_b PARTITION OF pm_1 FOR VALUES IN ('b');
+CREATE TABLE pm_2 PARTITION OF pm FOR VALUES FROM (10) TO (20);
+INSERT INTO pm SELECT g, g % 20, CASE WHEN g % 2 = 0 THEN 'a' ELSE 'b' END, g FROM generate_series(1, 2000) g;
 -- a heap table next to them
 CREATE TABLE h (id int PRIMARY KEY, t text);
 INSERT INTO h SELECT g, 'h' || g FROM generate_series(1, 100) g;
@@ -79,7 +88,7 @@ COMMENT ON CONSTRAINT ev_pkey ON ev IS 'tenant first';
 COMMENT ON TABLE logk IS 'no key';
 });
 
-my @tables = qw(kv ev win logk ul pe h);
+my @tables = qw(kv ev win logk ul pe pm h);
 
 # the rows of each table as text, in files the servers read and write
 for my $t (@tables)
@@ -175,7 +184,11 @@ SELECT a.amname || ' ' || (SELECT count(*) FROM pe_3)
   FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'pe_3';
 DROP TABLE pe_3;
 INSERT INTO pe VALUES ('k7', '2024-01-01', 0) ON CONFLICT (k, day) DO UPDATE SET n = pe.n + 1 RETURNING n;
-UPDATE pe SET n = n - 1 WHERE k = 'k7' AND day = '2024-01-01';}), "forst_key\n60\nforst 1\n8",
+UPDATE pe SET n = n - 1 WHERE k = 'k7' AND day = '2024-01-01';
+SELECT string_agg(a.amname, ',' ORDER BY c.relname) FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.relname IN ('pm_pkey', 'pm_1_pkey', 'pm_1_a_pkey');
+INSERT INTO pm VALUES (4, 4, 'a', 0) ON CONFLICT (k, d, t) DO UPDATE SET n = pm.n + 1 RETURNING n;
+UPDATE pm SET n = n - 1 WHERE k = 4;}), "forst_key\n60\nforst 1\n8\nforst_key,forst_key,forst_key\n5",
 		"$what: the partitioned table's key is forst's");
 	($ret, $out, $err) = $n->psql($db, q{INSERT INTO pe VALUES ('k7', '2024-01-01', 0)});
 	like($err, qr/duplicate key value violates unique constraint "pe_1_pkey"/,

@@ -39,9 +39,12 @@
  * added to the partitioned table alone (its partitions' key columns set
  * NOT NULL first), made forst's, then added to each partition (written
  * again under it by ddl/rekey.c) and attached, through SPI, in the same
- * transaction.  Refused, with hints: partitions of other access methods,
- * partitioned partitions, and forst partitions of a parent with other
- * indexes.
+ * transaction.  A partitioned partition gets the key as a btree, with the
+ * parent's relabelled btree for the statement (PostgreSQL clones a unique
+ * index onto a partitioned table only so), and both are forst's again when
+ * it ends.  Refused, with hints: partitions of other access methods,
+ * partitioned tables attached without a forst key, and forst partitions of
+ * a parent with other indexes.
  *
  *-------------------------------------------------------------------------
  */
@@ -85,6 +88,14 @@
  */
 static Oid	key_for_children = InvalidOid;
 static Constraint *key_constraint = NULL;
+
+/*
+ * A partitioned partition being created under partitioned table
+ * sub_parent, whose key is a btree for the statement (PostgreSQL clones a
+ * unique index onto a partitioned table only as a btree) and forst's again
+ * after it, with the new table's.
+ */
+static Oid	sub_parent = InvalidOid;
 
 static bool children_all_leaves(Oid relid);
 static void set_not_null(Oid relid, List *cols);
@@ -177,13 +188,15 @@ leaves_all_forst(Oid relid, bool *any)
 }
 
 /*
- * The relabelling: the index's access method becomes forst_key and its key
- * columns' operator classes forst's defaults, in place of btree's defaults.
+ * The relabelling: the index's access method becomes to_am (forst_key, or
+ * btree for a moment, see forst_partition_before_create) and its key
+ * columns' operator classes to_am's defaults, in place of the defaults of
+ * the access method it has.
  */
 static void
-relabel_key_index(Relation parent, Oid indexoid)
+relabel_key_index(Relation parent, Oid indexoid, Oid to_am)
 {
-	Oid			forst_key_am = get_index_am_oid("forst_key", false);
+	Oid			from_am = index_am(indexoid);
 	TupleDesc	desc = RelationGetDescr(parent);
 	Relation	pg_index;
 	Relation	pg_class;
@@ -219,14 +232,14 @@ relabel_key_index(Relation parent, Oid indexoid)
 		if (i >= idx->indnkeyatts)
 			continue;			/* INCLUDE columns have no operator class */
 		att = TupleDescAttr(desc, idx->indkey.values[i] - 1);
-		if (oldclass->values[i] != GetDefaultOpClass(att->atttypid, BTREE_AM_OID))
+		if (oldclass->values[i] != GetDefaultOpClass(att->atttypid, from_am))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("primary key \"%s\" of partitioned table \"%s\" uses a non-default operator class on column \"%s\"",
 							get_rel_name(indexoid), RelationGetRelationName(parent),
 							NameStr(att->attname)),
 					 errdetail("The partitions of this table are forst tables, whose keys use the default ordering of their types.")));
-		classes[i] = GetDefaultOpClass(att->atttypid, forst_key_am);
+		classes[i] = GetDefaultOpClass(att->atttypid, to_am);
 		if (!OidIsValid(classes[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -240,7 +253,7 @@ relabel_key_index(Relation parent, Oid indexoid)
 							   replaces);
 	CatalogTupleUpdate(pg_index, &newtup->t_self, newtup);
 
-	/* the index depends on forst's operator classes, not btree's */
+	/* the index depends on its new operator classes */
 	ObjectAddressSet(myself, RelationRelationId, indexoid);
 	deleteDependencyRecordsForClass(RelationRelationId, indexoid,
 									OperatorClassRelationId, DEPENDENCY_NORMAL);
@@ -257,7 +270,7 @@ relabel_key_index(Relation parent, Oid indexoid)
 	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(indexoid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for relation %u", indexoid);
-	((Form_pg_class) GETSTRUCT(tup))->relam = forst_key_am;
+	((Form_pg_class) GETSTRUCT(tup))->relam = to_am;
 	CatalogTupleUpdate(pg_class, &tup->t_self, tup);
 	table_close(pg_class, RowExclusiveLock);
 
@@ -317,7 +330,7 @@ make_key_forst(Oid relid, const char *partition)
 		index_am(keyidx) == BTREE_AM_OID &&
 		find_inheritance_children(keyidx, NoLock) == NIL;
 	if (ok)
-		relabel_key_index(rel, keyidx);
+		relabel_key_index(rel, keyidx, get_index_am_oid("forst_key", false));
 	else if (partition != NULL)
 		refuse_indexes(RelationGetRelationName(rel), partition);
 	relation_close(rel, NoLock);
@@ -344,13 +357,16 @@ forst_partition_joins(Oid parent, const char *partition)
 }
 
 static void
-refuse_partitioned_partition(const char *parent)
+refuse_partitioned_partition(const char *partition, const char *parent)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("the partitions of \"%s\" cannot be partitioned tables", parent),
-			 errdetail("Its primary key is forst's; PostgreSQL gives a partitioned partition a btree copy of it."),
-			 errhint("Partition \"%s\" by the columns of both levels instead.", parent)));
+			 errmsg("partitioned table \"%s\" cannot be attached to \"%s\" without a forst primary key",
+					partition, parent),
+			 errdetail("The primary key of \"%s\" is forst's, and PostgreSQL would give \"%s\" a copy of it that forst's cannot be.",
+					   parent, partition),
+			 errhint("Create it with CREATE TABLE ... PARTITION OF \"%s\" ... PARTITION BY, or give it the same primary key "
+					 "while default_table_access_method = forst before attaching it.", parent)));
 }
 
 static void
@@ -370,6 +386,9 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 {
 	Oid			parent;
 
+	/* left over from a statement that failed between before and after */
+	sub_parent = InvalidOid;
+
 	if (stmt->partbound == NULL || list_length(stmt->inhRelations) != 1)
 		return;
 	parent = RangeVarGetRelid(linitial_node(RangeVar, stmt->inhRelations),
@@ -380,7 +399,19 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 	if (OidIsValid(forst_partitioned_key_index(parent)))
 	{
 		if (stmt->partspec != NULL)
-			refuse_partitioned_partition(get_rel_name(parent));
+		{
+			Relation	rel;
+
+			if (!pg_class_ownercheck(parent, GetUserId()))
+				aclcheck_error(ACLCHECK_NOT_OWNER,
+							   get_relkind_objtype(RELKIND_PARTITIONED_TABLE),
+							   get_rel_name(parent));
+			rel = relation_open(parent, AccessExclusiveLock);
+			relabel_key_index(rel, primary_key_index(rel), BTREE_AM_OID);
+			relation_close(rel, NoLock);
+			sub_parent = parent;
+			return;
+		}
 		if (stmt->accessMethod == NULL)
 		{
 			stmt->accessMethod = pstrdup("forst");
@@ -425,6 +456,22 @@ forst_partition_after_create(CreateStmt *stmt)
 {
 	Oid			relid;
 
+	if (OidIsValid(sub_parent))
+	{
+		Oid			forst_key_am = get_index_am_oid("forst_key", false);
+		Relation	rel;
+
+		rel = relation_open(sub_parent, AccessExclusiveLock);
+		relabel_key_index(rel, primary_key_index(rel), forst_key_am);
+		relation_close(rel, NoLock);
+		relid = RangeVarGetRelid(stmt->relation, NoLock, false);
+		rel = relation_open(relid, AccessExclusiveLock);
+		relabel_key_index(rel, primary_key_index(rel), forst_key_am);
+		relation_close(rel, NoLock);
+		sub_parent = InvalidOid;
+		return;
+	}
+
 	if (stmt->partspec == NULL || stmt->partbound != NULL ||
 		stmt->accessMethod != NULL || !default_am_is_forst())
 		return;
@@ -467,8 +514,11 @@ forst_partition_before_alter(AlterTableStmt *stmt)
 			if (OidIsValid(forst_partitioned_key_index(relid)))
 			{
 				if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
-					refuse_partitioned_partition(get_rel_name(relid));
-				if (!forst_relid_is_forst_table(child))
+				{
+					if (!OidIsValid(forst_partitioned_key_index(child)))
+						refuse_partitioned_partition(name->relname, get_rel_name(relid));
+				}
+				else if (!forst_relid_is_forst_table(child))
 					refuse_other_am(name->relname, get_rel_name(relid));
 			}
 			else if (forst_relid_is_forst_table(child))

@@ -551,7 +551,7 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 
 	if (OidIsValid(dropped_db))
 		forst_drop_database_at_commit(dropped_db);
-	if (partitioned_forst)
+	if (forst_preloaded && IsA(parsetree, CreateStmt))
 		forst_partition_after_create((CreateStmt *) parsetree);
 
 	/* a new forst table under a publication for all tables or its schema */
