@@ -12,8 +12,10 @@
 # Environment: PARTS (partitions, default 30), KEYS (ids per partition,
 # default 20000, loaded before the runs), DURATION (seconds per run, default
 # 15), CLIENTS (default 1), ROUNDS (each run is repeated, alternating
-# forst and heap, default 2; the report gives each run and the median).
-# Each run is pgbench -M simple against the same server.
+# forst and heap, default 2; the report gives each run and the median),
+# SETTINGS (lines added to postgresql.conf, e.g. "forst.memtable_size =
+# '1MB'"; the report names them).  Each run is pgbench -M simple against the
+# same server.
 #
 # Results: bench/results/partitioned-upsert-STAMP.md.
 set -euo pipefail
@@ -59,6 +61,7 @@ shared_preload_libraries = 'forst'
 forst.remote_dir = 'file://$work/store'
 shared_buffers = '256MB'
 max_locks_per_transaction = 256
+${SETTINGS:-}
 EOF
 as_pg_user "$bindir/pg_ctl" -D "$data" -l "$work/server.log" -w start >/dev/null
 psql_() { as_pg_user "$bindir/psql" -X -q -At -h "$work" -p "$port" -d postgres -v ON_ERROR_STOP=1 "$@"; }
@@ -130,7 +133,7 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { if (NR % 2
 {
 	echo "# Upserts into a partitioned table: forst partitions vs heap partitions (bench/partitioned_upsert.sh)"
 	echo
-	echo "$PARTS partitions of $KEYS ids each (half the upserts hit a new id), $CLIENTS client(s), $DURATION s per run, $ROUNDS rounds alternating; pgbench -M simple; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo "$PARTS partitions of $KEYS ids each (half the upserts hit a new id), $CLIENTS client(s), $DURATION s per run, $ROUNDS rounds alternating; pgbench -M simple; settings: ${SETTINGS:-the defaults}; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	echo "| workload | forst through the partitioned table | heap through the partitioned table | forst into the partition | forst/heap | through/into (forst) |"
 	echo "|---|---|---|---|---|---|"
