@@ -208,6 +208,19 @@ CREATE TABLE ml_x (k int NOT NULL, d int NOT NULL, t text COLLATE "C" NOT NULL, 
 ALTER TABLE ml ATTACH PARTITION ml_x FOR VALUES FROM (20) TO (30);
 DROP TABLE ml, ml_x;
 
+-- A key with INCLUDE columns: operator classes for the key columns only
+SET default_table_access_method = forst;
+CREATE TABLE pinc (k int, d int, v text, PRIMARY KEY (k, d) INCLUDE (v)) PARTITION BY RANGE (d);
+RESET default_table_access_method;
+CREATE TABLE pinc_1 PARTITION OF pinc FOR VALUES FROM (0) TO (10);
+SELECT indnatts, indnkeyatts,
+       (SELECT string_agg(opcname, ',') FROM unnest(indclass::oid[]) o JOIN pg_opclass ON pg_opclass.oid = o) AS opclasses,
+       (SELECT amname FROM pg_am a JOIN pg_class c ON c.relam = a.oid WHERE c.oid = indexrelid)
+  FROM pg_index WHERE indexrelid = 'pinc_pkey'::regclass;
+INSERT INTO pinc VALUES (1, 1, 'a'), (1, 2, 'b');
+INSERT INTO pinc VALUES (1, 1, 'c') ON CONFLICT (k, d) DO UPDATE SET v = pinc.v || excluded.v RETURNING *;
+DROP TABLE pinc;
+
 -- A partitioned table created while the default is heap, with a btree
 -- key: its first partition decides, a forst one makes the key forst's
 CREATE TABLE pb (k int, at int, PRIMARY KEY (k, at)) PARTITION BY RANGE (at);

@@ -439,16 +439,13 @@ plan_key_switch(Relation rel, Oid indexoid, Oid am, Migration *m)
 }
 
 /*
- * Switches the primary key's index as m planned: its pg_class.relam, its
- * operator classes and options in pg_index, and its dependencies on
- * operator classes (as index_create() records them).  The collations stay.
- *
- * Runs inside swap_relation_files() (see forst_migrate_post_alter), which
- * must not see a CommandCounterIncrement: reindex_relation() makes these
- * changes visible with its own, before it rebuilds the index.
+ * Sets index indexoid's access method to am and the operator classes of
+ * its nkeys key columns to opclasses in pg_index, with no options and not
+ * clustered, and its dependencies on operator classes (as index_create()
+ * records them).  The collations stay.  No CommandCounterIncrement.
  */
-static void
-apply_key_switch(const Migration *m)
+void
+forst_set_key_index_am(Oid indexoid, Oid am, const Oid *opclasses, int nkeys)
 {
 	Relation	indrel;
 	Relation	classrel;
@@ -462,20 +459,20 @@ apply_key_switch(const Migration *m)
 	ObjectAddresses *addrs;
 	int			i;
 
-	for (i = 0; i < m->nkeys; i++)
+	for (i = 0; i < nkeys; i++)
 		options[i] = 0;
 
 	indrel = table_open(IndexRelationId, RowExclusiveLock);
-	tup = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(m->pkindex));
+	tup = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(indexoid));
 	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for index %u", m->pkindex);
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
 	memset(nulls, false, sizeof(nulls));
 	memset(replaces, false, sizeof(replaces));
 	values[Anum_pg_index_indclass - 1] =
-		PointerGetDatum(buildoidvector(m->opclasses, m->nkeys));
+		PointerGetDatum(buildoidvector(opclasses, nkeys));
 	replaces[Anum_pg_index_indclass - 1] = true;
 	values[Anum_pg_index_indoption - 1] =
-		PointerGetDatum(buildint2vector(options, m->nkeys));
+		PointerGetDatum(buildint2vector(options, nkeys));
 	replaces[Anum_pg_index_indoption - 1] = true;
 	/* forst tables cannot be clustered; a heap table starts unclustered */
 	values[Anum_pg_index_indisclustered - 1] = BoolGetDatum(false);
@@ -487,28 +484,40 @@ apply_key_switch(const Migration *m)
 	table_close(indrel, RowExclusiveLock);
 
 	classrel = table_open(RelationRelationId, RowExclusiveLock);
-	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(m->pkindex));
+	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(indexoid));
 	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", m->pkindex);
-	((Form_pg_class) GETSTRUCT(tup))->relam = m->key_am;
+		elog(ERROR, "cache lookup failed for relation %u", indexoid);
+	((Form_pg_class) GETSTRUCT(tup))->relam = am;
 	CatalogTupleUpdate(classrel, &tup->t_self, tup);
 	heap_freetuple(tup);
 	table_close(classrel, RowExclusiveLock);
 
-	deleteDependencyRecordsForClass(RelationRelationId, m->pkindex,
+	deleteDependencyRecordsForClass(RelationRelationId, indexoid,
 									OperatorClassRelationId, DEPENDENCY_NORMAL);
-	ObjectAddressSet(myself, RelationRelationId, m->pkindex);
+	ObjectAddressSet(myself, RelationRelationId, indexoid);
 	addrs = new_object_addresses();
-	for (i = 0; i < m->nkeys; i++)
+	for (i = 0; i < nkeys; i++)
 	{
 		ObjectAddress referenced;
 
-		ObjectAddressSet(referenced, OperatorClassRelationId, m->opclasses[i]);
+		ObjectAddressSet(referenced, OperatorClassRelationId, opclasses[i]);
 		add_exact_object_address(&referenced, addrs);
 	}
 	record_object_address_dependencies(&myself, addrs, DEPENDENCY_NORMAL);
 	free_object_addresses(addrs);
+}
 
+/*
+ * Switches the primary key's index as m planned (forst_set_key_index_am).
+ *
+ * Runs inside swap_relation_files() (see forst_migrate_post_alter), which
+ * must not see a CommandCounterIncrement: reindex_relation() makes these
+ * changes visible with its own, before it rebuilds the index.
+ */
+static void
+apply_key_switch(const Migration *m)
+{
+	forst_set_key_index_am(m->pkindex, m->key_am, m->opclasses, m->nkeys);
 	CacheInvalidateRelcacheByRelid(m->relid);
 }
 

@@ -54,4 +54,13 @@ extern bool forst_migrate_wants_toast(Relation rel);
 /* The index of rel's primary key (deferrable or not), or InvalidOid. */
 extern Oid	forst_primary_key_index(Relation rel);
 
+/*
+ * Sets an index's access method and its key columns' operator classes in
+ * the catalog, with the dependencies that go with them (ddl/migrate.c's
+ * switch of a key between btree and forst_key, ddl/partition.c's
+ * relabelling of a partitioned table's key).  No CommandCounterIncrement.
+ */
+extern void forst_set_key_index_am(Oid indexoid, Oid am, const Oid *opclasses,
+								   int nkeys);
+
 #endif							/* FORST_MIGRATE_H */

@@ -57,15 +57,11 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "catalog/catalog.h"
-#include "catalog/dependency.h"
-#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
-#include "catalog/pg_opclass.h"
 #include "commands/defrem.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -77,9 +73,11 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "am/ddl/migrate.h"
 #include "am/ddl/partition.h"
 #include "am/ddl/utility.h"
 #include "am/keys/keycodec.h"
+#include "am/keys/rel.h"
 
 /*
  * A recursive ALTER TABLE ... ADD PRIMARY KEY on a partitioned table whose
@@ -107,29 +105,6 @@ default_am_is_forst(void)
 		strcmp(default_table_access_method, "forst") == 0;
 }
 
-/* The primary key index of partitioned table rel, or InvalidOid. */
-static Oid
-primary_key_index(Relation rel)
-{
-	List	   *indexes = RelationGetIndexList(rel);
-	ListCell   *lc;
-
-	foreach(lc, indexes)
-	{
-		Oid			indexoid = lfirst_oid(lc);
-		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-		bool		primary;
-
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for index %u", indexoid);
-		primary = ((Form_pg_index) GETSTRUCT(tup))->indisprimary;
-		ReleaseSysCache(tup);
-		if (primary)
-			return indexoid;
-	}
-	return InvalidOid;
-}
-
 static Oid
 index_am(Oid indexoid)
 {
@@ -147,18 +122,14 @@ Oid
 forst_partitioned_key_index(Oid relid)
 {
 	Relation	rel;
-	Oid			keyidx = InvalidOid;
-	Oid			forst_key_am = get_index_am_oid("forst_key", true);
+	Oid			keyidx;
 
-	if (!OidIsValid(relid) || !OidIsValid(forst_key_am) ||
-		get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
 		return InvalidOid;
 	rel = relation_open(relid, AccessShareLock);
-	keyidx = primary_key_index(rel);
+	keyidx = forst_partitioned_key(rel);
 	relation_close(rel, AccessShareLock);
-	if (OidIsValid(keyidx) && index_am(keyidx) == forst_key_am)
-		return keyidx;
-	return InvalidOid;
+	return keyidx;
 }
 
 /*
@@ -198,40 +169,31 @@ relabel_key_index(Relation parent, Oid indexoid, Oid to_am)
 {
 	Oid			from_am = index_am(indexoid);
 	TupleDesc	desc = RelationGetDescr(parent);
-	Relation	pg_index;
-	Relation	pg_class;
 	HeapTuple	tup;
-	HeapTuple	newtup;
 	Form_pg_index idx;
 	oidvector  *oldclass;
 	Oid		   *classes;
-	Datum		values[Natts_pg_index] = {0};
-	bool		nulls[Natts_pg_index] = {0};
-	bool		replaces[Natts_pg_index] = {0};
+	int			nkeys;
 	bool		isnull;
-	ObjectAddress myself;
 
-	pg_index = table_open(IndexRelationId, RowExclusiveLock);
-	tup = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for index %u", indexoid);
 	idx = (Form_pg_index) GETSTRUCT(tup);
+	nkeys = idx->indnkeyatts;
 
 	/* the key columns must be ones a forst key can hold */
-	forst_check_key_columns(desc, idx->indnkeyatts, idx->indkey.values);
+	forst_check_key_columns(desc, nkeys, idx->indkey.values);
 
+	/* indclass has one entry per key column (INCLUDE columns have none) */
 	oldclass = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, tup,
 															 Anum_pg_index_indclass,
 															 &isnull));
-	classes = palloc(sizeof(Oid) * idx->indnatts);
-	for (int i = 0; i < idx->indnatts; i++)
+	classes = palloc(sizeof(Oid) * nkeys);
+	for (int i = 0; i < nkeys; i++)
 	{
-		Form_pg_attribute att;
+		Form_pg_attribute att = TupleDescAttr(desc, idx->indkey.values[i] - 1);
 
-		classes[i] = oldclass->values[i];
-		if (i >= idx->indnkeyatts)
-			continue;			/* INCLUDE columns have no operator class */
-		att = TupleDescAttr(desc, idx->indkey.values[i] - 1);
 		if (oldclass->values[i] != GetDefaultOpClass(att->atttypid, from_am))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -246,33 +208,9 @@ relabel_key_index(Relation parent, Oid indexoid, Oid to_am)
 					 errmsg("forst: primary key column \"%s\" has type %s, which forst cannot use as a key",
 							NameStr(att->attname), format_type_be(att->atttypid))));
 	}
-	values[Anum_pg_index_indclass - 1] =
-		PointerGetDatum(buildoidvector(classes, idx->indnatts));
-	replaces[Anum_pg_index_indclass - 1] = true;
-	newtup = heap_modify_tuple(tup, RelationGetDescr(pg_index), values, nulls,
-							   replaces);
-	CatalogTupleUpdate(pg_index, &newtup->t_self, newtup);
+	ReleaseSysCache(tup);
 
-	/* the index depends on its new operator classes */
-	ObjectAddressSet(myself, RelationRelationId, indexoid);
-	deleteDependencyRecordsForClass(RelationRelationId, indexoid,
-									OperatorClassRelationId, DEPENDENCY_NORMAL);
-	for (int i = 0; i < idx->indnkeyatts; i++)
-	{
-		ObjectAddress opclass;
-
-		ObjectAddressSet(opclass, OperatorClassRelationId, classes[i]);
-		recordDependencyOn(&myself, &opclass, DEPENDENCY_NORMAL);
-	}
-	table_close(pg_index, RowExclusiveLock);
-
-	pg_class = table_open(RelationRelationId, RowExclusiveLock);
-	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(indexoid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", indexoid);
-	((Form_pg_class) GETSTRUCT(tup))->relam = to_am;
-	CatalogTupleUpdate(pg_class, &tup->t_self, tup);
-	table_close(pg_class, RowExclusiveLock);
+	forst_set_key_index_am(indexoid, to_am, classes, nkeys);
 
 	CacheInvalidateRelcache(parent);
 	CommandCounterIncrement();
@@ -325,7 +263,7 @@ make_key_forst(Oid relid, const char *partition)
 					   get_rel_name(relid));
 	rel = relation_open(relid, AccessExclusiveLock);
 	indexes = RelationGetIndexList(rel);
-	keyidx = primary_key_index(rel);
+	keyidx = forst_primary_key_index(rel);
 	ok = OidIsValid(keyidx) && list_length(indexes) == 1 &&
 		index_am(keyidx) == BTREE_AM_OID &&
 		find_inheritance_children(keyidx, NoLock) == NIL;
@@ -407,7 +345,7 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 							   get_relkind_objtype(RELKIND_PARTITIONED_TABLE),
 							   get_rel_name(parent));
 			rel = relation_open(parent, AccessExclusiveLock);
-			relabel_key_index(rel, primary_key_index(rel), BTREE_AM_OID);
+			relabel_key_index(rel, forst_primary_key_index(rel), BTREE_AM_OID);
 			relation_close(rel, NoLock);
 			sub_parent = parent;
 			return;
@@ -462,11 +400,11 @@ forst_partition_after_create(CreateStmt *stmt)
 		Relation	rel;
 
 		rel = relation_open(sub_parent, AccessExclusiveLock);
-		relabel_key_index(rel, primary_key_index(rel), forst_key_am);
+		relabel_key_index(rel, forst_primary_key_index(rel), forst_key_am);
 		relation_close(rel, NoLock);
 		relid = RangeVarGetRelid(stmt->relation, NoLock, false);
 		rel = relation_open(relid, AccessExclusiveLock);
-		relabel_key_index(rel, primary_key_index(rel), forst_key_am);
+		relabel_key_index(rel, forst_primary_key_index(rel), forst_key_am);
 		relation_close(rel, NoLock);
 		sub_parent = InvalidOid;
 		return;
@@ -629,7 +567,7 @@ static void
 add_key_to_children(Oid relid, Constraint *con)
 {
 	Relation	rel = relation_open(relid, AccessExclusiveLock);
-	Oid			keyidx = primary_key_index(rel);
+	Oid			keyidx = forst_primary_key_index(rel);
 	List	   *children = find_inheritance_children(relid, AccessExclusiveLock);
 	ListCell   *lc;
 

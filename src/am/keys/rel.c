@@ -12,7 +12,11 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "commands/defrem.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
 #include "utils/hsearch.h"
@@ -20,6 +24,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/relcache.h"
+#include "utils/syscache.h"
 
 #include "am/keys/rel.h"
 #include "am/read/mvcc.h"
@@ -210,4 +215,39 @@ forst_user_part_to_text(ForstRelInfo *info, const char *up, int len)
 	if (info->codec == NULL || len < FST_KG_BYTES)
 		return pstrdup("(row id)");
 	return forst_key_to_text(info->codec, up + FST_KG_BYTES, len - FST_KG_BYTES);
+}
+
+Oid
+forst_partitioned_key(Relation rel)
+{
+	Oid			forst_key_am;
+	ListCell   *lc;
+
+	if (rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		return InvalidOid;
+	forst_key_am = get_index_am_oid("forst_key", true);
+	if (!OidIsValid(forst_key_am))
+		return InvalidOid;
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	tup;
+		bool		primary;
+		Oid			am;
+
+		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(tup))
+			continue;
+		primary = ((Form_pg_index) GETSTRUCT(tup))->indisprimary;
+		ReleaseSysCache(tup);
+		if (!primary)
+			continue;
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(tup))
+			continue;
+		am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+		ReleaseSysCache(tup);
+		return am == forst_key_am ? indexoid : InvalidOid;
+	}
+	return InvalidOid;
 }

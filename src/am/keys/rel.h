@@ -45,6 +45,12 @@ extern const TableAmRoutine *forst_table_am;
 extern bool forst_is_forst_relation(Relation rel);
 
 /*
+ * The index of partitioned table rel's primary key if its access method is
+ * forst_key (the key is "forst's", ddl/partition.c), else InvalidOid.
+ */
+extern Oid	forst_partitioned_key(Relation rel);
+
+/*
  * A key lender gives a transient table (of an ALTER that rewrites a table)
  * the primary key of the table it stands for, or InvalidOid.
  */

@@ -147,7 +147,7 @@ prepare_planstate(PlanState *ps, void *context)
 				Relation	rel = rri->ri_RelationDesc;
 
 				if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE &&
-					forst_routed_key_is_forst(rel))
+					OidIsValid(forst_partitioned_key(rel)))
 					forst_routed_arbiters_open(ps->state, rel);
 				if (rel->rd_rel->relkind == RELKIND_RELATION &&
 					forst_is_forst_relation(rel) &&

@@ -58,7 +58,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/syscache.h"
 
 #include "am/keys/rel.h"
 #include "am/write/routed_arbiters.h"
@@ -174,32 +173,6 @@ static bool
 of_subxact(RoutedArbiter *a, void *arg)
 {
 	return a->subid >= *(SubTransactionId *) arg;
-}
-
-bool
-forst_routed_key_is_forst(Relation rel)
-{
-	List	   *indexes;
-	ListCell   *lc;
-
-	if (!OidIsValid(forst_key_am))
-		forst_key_am = get_index_am_oid("forst_key", true);
-	if (!OidIsValid(forst_key_am))
-		return false;
-	indexes = RelationGetIndexList(rel);
-	foreach(lc, indexes)
-	{
-		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
-		bool		found;
-
-		if (!HeapTupleIsValid(tup))
-			continue;
-		found = ((Form_pg_class) GETSTRUCT(tup))->relam == forst_key_am;
-		ReleaseSysCache(tup);
-		if (found)
-			return true;
-	}
-	return false;
 }
 
 void

@@ -14,9 +14,6 @@
 
 extern void forst_routed_arbiters_init(void);
 
-/* Whether partitioned table rel's primary key is a forst_key index. */
-extern bool forst_routed_key_is_forst(Relation rel);
-
 /*
  * For a statement of estate that inserts with ON CONFLICT into partitioned
  * table root: opens the keys of its forst partitions so that PostgreSQL can
