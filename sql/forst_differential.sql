@@ -16,9 +16,18 @@ CREATE TABLE df (k1 bigint, k2 text COLLATE "C", a int, b text, c text,
                  PRIMARY KEY (k1, k2)) USING forst;
 CREATE TABLE dh (k1 bigint, k2 text COLLATE "C", a int, b text, c text,
                  PRIMARY KEY (k1, k2)) USING heap;
+-- secondary indexes on both: forst's in the table, heap's btrees
+CREATE INDEX df_a ON df (a);
+CREATE INDEX df_b ON df (b);
+CREATE INDEX df_ab ON df (a, b COLLATE "C");
+CREATE INDEX dh_a ON dh (a);
+CREATE INDEX dh_b ON dh (b);
+CREATE INDEX dh_ab ON dh (a, b COLLATE "C");
 -- keyless twins (hidden row id): compared as multisets
 CREATE TABLE nf (id int, v text, n int) USING forst;
 CREATE TABLE nh (id int, v text, n int) USING heap;
+CREATE INDEX nf_n ON nf (n);
+CREATE INDEX nh_n ON nh (n);
 
 -- Runs one statement on table t ('@T@' in stmt); its outcome as text.
 CREATE FUNCTION diff_try(stmt text, t text) RETURNS text
@@ -81,6 +90,7 @@ DECLARE
 	x bigint := rk1();
 	y text := quote_literal(rk2());
 	n int := 1 + r(20);
+	a int := r(1000);
 BEGIN
 	RETURN (ARRAY[
 		format('SELECT * FROM @T@ WHERE k1 = %s AND k2 = %s', x, y),
@@ -102,8 +112,17 @@ BEGIN
 		format('SELECT * FROM @T@ WHERE k1 BETWEEN %s AND %s ORDER BY k1 DESC, k2 DESC', x, x + r(10)),
 		format('SELECT * FROM @T@ WHERE k1 = %s AND k2 < %s ORDER BY k1 DESC, k2 DESC', x, y),
 		format('SELECT max(k1) FROM @T@ WHERE k1 < %s', x),
-		format('SELECT * FROM @T@ WHERE k1 IN (%s, %s) ORDER BY k1 DESC, k2 DESC', x, x + 1)
-		])[1 + r(20)];
+		format('SELECT * FROM @T@ WHERE k1 IN (%s, %s) ORDER BY k1 DESC, k2 DESC', x, x + 1),
+		-- through the secondary indexes (ties in their order are in no
+		-- order that both share: only the indexed columns are compared)
+		format('SELECT * FROM @T@ WHERE a = %s ORDER BY k1, k2', r(1000)),
+		format('SELECT a FROM @T@ WHERE a BETWEEN %s AND %s ORDER BY a', a, a + r(200)),
+		format('SELECT a FROM @T@ WHERE a > %s ORDER BY a LIMIT %s', a, n),
+		format('SELECT a FROM @T@ ORDER BY a DESC LIMIT %s', n),
+		format('SELECT a, b FROM @T@ WHERE a = %s AND b COLLATE "C" >= %L ORDER BY a, b COLLATE "C"', a, rk2()),
+		format('SELECT k1, k2, b FROM @T@ WHERE b = %s ORDER BY k1, k2', rtext()),
+		format('SELECT count(*) FROM @T@ WHERE a < %s::bigint', a)
+		])[1 + r(27)];
 END $$;
 
 CREATE FUNCTION diff_scan_digest(q text, t text, seq boolean) RETURNS text
@@ -131,6 +150,13 @@ BEGIN
 	IF fi IS DISTINCT FROM h OR fs IS DISTINCT FROM h THEN
 		RAISE EXCEPTION 'step %: % differs: forst index scan %, forst seq scan %, heap %',
 			step, q, fi, fs, h;
+	END IF;
+	-- the keyless twins through their index on n
+	q := format('SELECT id, v, n FROM @T@ WHERE n BETWEEN %s AND %s ORDER BY id, v, n', r(1000), 1000);
+	fi := diff_scan_digest(q, 'nf', false);
+	h := diff_scan_digest(q, 'nh', true);
+	IF fi IS DISTINCT FROM h THEN
+		RAISE EXCEPTION 'step %: % differs: forst index scan %, heap %', step, q, fi, h;
 	END IF;
 END $$;
 

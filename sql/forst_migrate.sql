@@ -293,7 +293,11 @@ CREATE TABLE mig_uniq (k int PRIMARY KEY, u int UNIQUE);
 ALTER TABLE mig_uniq SET ACCESS METHOD forst;
 \echo :LAST_ERROR_SQLSTATE
 CREATE TABLE mig_idx (k int PRIMARY KEY, v int);
-CREATE INDEX mig_idx_v ON mig_idx (v);
+CREATE INDEX mig_idx_v ON mig_idx USING hash (v);
+ALTER TABLE mig_idx SET ACCESS METHOD forst;
+\echo :LAST_ERROR_SQLSTATE
+CREATE INDEX mig_idx_w ON mig_idx ((v + 1));
+DROP INDEX mig_idx_v;
 ALTER TABLE mig_idx SET ACCESS METHOD forst;
 \echo :LAST_ERROR_SQLSTATE
 CREATE TABLE mig_excl (k int PRIMARY KEY, r int4range, EXCLUDE USING gist (r WITH &&));

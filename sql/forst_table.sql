@@ -95,7 +95,7 @@ COPY clicks (user_id, w, n) FROM stdin;
 COPY (SELECT * FROM clicks WHERE user_id >= 500 ORDER BY user_id) TO stdout;
 
 -- refused, with reasons
-CREATE INDEX ON clicks (n);
+CREATE INDEX ON clicks USING hash (n);
 CREATE UNIQUE INDEX ON clicks (n);
 CREATE TABLE u (a int UNIQUE, b int) USING forst;
 CREATE TABLE t_inet (k inet PRIMARY KEY) USING forst;

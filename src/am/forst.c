@@ -19,6 +19,7 @@
 #include "utils/guc.h"
 
 #include "am/forst.h"
+#include "am/tableam/secondary.h"
 #include "am/read/stage.h"
 #include "am/read/shared_blocks.h"
 #include "am/checkpoint/checkpoint.h"
@@ -72,6 +73,7 @@ _PG_init(void)
 	forst_batch_lookup_init();
 	forst_stage_init();
 	forst_relinfo_init();
+	forst_secondary_init();
 	forst_register_key_lender(forst_migrate_borrowed_key);
 	forst_register_key_lender(forst_rekey_borrowed_key);
 	forst_pending_init();

@@ -179,7 +179,8 @@ process_entry(CompactState *s, FstSlice key, FstSlice value,
 	int64		ttl;
 
 	s->newest = false;
-	if (pol->kg_filter && (e->key_group < pol->kg_lo || e->key_group > pol->kg_hi))
+	if (pol->kg_filter && e->key_group != FST_KG_INDEX &&
+		(e->key_group < pol->kg_lo || e->key_group > pol->kg_hi))
 	{
 		st->dropped_key_group++;
 		return FST_OK;

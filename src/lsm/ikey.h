@@ -41,6 +41,14 @@
 #define FST_MAX_SEQ			PG_UINT64_MAX
 #define FST_MAX_KEY_GROUPS	32768
 
+/*
+ * The key group of a table's secondary index entries: above every key group
+ * a row can have, so index entries sort after all rows.  It belongs to no
+ * key-group range (a manifest's max_key_groups, a compaction's key-group
+ * filter): the entries name their rows, whose key groups decide.
+ */
+#define FST_KG_INDEX		0xFFFF
+
 #define FST_ENTRY_TOMBSTONE		0x01
 #define FST_ENTRY_COMMITTED		0x02
 #define FST_ENTRY_FROZEN		0x04

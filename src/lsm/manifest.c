@@ -228,7 +228,7 @@ validate_file(const FstManifest *m, const FstManifestFile *f, int level,
 		return fst_error(err, code,
 						 "file %llu: key-group range [%u, %u] does not match its keys",
 						 (unsigned long long) id, fm->kg_min, fm->kg_max);
-	if (fm->kg_max >= m->max_key_groups)
+	if (fm->kg_max >= m->max_key_groups && fm->kg_max != FST_KG_INDEX)
 		return fst_error(err, code, "file %llu: key group %u >= max_key_groups %u",
 						 (unsigned long long) id, fm->kg_max, m->max_key_groups);
 	if (fm->seq_min > fm->seq_max || fm->seq_max > m->last_seq)

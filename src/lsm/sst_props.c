@@ -150,7 +150,7 @@ fst_sst_props_decode(FstSlice in, FstSstProps *p, FstError *err)
 		{
 			case PROP_KG_MIN:
 			case PROP_KG_MAX:
-				if (v >= FST_MAX_KEY_GROUPS)
+				if (v >= FST_MAX_KEY_GROUPS && v != FST_KG_INDEX)
 					return fst_error(err, FST_CORRUPT, "key group out of range");
 				if (tag == PROP_KG_MIN)
 					p->kg_min = (uint16) v;

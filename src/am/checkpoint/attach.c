@@ -41,6 +41,8 @@
  */
 #include "postgres.h"
 
+#include "utils/lsyscache.h"
+
 #include "access/relation.h"
 #include "access/xact.h"
 #include "fmgr.h"
@@ -552,6 +554,14 @@ forst_attach_files(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a forst table", RelationGetRelationName(rel))));
+	if (forst_relinfo(rel)->nsecondary > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot attach a checkpoint to forst table \"%s\" because it has index \"%s\"",
+						RelationGetRelationName(rel),
+						get_rel_name(forst_relinfo(rel)->secondary[0].indexoid)),
+				 errdetail("The attached rows would have no entries in the table's indexes."),
+				 errhint("Attach to a table without indexes besides its primary key, then create the indexes: CREATE INDEX builds them from the attached rows.")));
 	if (version <= 0)
 	{
 		/* the table was empty at the checkpoint: nothing to attach */

@@ -59,8 +59,13 @@
  * storage of a table leaving forst when it commits (ddl/pending.c: the
  * transient table owns it when it is dropped).
  *
+ * The other indexes switch the same way: a table's plain btrees become
+ * forst secondary indexes (tableam/secondary.h), a forst table's secondary
+ * indexes btrees; the rewrite rebuilds them too.
+ *
  * What forst cannot hold is refused before anything changes, with SQLSTATE
- * 0A000 and a hint: indexes other than the primary key, UNIQUE and
+ * 0A000 and a hint: indexes other than plain btrees (tableam/secondary.h
+ * says which: not UNIQUE, not partial, not on expressions), UNIQUE and
  * exclusion constraints, foreign keys referencing the table, key columns
  * of types forst cannot encode or of collations other than "C" (the hint
  * says how to change the collation first: that changes how the column
@@ -79,6 +84,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include "utils/memutils.h"
 
 #include "access/genam.h"
 #include "access/heapam.h"
@@ -111,6 +118,7 @@
 #include "am/ddl/publication.h"
 #include "am/keys/keycodec.h"
 #include "am/ddl/migrate.h"
+#include "am/keys/index_entry.h"
 
 /* The migration this backend is running, if any. */
 typedef struct Migration
@@ -123,8 +131,20 @@ typedef struct Migration
 	Oid			key_am;
 	int			nkeys;
 	Oid			opclasses[INDEX_MAX_KEYS];
+	/* the other indexes: secondary indexes <-> btrees */
+	int			nother;
+	struct IndexSwitch *other;	/* in TopTransactionContext */
 	bool		switched;		/* done (at the swap) */
 } Migration;
+
+/* What an index becomes at the swap. */
+typedef struct IndexSwitch
+{
+	Oid			indexoid;
+	Oid			am;
+	int			nkeys;
+	Oid			opclasses[INDEX_MAX_KEYS];
+} IndexSwitch;
 
 static Migration current;
 
@@ -266,9 +286,44 @@ refuse_other_index(Relation rel, Oid indexoid)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot change the access method of table \"%s\" to forst: it has index \"%s\"",
 					RelationGetRelationName(rel), idxname),
-			 errdetail("forst tables support no indexes besides their primary key."),
+			 errdetail("Besides its primary key, a forst table can have indexes on plain columns, without UNIQUE or WHERE: the btree ones become forst indexes."),
 			 errhint("Drop the index first (DROP INDEX %s), then change the access method.",
 					 quote_identifier(idxname))));
+}
+
+static void
+migration_context(void *arg)
+{
+	errcontext("changing the access method of table \"%s\" to forst",
+			   RelationGetRelationName((Relation) arg));
+}
+
+/*
+ * An index other than the primary key of a table going to forst: a plain
+ * btree becomes a secondary index (tableam/secondary.h) if forst can hold
+ * it; anything else is refused.
+ */
+static void
+check_other_index(Relation rel, Oid indexoid)
+{
+	Relation	idx;
+	ErrorContextCallback cb;
+
+	if (OidIsValid(get_index_constraint(indexoid)))
+		refuse_other_index(rel, indexoid);
+	idx = index_open(indexoid, AccessShareLock);
+	if (idx->rd_rel->relam != BTREE_AM_OID)
+	{
+		index_close(idx, AccessShareLock);
+		refuse_other_index(rel, indexoid);
+	}
+	cb.callback = migration_context;
+	cb.arg = rel;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+	forst_check_index_columns(rel, idx);
+	error_context_stack = cb.previous;
+	index_close(idx, AccessShareLock);
 }
 
 /*
@@ -400,7 +455,7 @@ check_to_forst(Relation rel)
 		if (forst_index_is_primary(indexoid))
 			check_primary_key(rel, indexoid);
 		else
-			refuse_other_index(rel, indexoid);
+			check_other_index(rel, indexoid);
 	}
 	list_free(indexes);
 }
@@ -411,7 +466,7 @@ check_to_forst(Relation rel)
  * changed.
  */
 static void
-plan_key_switch(Relation rel, Oid indexoid, Oid am, Migration *m)
+plan_index_switch(Relation rel, Oid indexoid, Oid am, IndexSwitch *sw)
 {
 	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
 	Form_pg_index ind;
@@ -420,22 +475,76 @@ plan_key_switch(Relation rel, Oid indexoid, Oid am, Migration *m)
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for index %u", indexoid);
 	ind = (Form_pg_index) GETSTRUCT(tup);
-	m->key_am = am;
-	m->nkeys = ind->indnkeyatts;
-	for (i = 0; i < m->nkeys; i++)
+	sw->indexoid = indexoid;
+	sw->am = am;
+	sw->nkeys = ind->indnkeyatts;
+	for (i = 0; i < sw->nkeys; i++)
 	{
 		AttrNumber	attnum = ind->indkey.values[i];
 		Oid			typid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
 
-		m->opclasses[i] = GetDefaultOpClass(typid, am);
-		if (!OidIsValid(m->opclasses[i]))
+		sw->opclasses[i] = GetDefaultOpClass(typid, am);
+		if (!OidIsValid(sw->opclasses[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("access method \"%s\" has no default operator class for type %s of key column \"%s\"",
+					 errmsg("access method \"%s\" has no default operator class for type %s of column \"%s\" of index \"%s\"",
 							get_am_name(am), format_type_be(typid),
-							NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname))));
+							NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname),
+							get_rel_name(indexoid))));
 	}
 	ReleaseSysCache(tup);
+}
+
+static void
+plan_key_switch(Relation rel, Oid indexoid, Oid am, Migration *m)
+{
+	IndexSwitch sw;
+
+	plan_index_switch(rel, indexoid, am, &sw);
+	m->key_am = am;
+	m->nkeys = sw.nkeys;
+	memcpy(m->opclasses, sw.opclasses, sizeof(Oid) * sw.nkeys);
+}
+
+static Oid
+index_relam(Oid indexoid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	Oid			am;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", indexoid);
+	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+	ReleaseSysCache(tup);
+	return am;
+}
+
+/*
+ * The other indexes: to forst, every one (check_to_forst let only plain
+ * btrees through); from forst, the secondary indexes, which become btrees.
+ */
+static void
+plan_other_switches(Relation rel, Migration *m)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	Oid			forst_key_am = get_index_am_oid("forst_key", false);
+	ListCell   *lc;
+
+	m->nother = 0;
+	m->other = MemoryContextAllocZero(TopTransactionContext,
+									  sizeof(IndexSwitch) * Max(list_length(indexes), 1));
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+
+		if (indexoid == m->pkindex)
+			continue;
+		if (!m->to_forst && index_relam(indexoid) != forst_key_am)
+			continue;
+		plan_index_switch(rel, indexoid, m->to_forst ? forst_key_am : BTREE_AM_OID,
+						  &m->other[m->nother++]);
+	}
+	list_free(indexes);
 }
 
 /*
@@ -517,7 +626,11 @@ forst_set_key_index_am(Oid indexoid, Oid am, const Oid *opclasses, int nkeys)
 static void
 apply_key_switch(const Migration *m)
 {
-	forst_set_key_index_am(m->pkindex, m->key_am, m->opclasses, m->nkeys);
+	if (OidIsValid(m->pkindex))
+		forst_set_key_index_am(m->pkindex, m->key_am, m->opclasses, m->nkeys);
+	for (int i = 0; i < m->nother; i++)
+		forst_set_key_index_am(m->other[i].indexoid, m->other[i].am,
+							   m->other[i].opclasses, m->other[i].nkeys);
 	CacheInvalidateRelcacheByRelid(m->relid);
 }
 
@@ -638,6 +751,7 @@ forst_migrate_begin(AlterTableStmt *stmt)
 		plan_key_switch(rel, m.pkindex,
 						to_forst ? get_index_am_oid("forst_key", false) : BTREE_AM_OID,
 						&m);
+	plan_other_switches(rel, &m);
 	if (from_forst && !OidIsValid(rel->rd_rel->reltoastrelid))
 		give_toast_table(relid);
 	table_close(rel, NoLock);	/* the lock stays until the end of the transaction */
@@ -653,7 +767,7 @@ forst_migrate_end(bool done)
 	memset(&current, 0, sizeof(current));
 
 	/* the rewrite did not swap through make_new_heap()'s transient table */
-	if (done && OidIsValid(m.pkindex) && !m.switched)
+	if (done && (OidIsValid(m.pkindex) || m.nother > 0) && !m.switched)
 		elog(ERROR, "forst: the primary key of table %u was not switched with its access method",
 			 m.relid);
 
@@ -706,7 +820,7 @@ void
 forst_migrate_post_alter(Oid relid)
 {
 	if (!OidIsValid(current.relid) || current.switched ||
-		!OidIsValid(current.pkindex))
+		(!OidIsValid(current.pkindex) && current.nother == 0))
 		return;
 	if (!is_transient(relid, get_rel_name(relid), get_rel_namespace(relid)))
 		return;

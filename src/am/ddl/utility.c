@@ -276,20 +276,60 @@ rewrite_create(CreateStmt *stmt, bool partitioned)
 	}
 }
 
+/*
+ * CREATE INDEX on a forst table: a secondary index, whose entries forst
+ * keeps in the table's LSM tree (tableam/secondary.h), is a forst_key index
+ * that is not the primary key.  An index of another access method would
+ * store row locations, which forst rows do not have.
+ */
 static void
 check_index_stmt(IndexStmt *stmt)
 {
-	if (!rangevar_is_forst(stmt->relation) &&
-		!OidIsValid(forst_partitioned_key_index(RangeVarGetRelid(stmt->relation, NoLock, true))))
+	const char *am = stmt->accessMethod;
+
+	if (!rangevar_is_forst(stmt->relation))
+	{
+		Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+
+		if (OidIsValid(forst_partitioned_key_index(relid)))
+		{
+			if (stmt->primary && am && strcmp(am, "forst_key") == 0)
+				return;
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a partitioned table keyed by forst supports no indexes besides its primary key"),
+					 errhint("Create the index on each partition.")));
+		}
+
+		/*
+		 * An index copied from a forst table (CREATE TABLE ... LIKE ...
+		 * INCLUDING INDEXES) to a table of another kind: a btree.
+		 */
+		if (am && strcmp(am, "forst_key") == 0 && OidIsValid(relid) &&
+			get_rel_relkind(relid) == RELKIND_RELATION)
+			stmt->accessMethod = pstrdup("btree");
 		return;
-	if (stmt->primary && stmt->accessMethod &&
-		strcmp(stmt->accessMethod, "forst_key") == 0)
+	}
+	if (stmt->primary && am && strcmp(am, "forst_key") == 0)
 		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("forst tables support no indexes besides their primary key"),
-			 errdetail("Indexes of other kinds would store row locations, which forst rows do not have."),
-			 errhint("Query by the primary key, or keep the data to index in a heap table.")));
+	if (am != NULL && strcmp(am, "btree") != 0 && strcmp(am, "forst_key") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("forst tables support no indexes of access method \"%s\"", am),
+				 errdetail("Indexes of other access methods would store row locations, which forst rows do not have."),
+				 errhint("Create the index without USING: forst keeps its entries in the table.")));
+	if (stmt->concurrent)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("CREATE INDEX CONCURRENTLY is not supported on forst tables"),
+				 errhint("Use CREATE INDEX, which blocks writes to the table (not reads) while it runs.")));
+	if (stmt->unique || stmt->primary || stmt->isconstraint)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("forst tables support no unique indexes besides their primary key"),
+				 errdetail("A forst table enforces uniqueness only on its primary key."),
+				 errhint("Make the columns the primary key, or create the index without UNIQUE.")));
+	stmt->accessMethod = pstrdup("forst_key");
 }
 
 static void

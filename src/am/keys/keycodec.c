@@ -547,6 +547,17 @@ forst_key_encode_value(Oid typid, Datum value, StringInfo out)
 	encode(out, value);
 }
 
+/* The encoder of values of type typid, or NULL if forst cannot encode it. */
+ForstKeyEncodeFn
+forst_key_encoder(Oid typid)
+{
+	ForstKeyEncodeFn encode;
+
+	if (!key_kind_of(getBaseType(typid), NULL, &encode))
+		return NULL;
+	return encode;
+}
+
 /*
  * Turns key into the smallest byte string greater than every string that
  * has key as a prefix: increments its last byte that is not 0xFF and cuts

@@ -114,6 +114,9 @@ extern void forst_key_encode_prefix(ForstKeyCodec *codec, int ncols,
 /* Appends the encoding of one value of type typid (error if unsupported). */
 extern void forst_key_encode_value(Oid typid, Datum value, StringInfo out);
 
+/* The encoder of values of type typid, or NULL if unsupported. */
+extern ForstKeyEncodeFn forst_key_encoder(Oid typid);
+
 /* Key groups: see keys/keycodec.c; never to change. */
 extern uint16 forst_key_group_of_bytes(const char *encoded_first_col,
 									   size_t len, uint16 max_key_groups);

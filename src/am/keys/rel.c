@@ -115,6 +115,8 @@ relinfo_build(ForstRelInfo *info, Relation rel)
 		info->codec = forst_keycodec_create(RelationGetDescr(rel), info->nkeys,
 											info->keyattrs, info->max_key_groups);
 	}
+	info->nsecondary = forst_secondaries_of(rel, pk, CacheMemoryContext,
+											&info->secondary);
 	MemoryContextSwitchTo(old);
 	info->valid = true;
 }
@@ -149,8 +151,12 @@ forst_relinfo(Relation rel)
 			pfree(info->pkname);
 		if (info->codec)
 			pfree(info->codec);
+		if (info->secondary)
+			pfree(info->secondary);
 		info->pkname = NULL;
 		info->codec = NULL;
+		info->secondary = NULL;
+		info->nsecondary = 0;
 		relinfo_build(info, rel);
 	}
 	return info;

@@ -19,6 +19,7 @@
 #include "lib/stringinfo.h"
 #include "utils/rel.h"
 #include "am/keys/keycodec.h"
+#include "am/keys/index_entry.h"
 #include "am/shmem/shmem.h"
 
 #define FORST_MAX_KEY_GROUPS_DEFAULT 128
@@ -35,6 +36,8 @@ typedef struct ForstRelInfo
 	AttrNumber	keyattrs[INDEX_MAX_KEYS];
 	ForstKeyCodec *codec;		/* NULL for row-id tables */
 	uint16		max_key_groups;
+	int			nsecondary;		/* secondary indexes (keys/index_entry.h) */
+	ForstSecondary *secondary;
 } ForstRelInfo;
 
 /* keys/rel.c */

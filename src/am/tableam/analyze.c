@@ -226,6 +226,17 @@ forst_analyze_block(ForstAnalyze *a, BlockNumber blockno)
 		resetStringInfo(&a->hi);
 	forst_sst_reader_release(rnode, f->file_id);
 
+	/* no further than the scan's range: index entries follow the rows */
+	if (a->cursor->range_hi.len > 0 &&
+		(a->hi.len == 0 ||
+		 fst_slice_cmp(fst_slice(a->hi.data, a->hi.len),
+					   fst_slice(a->cursor->range_hi.data,
+								 a->cursor->range_hi.len)) > 0))
+	{
+		resetStringInfo(&a->hi);
+		appendBinaryStringInfo(&a->hi, a->cursor->range_hi.data,
+							   a->cursor->range_hi.len);
+	}
 	a->cell_file = j;
 	a->cell_block = d;
 	a->cell_rows = 0;

@@ -49,6 +49,7 @@
 #include "am/keys/tid.h"
 #include "am/read/mvcc.h"
 #include "am/tableam/keyscan_plan.h"
+#include "am/tableam/secondary.h"
 #include "am/tableam/tableam.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/rekey.h"
@@ -97,9 +98,7 @@ fkey_build(Relation heap, Relation index, IndexInfo *indexInfo)
 				 errmsg("forst_key indexes are only for forst tables"),
 				 errhint("Use btree for \"%s\".", RelationGetRelationName(heap))));
 	if (!index->rd_index->indisprimary)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a forst_key index can only be a table's primary key")));
+		return forst_secondary_build(heap, index, indexInfo);
 	forst_check_key_columns(RelationGetDescr(heap), index->rd_index->indnkeyatts,
 							index->rd_index->indkey.values);
 	ts = forst_table_shared(&heap->rd_node, false);
@@ -168,7 +167,10 @@ fkey_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexStartupCost = costs.indexStartupCost;
 	*indexTotalCost = costs.indexTotalCost;
 	*indexSelectivity = costs.indexSelectivity;
-	*indexCorrelation = 1.0;	/* the table is in key order */
+	/* the table is in key order; a secondary index's rows are not */
+	*indexCorrelation = path->indexinfo->unique ? 1.0 : 0.0;	/* only the
+																 * key is
+																 * unique */
 	*indexPages = costs.numIndexPages;
 }
 
@@ -190,7 +192,14 @@ static IndexScanDesc
 fkey_beginscan(Relation index, int nkeys, int norderbys)
 {
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
-	KeyScanState *st = palloc0(sizeof(KeyScanState));
+	KeyScanState *st;
+
+	if (!index->rd_index->indisprimary)
+	{
+		forst_secondary_beginscan(scan);
+		return scan;
+	}
+	st = palloc0(sizeof(KeyScanState));
 
 	/* a key or two: start small (ON CONFLICT begins a scan per row) */
 	forst_keyrange_init(&st->r);
@@ -226,6 +235,11 @@ fkey_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (!scan->indexRelation->rd_index->indisprimary)
+	{
+		forst_secondary_rescan(scan);
+		return;
+	}
 	close_cursors(st);
 	st->started = false;
 	st->reversed = false;
@@ -326,10 +340,9 @@ open_cursors(IndexScanDesc scan, KeyScanState *st)
 		}
 		else
 		{
-			/* the start of the next key group */
-			fst_put_be16(kgb, (uint16) (kg + 1));
-			if (kg + 1 < FST_MAX_KEY_GROUPS)
-				appendBinaryStringInfo(&hi, kgb, FST_KG_BYTES);
+			/* the start of the next key group (or of the index entries) */
+			fst_put_be16(kgb, kg + 1 < FST_MAX_KEY_GROUPS ? (uint16) (kg + 1) : FST_KG_INDEX);
+			appendBinaryStringInfo(&hi, kgb, FST_KG_BYTES);
 		}
 		c = forst_cursor_open(heap, scan->xs_snapshot, ts,
 							  fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len),
@@ -486,6 +499,8 @@ fkey_gettuple(IndexScanDesc scan, ScanDirection dir)
 	KeyScanState *st = scan->opaque;
 	bool		backward = (dir == BackwardScanDirection);
 
+	if (!scan->indexRelation->rd_index->indisprimary)
+		return forst_secondary_gettuple(scan, dir);
 	scan->xs_recheck = true;
 	if (!st->started)
 		st->reversed = backward;
@@ -494,13 +509,22 @@ fkey_gettuple(IndexScanDesc scan, ScanDirection dir)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("changing the direction of a scan of a forst primary key is not supported"),
 				 errhint("Declare the cursor with ORDER BY in the direction it is read, or without SCROLL.")));
-	return next_row(scan, st, &scan->xs_heaptid);
+	if (!next_row(scan, st, &scan->xs_heaptid))
+		return false;
+	forst_index_only_tuple(scan);
+	return true;
 }
 
 static void
 fkey_endscan(IndexScanDesc scan)
 {
 	KeyScanState *st = scan->opaque;
+
+	if (!scan->indexRelation->rd_index->indisprimary)
+	{
+		forst_secondary_endscan(scan);
+		return;
+	}
 
 	/*
 	 * Everything goes: the executor begins and ends a scan per inserted row

@@ -137,9 +137,9 @@ scan_claim(ForstScanDesc scan)
 		return false;
 	}
 	fst_put_be16(lo, (uint16) kg);
-	fst_put_be16(hi, (uint16) (kg + 1));
-	scan_open(scan, fst_slice(lo, FST_KG_BYTES),
-			  kg + 1 < fp->nunits ? fst_slice(hi, FST_KG_BYTES) : fst_slice(NULL, 0));
+	/* the last one reads to the index entries (keys/index_entry.h) */
+	fst_put_be16(hi, kg + 1 < fp->nunits ? (uint16) (kg + 1) : FST_KG_INDEX);
+	scan_open(scan, fst_slice(lo, FST_KG_BYTES), fst_slice(hi, FST_KG_BYTES));
 	return true;
 }
 
@@ -160,7 +160,13 @@ scan_start(ForstScanDesc scan)
 		scan->cursor = NULL;
 	}
 	else
-		scan_open(scan, fst_slice(NULL, 0), fst_slice(NULL, 0));
+	{
+		char		hi[FST_KG_BYTES];
+
+		/* every row, none of the index entries after them */
+		fst_put_be16(hi, FST_KG_INDEX);
+		scan_open(scan, fst_slice(NULL, 0), fst_slice(hi, FST_KG_BYTES));
+	}
 }
 
 static TableScanDesc
@@ -651,7 +657,14 @@ forst_index_build_range_scan(Relation table_rel, Relation index_rel,
 							 IndexBuildCallback callback,
 							 void *callback_state, TableScanDesc scan)
 {
-	not_supported("building an index other than the primary key");
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("index \"%s\" of access method \"%s\" is not supported on forst table \"%s\"",
+					RelationGetRelationName(index_rel),
+					get_am_name(index_rel->rd_rel->relam),
+					RelationGetRelationName(table_rel)),
+			 errdetail("Indexes of other access methods store row locations, which forst rows do not have; a UNIQUE constraint besides the primary key would need one."),
+			 errhint("Use CREATE INDEX without USING and without UNIQUE: forst keeps its entries in the table.")));
 	return 0;
 }
 

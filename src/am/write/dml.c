@@ -39,7 +39,7 @@
 #include "am/read/mvcc.h"
 #include "am/write/dml.h"
 #include "am/write/key_locks.h"
-#include "am/write/dml.h"
+#include "am/write/index_entries.h"
 #include "am/objects/store.h"
 #include "am/expiry/expiry.h"
 #include "am/read/point.h"
@@ -87,8 +87,8 @@ slot_to_row(Relation rel, TupleTableSlot *slot)
  * payload (a row, nothing for a tombstone, the new key for a moved row's
  * tombstone); returns where it went.
  */
-static void
-put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
+void
+forst_put_entry(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 		  CommandId cid, const char *payload, Size payload_len, ForstLoc *loc)
 {
 	char		ikey_buf[128];
@@ -182,8 +182,8 @@ check_mixed(Relation rel, bool unlogged)
 			 errhint("Keep what must stay consistent in tables of one kind; forst.mixed_durability = allow silences this.")));
 }
 
-static ForstTableShared *
-table_for_write(Relation rel)
+ForstTableShared *
+forst_table_for_write(Relation rel)
 {
 	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
 	bool		unlogged = rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED;
@@ -203,7 +203,7 @@ static void
 put_version(ForstTableShared *ts, StringInfo user_part, uint8 flags,
 			CommandId cid, MinimalTuple row, ForstLoc *loc)
 {
-	put_entry(ts, user_part, flags, cid, (const char *) row,
+	forst_put_entry(ts, user_part, flags, cid, (const char *) row,
 			  row ? row->t_len : 0, loc);
 }
 
@@ -306,7 +306,7 @@ static bool
 insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 {
 	ForstRelInfo *info = forst_relinfo(rel);
-	ForstTableShared *ts = table_for_write(rel);
+	ForstTableShared *ts = forst_table_for_write(rel);
 	MinimalTuple row = slot_to_row(rel, slot);
 	StringInfoData up;
 	ForstNewest newest;
@@ -336,6 +336,14 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 		}
 	}
 	put_version(ts, &up, 0, cid, row, &loc);
+	if (info->nsecondary > 0)
+	{
+		ForstIndexRow nr;
+
+		forst_index_row(rel, (const char *) row, row->t_len, &nr);
+		forst_index_entries_write(rel, ts, info, cid, NULL, NULL, &nr, &up);
+		forst_index_row_free(&nr);
+	}
 	if (info->codec)
 		forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
 
@@ -510,13 +518,15 @@ TM_Result
 forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 				 Snapshot crosscheck, bool wait, TM_FailureData *tmfd)
 {
-	ForstTableShared *ts = table_for_write(rel);
+	ForstTableShared *ts = forst_table_for_write(rel);
 	ForstVersion v;
 	ForstNewest newest;
 	StringInfoData up;
 	TM_Result	result;
 	ForstLoc	loc;
 	uint64		old_seq;
+	ForstRelInfo *info = forst_relinfo(rel);
+	ForstIndexRow old = {0};
 
 	pin_for_triggers(rel);
 	forst_fetch_or_error(rel, tid, &v);
@@ -536,10 +546,17 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 	tmfd->ctid = *tid;
 	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
 	old_seq = v.entry.hdr.seq;
+	if (result == TM_Ok && info->nsecondary > 0)
+		forst_index_row(rel, v.entry.payload.data, v.entry.payload.len, &old);
 	forst_version_free(&v);
 	if (result == TM_Ok)
 	{
 		put_version(ts, &up, FST_ENTRY_TOMBSTONE, cid, NULL, &loc);
+		if (info->nsecondary > 0)
+		{
+			forst_index_entries_write(rel, ts, info, cid, &old, &up, NULL, NULL);
+			forst_index_row_free(&old);
+		}
 		relocate_row(rel, ts, tid, &up, old_seq);
 		pg_atomic_fetch_sub_u64(&ts->live_estimate, 1);
 		pgstat_count_heap_delete(rel);
@@ -557,7 +574,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				 TM_FailureData *tmfd, LockTupleMode *lockmode)
 {
 	ForstRelInfo *info = forst_relinfo(rel);
-	ForstTableShared *ts = table_for_write(rel);
+	ForstTableShared *ts = forst_table_for_write(rel);
 	ForstVersion v;
 	ForstNewest newest;
 	StringInfoData old_up;
@@ -568,6 +585,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	TM_Result	result;
 	ForstLoc	loc;
 	uint64		old_seq;
+	ForstIndexRow old = {0};
 
 	pin_for_triggers(rel);
 	forst_fetch_or_error(rel, otid, &v);
@@ -606,6 +624,8 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	tmfd->ctid = *otid;
 	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
 	old_seq = v.entry.hdr.seq;
+	if (result == TM_Ok && info->nsecondary > 0)
+		forst_index_row(rel, v.entry.payload.data, v.entry.payload.len, &old);
 	forst_version_free(&v);
 	if (result != TM_Ok)
 	{
@@ -631,13 +651,22 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 			forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
 			report_unique_violation(rel, info, &new_up);
 		}
-		put_entry(ts, &old_up, FST_ENTRY_TOMBSTONE | FST_ENTRY_MOVED, cid,
+		forst_put_entry(ts, &old_up, FST_ENTRY_TOMBSTONE | FST_ENTRY_MOVED, cid,
 				  new_up.data, new_up.len, &loc);
 		put_version(ts, &new_up, 0, cid, row, &loc);
 		forst_unlock_key(rel, fst_slice(new_up.data, new_up.len), AccessExclusiveLock);
 	}
 	else
 		put_version(ts, &old_up, 0, cid, row, &loc);
+	if (info->nsecondary > 0)
+	{
+		ForstIndexRow nr;
+
+		forst_index_row(rel, (const char *) row, row->t_len, &nr);
+		forst_index_entries_write(rel, ts, info, cid, &old, &old_up, &nr, &new_up);
+		forst_index_row_free(&nr);
+		forst_index_row_free(&old);
+	}
 	relocate_row(rel, ts, otid, &old_up, old_seq);
 	forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
 	/* the version written stands for any row lock this level kept */

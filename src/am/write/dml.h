@@ -48,7 +48,23 @@ extern void forst_version_user_part(const ForstVersion *v, StringInfo up);
 /* forst_fetch_version, with an internal error if tid names no version. */
 extern void forst_fetch_or_error(Relation rel, ItemPointer tid, ForstVersion *v);
 
-/* Versions this backend has written (put_entry counts them). */
+/*
+ * Appends a version of user_part (key group + key) to the table, whose
+ * value after the entry header is payload: WAL-logged unless the table is
+ * unlogged, then into a memtable; where it went in *loc.  The caller holds
+ * the key's lock.
+ */
+extern void forst_put_entry(ForstTableShared *ts, StringInfo user_part,
+							uint8 flags, CommandId cid, const char *payload,
+							Size payload_len, ForstLoc *loc);
+
+/*
+ * The shared state of rel about to be written (an unlogged table's first
+ * write after a clean start takes away the clean-shutdown mark).
+ */
+extern ForstTableShared *forst_table_for_write(Relation rel);
+
+/* Versions this backend has written (forst_put_entry counts them). */
 extern uint64 forst_local_writes;
 
 extern bool forst_locked_newest(Relation rel, FstSlice user_part,

@@ -1,0 +1,212 @@
+/*-------------------------------------------------------------------------
+ *
+ * index_entry.c
+ *	  Secondary index entries of forst tables: which indexes a table has,
+ *	  which columns they may use, and the encoding of an entry's key
+ *	  (keys/index_entry.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "catalog/pg_index.h"
+#include "commands/defrem.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+
+#include "am/keys/index_entry.h"
+#include "lsm/coding.h"
+#include "lsm/ikey.h"
+
+void
+forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
+{
+	s->indexoid = RelationGetRelid(index);
+	s->natts = index->rd_index->indnkeyatts;
+	for (int i = 0; i < s->natts; i++)
+	{
+		AttrNumber	attnum = index->rd_index->indkey.values[i];
+
+		if (attnum <= 0 || attnum > RelationGetDescr(heap)->natts)
+			elog(ERROR, "forst: index \"%s\" has a column that is not a table column",
+				 RelationGetRelationName(index));
+		s->attnums[i] = attnum;
+		s->typids[i] = getBaseType(TupleDescAttr(RelationGetDescr(heap),
+												 attnum - 1)->atttypid);
+		s->encode[i] = forst_key_encoder(s->typids[i]);
+		s->bytewise[i] = !OidIsValid(index->rd_indcollation[i]) ||
+			forst_collation_is_bytewise(index->rd_indcollation[i]);
+		if (s->encode[i] == NULL)
+			elog(ERROR, "forst: index \"%s\" has a column forst cannot encode",
+				 RelationGetRelationName(index));
+	}
+}
+
+/*
+ * The secondary indexes of rel.  An index being built is among them, as in
+ * the executor's list: rows written from here on get its entries.
+ */
+int
+forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
+					 ForstSecondary **out)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	Oid			forst_key_am = get_index_am_oid("forst_key", true);
+	ForstSecondary *res;
+	ListCell   *lc;
+	int			n = 0;
+
+	*out = NULL;
+	if (indexes == NIL || !OidIsValid(forst_key_am))
+		return 0;
+	res = MemoryContextAllocZero(mcxt, sizeof(ForstSecondary) * list_length(indexes));
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		Relation	idx;
+		ForstSecondary *s;
+
+		if (indexoid == pkindex)
+			continue;
+		idx = index_open(indexoid, AccessShareLock);
+		if (idx->rd_rel->relam != forst_key_am || idx->rd_index->indisprimary)
+		{
+			index_close(idx, AccessShareLock);
+			continue;
+		}
+		s = &res[n++];
+		forst_secondary_describe(rel, idx, s);
+		index_close(idx, AccessShareLock);
+	}
+	list_free(indexes);
+	if (n == 0)
+	{
+		pfree(res);
+		return 0;
+	}
+	*out = res;
+	return n;
+}
+
+void
+forst_check_index_columns(Relation heap, Relation index)
+{
+	Form_pg_index ix = index->rd_index;
+	const char *name = RelationGetRelationName(index);
+
+	if (ix->indisunique || ix->indisexclusion)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: it is unique",
+						name, RelationGetRelationName(heap)),
+				 errdetail("A forst table enforces uniqueness only on its primary key."),
+				 errhint("Make the columns the primary key, or create the index without UNIQUE.")));
+	if (!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: it is partial",
+						name, RelationGetRelationName(heap)),
+				 errhint("Create the index without WHERE.")));
+	for (int i = 0; i < ix->indnkeyatts; i++)
+	{
+		AttrNumber	attnum = ix->indkey.values[i];
+		Form_pg_attribute att;
+		Oid			coll = index->rd_indcollation[i];
+
+		if (attnum <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: it is on an expression",
+							name, RelationGetRelationName(heap)),
+					 errdetail("Column %d of the index is an expression.", i + 1),
+					 errhint("Store the expression in a generated column and index that column.")));
+		att = TupleDescAttr(RelationGetDescr(heap), attnum - 1);
+		if (forst_key_encoder(att->atttypid) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: column \"%s\" has type %s",
+							name, RelationGetRelationName(heap),
+							NameStr(att->attname), format_type_be(att->atttypid)),
+					 errhint("Index columns may be of the types a forst primary key may have.")));
+		if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: column \"%s\" has nondeterministic collation \"%s\"",
+							name, RelationGetRelationName(heap),
+							NameStr(att->attname), get_collation_name(coll)),
+					 errdetail("forst indexes compare bytes: strings that are equal must have equal bytes."),
+					 errhint("Create the index with %s COLLATE \"C\".",
+							 quote_identifier(NameStr(att->attname)))));
+	}
+}
+
+void
+forst_index_entry_head(StringInfo out, Oid indexoid)
+{
+	char		b[FORST_INDEX_ENTRY_HEAD];
+
+	fst_put_be16(b, FST_KG_INDEX);
+	b[2] = (char) ((indexoid >> 24) & 0xFF);
+	b[3] = (char) ((indexoid >> 16) & 0xFF);
+	b[4] = (char) ((indexoid >> 8) & 0xFF);
+	b[5] = (char) (indexoid & 0xFF);
+	appendBinaryStringInfo(out, b, sizeof(b));
+}
+
+void
+forst_index_entry_columns(const ForstSecondary *s, Datum *values, bool *isnull,
+						  StringInfo out)
+{
+	for (int i = 0; i < s->natts; i++)
+	{
+		int			a = s->attnums[i] - 1;
+
+		if (isnull[a])
+			appendStringInfoChar(out, FORST_INDEX_NULL);
+		else
+		{
+			appendStringInfoChar(out, FORST_INDEX_NOTNULL);
+			s->encode[i] (out, values[a]);
+		}
+	}
+}
+
+void
+forst_index_entry_build(const ForstSecondary *s, Datum *values, bool *isnull,
+						FstSlice row, StringInfo out)
+{
+	char		len[2];
+
+	if (row.len > PG_UINT16_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("forst: a primary key of %zu bytes is too long for an index entry",
+						row.len)));
+	forst_index_entry_head(out, s->indexoid);
+	forst_index_entry_columns(s, values, isnull, out);
+	appendBinaryStringInfo(out, row.data, row.len);
+	fst_put_be16(len, (uint16) row.len);
+	appendBinaryStringInfo(out, len, 2);
+}
+
+bool
+forst_index_entry_split(FstSlice user_key, FstSlice *columns, FstSlice *row)
+{
+	const unsigned char *p = (const unsigned char *) user_key.data;
+	const size_t head = FORST_INDEX_ENTRY_HEAD - FST_KG_BYTES;
+	size_t		rowlen;
+
+	if (user_key.len < head + FST_KG_BYTES + 2)
+		return false;
+	rowlen = ((size_t) p[user_key.len - 2] << 8) | p[user_key.len - 1];
+	if (rowlen < FST_KG_BYTES || head + rowlen + 2 > user_key.len)
+		return false;
+	*row = fst_slice(user_key.data + user_key.len - 2 - rowlen, rowlen);
+	*columns = fst_slice(user_key.data + head, user_key.len - 2 - rowlen - head);
+	return true;
+}

@@ -1,0 +1,102 @@
+/*-------------------------------------------------------------------------
+ *
+ * index_entry.h
+ *	  Secondary index entries of a forst table: what they are and how their
+ *	  keys are encoded.
+ *
+ * A secondary index (a forst_key index that is not the primary key) stores
+ * its entries in the table's own LSM tree, next to the rows, written by the
+ * transaction and command that write the row (write/index_entries.c), so
+ * they share the rows' WAL records, memtables, checkpoints and MVCC: an
+ * entry is visible to a snapshot exactly when the row version it was
+ * written with is.  An entry's user part is
+ *
+ *	[FST_KG_INDEX 2B][index OID 4B][column 1]...[column n][row][row length 2B]
+ *
+ * where each column is 0x01 and the value's key encoding
+ * (keys/keycodec.h), or 0x02 for NULL (NULLs last, as btree's default
+ * order), "row" is the user part of the row (key group and primary key, or
+ * row id) and the last two bytes its length, so the row is found from the
+ * end.  The columns' encodings are prefix-free, so entries sort by the
+ * indexed values in btree order, then by row; an entry has no payload, and
+ * a tombstone of the same user part removes it.
+ *
+ * Strings sort by their bytes (collation "C").  A column of another
+ * deterministic collation may be indexed too: equal strings have equal
+ * bytes in it, so equality finds them, but the index's order is not the
+ * collation's, and the planner is told the index gives no order
+ * (tableam/secondary.c).
+ *
+ * Entries sort after every row (FST_KG_INDEX is above every key group), in
+ * one range per index: a lookup reads one range, whatever key group its rows
+ * are in.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_INDEX_ENTRY_H
+#define FORST_INDEX_ENTRY_H
+
+#include "access/attnum.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "utils/rel.h"
+
+#include "am/keys/keycodec.h"
+#include "lsm/fst_common.h"
+
+#define FORST_INDEX_ENTRY_HEAD	(2 + 4)	/* key group and index OID */
+#define FORST_INDEX_NOTNULL		0x01
+#define FORST_INDEX_NULL		0x02
+
+/* One secondary index of a forst table, as its writers need it. */
+typedef struct ForstSecondary
+{
+	Oid			indexoid;
+	int			natts;
+	AttrNumber	attnums[INDEX_MAX_KEYS];	/* plain columns, 1-based */
+	Oid			typids[INDEX_MAX_KEYS];	/* their base types */
+	ForstKeyEncodeFn encode[INDEX_MAX_KEYS];	/* their types' encoders */
+	bool		bytewise[INDEX_MAX_KEYS];	/* the index's collation orders
+											 * as the encoding does */
+} ForstSecondary;
+
+/*
+ * The secondary indexes of rel (forst_key indexes other than its primary
+ * key), in a palloc'd array in mcxt; returns how many.
+ */
+extern int	forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
+								 ForstSecondary **out);
+
+/* *s for index, a secondary index of heap. */
+extern void forst_secondary_describe(Relation heap, Relation index,
+									 ForstSecondary *s);
+
+/*
+ * Refuses what a secondary index of a forst table cannot be (0A000):
+ * unique, partial, on expressions, on columns forst cannot encode.
+ */
+extern void forst_check_index_columns(Relation heap, Relation index);
+
+/* Appends [FST_KG_INDEX][index OID] to out. */
+extern void forst_index_entry_head(StringInfo out, Oid indexoid);
+
+/*
+ * Appends the encoded columns of s for a row, values and isnull indexed by
+ * attnum - 1 (a slot's tts_values).
+ */
+extern void forst_index_entry_columns(const ForstSecondary *s, Datum *values,
+									  bool *isnull, StringInfo out);
+
+/* The whole user part of an entry: head, columns, row and its length. */
+extern void forst_index_entry_build(const ForstSecondary *s, Datum *values,
+									bool *isnull, FstSlice row, StringInfo out);
+
+/*
+ * The parts of an entry's user key (its user part after the key group, as
+ * a cursor returns it): the row it names and the encoded columns between
+ * the index OID and the row.  Returns false if the entry is malformed.
+ */
+extern bool forst_index_entry_split(FstSlice user_key, FstSlice *columns,
+									FstSlice *row);
+
+#endif							/* FORST_INDEX_ENTRY_H */

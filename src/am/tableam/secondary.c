@@ -1,0 +1,559 @@
+/*-------------------------------------------------------------------------
+ *
+ * secondary.c
+ *	  Secondary indexes of forst tables: build and scans
+ *	  (tableam/secondary.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/itup.h"
+#include "access/stratnum.h"
+#include "access/tableam.h"
+#include "commands/defrem.h"
+#include "optimizer/plancat.h"
+#include "catalog/pg_type.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/predicate.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "am/keys/index_entry.h"
+#include "am/keys/tid.h"
+#include "am/read/cursor.h"
+#include "am/tableam/secondary.h"
+#include "am/tableam/tableam.h"
+#include "am/write/dml.h"
+#include "am/write/index_entries.h"
+#include "lsm/ikey.h"
+
+IndexBuildResult *
+forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result = palloc0(sizeof(IndexBuildResult));
+	ForstSecondary s;
+	ForstTableShared *ts;
+	Snapshot	snap;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	StringInfoData e;
+	StringInfoData up;
+	CommandId	cid = GetCurrentCommandId(true);
+	double		n = 0;
+
+	forst_check_index_columns(heap, index);
+	forst_secondary_describe(heap, index, &s);
+
+	/*
+	 * After a crash an unlogged (checkpoint-durable) table returns to its
+	 * last forst checkpoint, which would not hold the entries built here
+	 * for its rows, while the index stays.
+	 */
+	if (heap->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+		forst_relation_has_rows(heap))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot create index \"%s\" on unlogged forst table \"%s\" because it has rows",
+						RelationGetRelationName(index), RelationGetRelationName(heap)),
+				 errdetail("After a crash the table returns to its last forst checkpoint, which would not hold the index's entries for these rows."),
+				 errhint("Create the indexes of an unlogged forst table while it is empty.")));
+	ts = forst_table_for_write(heap);
+	initStringInfo(&e);
+	initStringInfo(&up);
+
+	/*
+	 * The table is locked against writers (ShareLock, or more): the rows
+	 * the latest snapshot sees are all there are, apart from those deleted
+	 * for snapshots older than this transaction, which indcheckxmin keeps
+	 * from using the index (below).  The entries sort after every row, so
+	 * the scan never meets them.
+	 */
+	snap = RegisterSnapshot(GetLatestSnapshot());
+	scan = table_beginscan(heap, snap, 0, NULL);
+	slot = table_slot_create(heap, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		ForstVersion v;
+		ForstLoc	loc;
+
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(slot);
+		forst_fetch_or_error(heap, &slot->tts_tid, &v);
+		resetStringInfo(&up);
+		forst_version_user_part(&v, &up);
+		forst_version_free(&v);
+		resetStringInfo(&e);
+		forst_index_entry_build(&s, slot->tts_values, slot->tts_isnull,
+								fst_slice(up.data, up.len), &e);
+		forst_put_entry(ts, &e, 0, cid, NULL, 0, &loc);
+		n += 1;
+		if (((uint64) n) % 1024 == 0)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) n);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	UnregisterSnapshot(snap);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) n);
+	pfree(e.data);
+	pfree(up.data);
+
+	/* index_build sets pg_index.indcheckxmin (not for a REINDEX) */
+	indexInfo->ii_BrokenHotChain = true;
+	result->heap_tuples = n;
+	result->index_tuples = n;
+	return result;
+}
+
+/* ---------------------------------------------------------------------- */
+
+typedef struct SecScan
+{
+	ForstSecondary s;
+	ForstTableShared *ts;
+	bool		started;
+	bool		reversed;
+	bool		empty;			/* the quals match nothing */
+	StringInfoData lo;			/* the entries to read: [lo, hi) */
+	StringInfoData hi;
+	ForstCursor *entries;
+	ForstCursor *row;			/* the row returned last, or NULL */
+	StringInfoData row_lo;
+	StringInfoData row_hi;
+	StringInfoData cols;
+} SecScan;
+
+/*
+ * The scan key's argument as a value of index column col's type, or false
+ * if the key cannot bound the range (the executor rechecks it anyway).
+ * *never: an equality no value of the column's type can meet.
+ */
+static bool
+key_value(SecScan *st, ScanKey key, int col, Datum *out, bool *never)
+{
+	Oid			sub = key->sk_subtype;
+	Oid			coltype = st->s.typids[col];
+	int64		v;
+
+	*never = false;
+	if (key->sk_flags & (SK_SEARCHARRAY | SK_ROW_HEADER | SK_ROW_MEMBER |
+						 SK_SEARCHNULL | SK_SEARCHNOTNULL))
+		return false;
+	if (!OidIsValid(sub) || forst_key_encoder(sub) == st->s.encode[col])
+	{
+		*out = key->sk_argument;
+		return true;
+	}
+	/* integers of another width: the usual cross-type comparisons */
+	if (sub == INT2OID)
+		v = DatumGetInt16(key->sk_argument);
+	else if (sub == INT4OID)
+		v = DatumGetInt32(key->sk_argument);
+	else if (sub == INT8OID)
+		v = DatumGetInt64(key->sk_argument);
+	else
+		return false;
+	if ((coltype == INT2OID && (v < PG_INT16_MIN || v > PG_INT16_MAX)) ||
+		(coltype == INT4OID && (v < PG_INT32_MIN || v > PG_INT32_MAX)))
+	{
+		*never = (key->sk_strategy == BTEqualStrategyNumber);
+		return false;
+	}
+	if (coltype == INT2OID)
+		*out = Int16GetDatum((int16) v);
+	else if (coltype == INT4OID)
+		*out = Int32GetDatum((int32) v);
+	else if (coltype == INT8OID)
+		*out = Int64GetDatum(v);
+	else
+		return false;
+	return true;
+}
+
+static void
+append_value(SecScan *st, int col, Datum value, StringInfo out)
+{
+	appendStringInfoChar(out, FORST_INDEX_NOTNULL);
+	st->s.encode[col] (out, value);
+}
+
+/* The prefix's range: every entry that has it as a prefix. */
+static void
+set_hi_after(StringInfo hi, StringInfo prefix)
+{
+	resetStringInfo(hi);
+	appendBinaryStringInfo(hi, prefix->data, prefix->len);
+	if (!forst_key_successor_prefix(hi))
+		resetStringInfo(hi);	/* no bound: the scan stops at the head */
+}
+
+/*
+ * From the scan keys to [lo, hi): equality on the leading columns makes a
+ * prefix; the next column's first usable lower and upper bounds narrow it
+ * (a strict bound is read as the inclusive one: the recheck drops the
+ * rest).  Any comparison excludes NULLs, which sort after every value.
+ */
+static void
+plan_range(IndexScanDesc scan, SecScan *st)
+{
+	int			col;
+	StringInfoData prefix;
+	bool		have_lo = false,
+				have_hi = false,
+				hi_incl = false;
+	Datum		lov = 0,
+				hiv = 0;
+
+	st->empty = false;
+	resetStringInfo(&st->lo);
+	resetStringInfo(&st->hi);
+	initStringInfo(&prefix);
+	forst_index_entry_head(&prefix, st->s.indexoid);
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		if (scan->keyData[i].sk_flags & SK_ISNULL)
+		{
+			st->empty = true;	/* a strict operator and a NULL */
+			pfree(prefix.data);
+			return;
+		}
+	}
+	for (col = 0; col < st->s.natts; col++)
+	{
+		bool		found = false;
+
+		for (int i = 0; i < scan->numberOfKeys && !found; i++)
+		{
+			ScanKey		key = &scan->keyData[i];
+			Datum		v;
+			bool		never;
+
+			if (key->sk_attno != col + 1 || key->sk_strategy != BTEqualStrategyNumber)
+				continue;
+			if (!key_value(st, key, col, &v, &never))
+			{
+				if (never)
+				{
+					st->empty = true;
+					pfree(prefix.data);
+					return;
+				}
+				continue;
+			}
+			append_value(st, col, v, &prefix);
+			found = true;
+		}
+		if (!found)
+			break;
+	}
+	appendBinaryStringInfo(&st->lo, prefix.data, prefix.len);
+	if (col == st->s.natts)
+	{
+		set_hi_after(&st->hi, &prefix);
+		pfree(prefix.data);
+		return;
+	}
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		Datum		v;
+		bool		never;
+
+		/* bounds in the collation's order are not bounds in the index's */
+		if (key->sk_attno != col + 1 || !st->s.bytewise[col] ||
+			!key_value(st, key, col, &v, &never))
+			continue;
+		switch (key->sk_strategy)
+		{
+			case BTGreaterStrategyNumber:
+			case BTGreaterEqualStrategyNumber:
+				if (!have_lo)
+				{
+					have_lo = true;
+					lov = v;
+				}
+				break;
+			case BTLessStrategyNumber:
+			case BTLessEqualStrategyNumber:
+				if (!have_hi)
+				{
+					have_hi = true;
+					hiv = v;
+					hi_incl = key->sk_strategy == BTLessEqualStrategyNumber;
+				}
+				break;
+			default:
+				break;
+		}
+	}
+	if (have_lo)
+		append_value(st, col, lov, &st->lo);
+	if (have_hi)
+	{
+		resetStringInfo(&st->hi);
+		appendBinaryStringInfo(&st->hi, prefix.data, prefix.len);
+		append_value(st, col, hiv, &st->hi);
+		if (hi_incl && !forst_key_successor_prefix(&st->hi))
+			set_hi_after(&st->hi, &prefix);
+	}
+	else if (have_lo)
+	{
+		/* up to the NULLs */
+		resetStringInfo(&st->hi);
+		appendBinaryStringInfo(&st->hi, prefix.data, prefix.len);
+		appendStringInfoChar(&st->hi, FORST_INDEX_NULL);
+	}
+	else
+		set_hi_after(&st->hi, &prefix);
+	pfree(prefix.data);
+}
+
+void
+forst_secondary_beginscan(IndexScanDesc scan)
+{
+	SecScan    *st = palloc0(sizeof(SecScan));
+
+	/* the index is described at the first read: heapRelation is set then */
+	initStringInfo(&st->lo);
+	initStringInfo(&st->hi);
+	initStringInfo(&st->row_lo);
+	initStringInfo(&st->row_hi);
+	initStringInfo(&st->cols);
+	scan->opaque = st;
+}
+
+static void
+close_cursors(SecScan *st)
+{
+	if (st->row)
+		forst_cursor_close(st->row);
+	if (st->entries)
+		forst_cursor_close(st->entries);
+	st->row = NULL;
+	st->entries = NULL;
+}
+
+void
+forst_secondary_rescan(IndexScanDesc scan)
+{
+	SecScan    *st = scan->opaque;
+
+	close_cursors(st);
+	st->started = false;
+	st->reversed = false;
+}
+
+void
+forst_secondary_endscan(IndexScanDesc scan)
+{
+	SecScan    *st = scan->opaque;
+
+	close_cursors(st);
+	pfree(st->lo.data);
+	pfree(st->hi.data);
+	pfree(st->row_lo.data);
+	pfree(st->row_hi.data);
+	pfree(st->cols.data);
+	pfree(st);
+	scan->opaque = NULL;
+}
+
+static void
+start(IndexScanDesc scan, SecScan *st)
+{
+	Relation	heap = scan->heapRelation;
+	FstSlice	lo,
+				hi;
+
+	st->started = true;
+	if (st->s.indexoid == InvalidOid)
+		forst_secondary_describe(heap, scan->indexRelation, &st->s);
+	plan_range(scan, st);
+	if (st->empty)
+		return;
+	if (IsMVCCSnapshot(scan->xs_snapshot))
+		PredicateLockRelation(heap, scan->xs_snapshot);
+	st->ts = forst_table_shared(&heap->rd_node, true);
+	lo = fst_slice(st->lo.data, st->lo.len);
+	hi = fst_slice(st->hi.data, st->hi.len);
+	st->entries = forst_cursor_open(heap, scan->xs_snapshot, st->ts, lo, hi, false);
+	if (st->reversed)
+		forst_cursor_seek_back(st->entries, lo, hi);
+	else
+		forst_cursor_seek(st->entries, lo, hi);
+}
+
+/*
+ * The row an entry names, as the scan's snapshot sees it, if its columns
+ * are still the entry's: its TID in *tid, the point cursor kept open until
+ * the next entry (the executor fetches the TID meanwhile).
+ */
+static bool
+fetch_row(IndexScanDesc scan, SecScan *st, FstSlice row, FstSlice cols,
+		  ItemPointer tid)
+{
+	Relation	heap = scan->heapRelation;
+	ForstCursor *c;
+	ForstIndexRow r;
+	bool		same;
+
+	if (st->row)
+		forst_cursor_close(st->row);
+	st->row = NULL;
+	resetStringInfo(&st->row_lo);
+	appendBinaryStringInfo(&st->row_lo, row.data, row.len);
+	resetStringInfo(&st->row_hi);
+	appendBinaryStringInfo(&st->row_hi, row.data, row.len);
+	if (!forst_key_successor_prefix(&st->row_hi))
+		resetStringInfo(&st->row_hi);
+	c = forst_cursor_open(heap, scan->xs_snapshot, st->ts,
+						  fst_slice(st->row_lo.data, st->row_lo.len),
+						  fst_slice(st->row_hi.data, st->row_hi.len), true);
+	forst_cursor_seek(c, fst_slice(st->row_lo.data, st->row_lo.len),
+					  fst_slice(st->row_hi.data, st->row_hi.len));
+	if (!forst_cursor_next(c))
+	{
+		forst_cursor_close(c);
+		return false;
+	}
+	forst_index_row(heap, c->cur.entry.payload.data, c->cur.entry.payload.len, &r);
+	resetStringInfo(&st->cols);
+	forst_index_entry_columns(&st->s, r.values, r.isnull, &st->cols);
+	forst_index_row_free(&r);
+	same = (size_t) st->cols.len == cols.len && memcmp(st->cols.data, cols.data, cols.len) == 0;
+	if (!same)
+	{
+		forst_cursor_close(c);
+		return false;
+	}
+	forst_tid_set(tid, &c->cur.loc);
+	forst_cursor_note_current(c);
+	st->row = c;
+	return true;
+}
+
+bool
+forst_secondary_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	SecScan    *st = scan->opaque;
+	bool		backward = (dir == BackwardScanDirection);
+	const size_t head = FORST_INDEX_ENTRY_HEAD - FST_KG_BYTES;	/* the OID */
+
+	scan->xs_recheck = true;
+	if (!st->started)
+	{
+		st->reversed = backward;
+		start(scan, st);
+	}
+	else if (backward != st->reversed)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("changing the direction of a scan of a forst index is not supported"),
+				 errhint("Declare the cursor with ORDER BY in the direction it is read, or without SCROLL.")));
+	if (st->empty)
+		return false;
+	for (;;)
+	{
+		FstSlice	key;
+		FstSlice	cols;
+		FstSlice	row;
+
+		if (!(st->reversed ? forst_cursor_prev(st->entries) :
+			  forst_cursor_next(st->entries)))
+			return false;
+		key = st->entries->cur.entry.user_key;
+		/* past this index's entries (a range without an upper bound) */
+		if (key.len < head || memcmp(key.data, st->lo.data + FST_KG_BYTES, head) != 0)
+			return false;
+		if (!forst_index_entry_split(key, &cols, &row))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: malformed entry of index \"%s\"",
+							RelationGetRelationName(scan->indexRelation))));
+		if (fetch_row(scan, st, row, cols, &scan->xs_heaptid))
+		{
+			forst_index_only_tuple(scan);
+			return true;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+
+static get_relation_info_hook_type prev_get_relation_info = NULL;
+
+/*
+ * A secondary index on a string column of a collation other than "C" has
+ * its entries in byte order, not in the collation's: the planner must not
+ * take its order for the collation's (no sort operator families, so no
+ * path keys).  Equality still uses it.
+ */
+static void
+secondary_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
+							RelOptInfo *rel)
+{
+	ListCell   *lc;
+	Oid			forst_key_am = InvalidOid;
+
+	if (prev_get_relation_info)
+		prev_get_relation_info(root, relid, inhparent, rel);
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *info = lfirst(lc);
+
+		if (info->unique || info->sortopfamily == NULL)
+			continue;
+		if (!OidIsValid(forst_key_am))
+			forst_key_am = get_index_am_oid("forst_key", true);
+		if (info->relam != forst_key_am)
+			continue;
+		for (int i = 0; i < info->nkeycolumns; i++)
+		{
+			if (OidIsValid(info->indexcollations[i]) &&
+				!forst_collation_is_bytewise(info->indexcollations[i]))
+			{
+				info->sortopfamily = NULL;
+				break;
+			}
+		}
+	}
+}
+
+void
+forst_secondary_init(void)
+{
+	prev_get_relation_info = get_relation_info_hook;
+	get_relation_info_hook = secondary_get_relation_info;
+}
+
+/*
+ * An index-only scan (the executor wants xs_itup) of a forst_key index:
+ * the planner picks one only when the query needs no column at all (the
+ * access method returns none: no amcanreturn), as count(*) does.  The
+ * executor still fetches every row (forst tables have no visibility map)
+ * and then wants an index tuple, whose values nobody reads: one of NULLs.
+ */
+void
+forst_index_only_tuple(IndexScanDesc scan)
+{
+	TupleDesc	desc = RelationGetDescr(scan->indexRelation);
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	MemoryContext old;
+
+	if (!scan->xs_want_itup || scan->xs_itup != NULL)
+		return;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		values[i] = (Datum) 0;
+		isnull[i] = true;
+	}
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(scan));
+	scan->xs_itupdesc = desc;
+	scan->xs_itup = index_form_tuple(desc, values, isnull);
+	MemoryContextSwitchTo(old);
+}

@@ -1,0 +1,90 @@
+/*-------------------------------------------------------------------------
+ *
+ * index_entries.c
+ *	  Secondary index entries written with the rows (write/index_entries.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "utils/rel.h"
+
+#include "am/keys/index_entry.h"
+#include "am/write/dml.h"
+#include "am/write/index_entries.h"
+#include "lsm/ikey.h"
+
+void
+forst_index_row(Relation rel, const char *data, Size len, ForstIndexRow *out)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	HeapTupleData tup;
+	MinimalTuple mt;
+
+	if (len < SizeofMinimalTupleHeader)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: row version of %zu bytes is too short", len)));
+	/* a stored row may sit anywhere in a block: deform an aligned copy */
+	out->copy = palloc(len);
+	memcpy(out->copy, data, len);
+	mt = (MinimalTuple) out->copy;
+	tup.t_len = len + MINIMAL_TUPLE_OFFSET;
+	tup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+	ItemPointerSetInvalid(&tup.t_self);
+	tup.t_tableOid = InvalidOid;
+	out->values = palloc(sizeof(Datum) * desc->natts);
+	out->isnull = palloc(sizeof(bool) * desc->natts);
+	heap_deform_tuple(&tup, desc, out->values, out->isnull);
+}
+
+void
+forst_index_row_free(ForstIndexRow *r)
+{
+	if (r->copy)
+		pfree(r->copy);
+	if (r->values)
+		pfree(r->values);
+	if (r->isnull)
+		pfree(r->isnull);
+	r->copy = NULL;
+	r->values = NULL;
+	r->isnull = NULL;
+}
+
+void
+forst_index_entries_write(Relation rel, ForstTableShared *ts,
+						  ForstRelInfo *info, CommandId cid,
+						  ForstIndexRow *old, StringInfo old_up,
+						  ForstIndexRow *new, StringInfo new_up)
+{
+	StringInfoData a;
+	StringInfoData b;
+	ForstLoc	loc;
+
+	initStringInfo(&a);
+	initStringInfo(&b);
+	for (int i = 0; i < info->nsecondary; i++)
+	{
+		const ForstSecondary *s = &info->secondary[i];
+
+		resetStringInfo(&a);
+		resetStringInfo(&b);
+		if (old)
+			forst_index_entry_build(s, old->values, old->isnull,
+									fst_slice(old_up->data, old_up->len), &a);
+		if (new)
+			forst_index_entry_build(s, new->values, new->isnull,
+									fst_slice(new_up->data, new_up->len), &b);
+		/* an update that leaves this index's entry as it was */
+		if (old && new && a.len == b.len && memcmp(a.data, b.data, a.len) == 0)
+			continue;
+		if (old)
+			forst_put_entry(ts, &a, FST_ENTRY_TOMBSTONE, cid, NULL, 0, &loc);
+		if (new)
+			forst_put_entry(ts, &b, 0, cid, NULL, 0, &loc);
+	}
+	pfree(a.data);
+	pfree(b.data);
+}
