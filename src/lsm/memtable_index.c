@@ -9,7 +9,8 @@
  * bucket per 64 bytes of region.  Buckets are never emptied, so a probe
  * chain only grows.  When three quarters of the buckets are taken the
  * writer stops adding user parts and sets hash_full: lookups that find no
- * bucket then search the skiplist.  It turns a point lookup's ~20 scattered
+ * bucket then search the skiplist.  A user part that has a bucket keeps it
+ * pointing at its newest version, full or not.  It turns a point lookup's ~20 scattered
  * node visits into one or two.
  *
  *-------------------------------------------------------------------------
@@ -73,14 +74,18 @@ fst_mt_hash_add(FstMemtable *mt, const char *up, size_t uplen, uint64 seq, uint3
 	uint32		mask = mt->hash_mask;
 	uint32		i = mt_hash(up, uplen) & mask;
 
-	if (mt_load_rlx(&mt->hash_full))
-		return;
+	/*
+	 * Even when the hash is full, a user part that has a bucket must have
+	 * it point to its newest version: lookups trust a bucket they find.
+	 */
 	for (;;)
 	{
 		uint32		cur = mt_load_rlx(&b[i]);
 
 		if (cur == 0)
 		{
+			if (mt_load_rlx(&mt->hash_full))
+				return;
 			if ((uint64) mt->hash_used * 4 >= (uint64) (mask + 1) * 3)
 			{
 				mt_store_rel(&mt->hash_full, 1);

@@ -760,6 +760,53 @@ FST_TEST(memtable_point_lookup_hash)
 }
 
 /*
+ * Once the hash is full, a key that already has a bucket still gets its
+ * bucket moved to each newer version: a lookup trusts the bucket it finds
+ * (a full hash used to leave it on the older version).
+ */
+FST_TEST(memtable_hash_full_newer_version)
+{
+	size_t		size = 64 * 1024;
+	FstMemtable *mt = test_mt_create(size, fst_test_seed());
+	int			nkeys = (int) (size / 64) * 3 / 4 + 50;
+	uint64		seq = 1000;
+	TestEntry	e;
+	FstError	err;
+	int			k;
+
+	CHECK(mt != NULL);
+	for (k = 0; k < nkeys; k++)
+	{
+		char		uk[16];
+
+		snprintf(uk, sizeof(uk), "hf%05d", k);
+		test_entry_make(&e, 3, uk, 7, seq++, 0, 1, "v", 1);
+		CHECK_OK(mt_put(mt, &e, NULL, &err), &err);
+	}
+	/* newer versions of keys that got buckets before the hash filled up */
+	for (k = 0; k < 20; k++)
+	{
+		char		uk[16];
+		char		up[16];
+		FstGetResult res;
+		FstEntryHeader hdr;
+		uint64		want = seq++;
+
+		snprintf(uk, sizeof(uk), "hf%05d", k);
+		test_entry_make(&e, 3, uk, 7, want, 0, 1, "w", 1);
+		CHECK_OK(mt_put(mt, &e, NULL, &err), &err);
+		fst_put_be16(up, 3);
+		memcpy(up + 2, uk, 7);
+		CHECK_OK(fst_memtable_get(mt, fst_slice(up, 9), FST_MAX_SEQ, NULL, NULL,
+								  &res, &hdr, NULL, NULL, &err), &err);
+		CHECK_MSG(res == FST_GET_FOUND && hdr.seq == want,
+				  "key %d: result %d seq %llu, want %llu", k, (int) res,
+				  (unsigned long long) hdr.seq, (unsigned long long) want);
+	}
+	test_mt_free(mt);
+}
+
+/*
  * Splices searched before other writers' inserts (fst_memtable_find_splice,
  * then fst_memtable_insert_at): each entry's splice is searched, then up to
  * three other entries go in first (often into the same gap: keys over a
