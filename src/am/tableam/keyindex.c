@@ -162,15 +162,25 @@ fkey_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 {
 	GenericCosts costs;
 
+	/*
+	 * A secondary index is read as a btree would be: the range comes from
+	 * equality on leading columns and bounds on the next one, the other
+	 * quals only filter (btcostestimate counts that).  Its rows are fetched
+	 * one by one, in no order of the table's.
+	 */
+	if (!path->indexinfo->unique)
+	{
+		btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
+					   indexSelectivity, indexCorrelation, indexPages);
+		*indexCorrelation = 0.0;
+		return;
+	}
 	MemSet(&costs, 0, sizeof(costs));
 	genericcostestimate(root, path, loop_count, &costs);
 	*indexStartupCost = costs.indexStartupCost;
 	*indexTotalCost = costs.indexTotalCost;
 	*indexSelectivity = costs.indexSelectivity;
-	/* the table is in key order; a secondary index's rows are not */
-	*indexCorrelation = path->indexinfo->unique ? 1.0 : 0.0;	/* only the
-																 * key is
-																 * unique */
+	*indexCorrelation = 1.0;	/* the table is in key order */
 	*indexPages = costs.numIndexPages;
 }
 

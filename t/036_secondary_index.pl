@@ -1,0 +1,144 @@
+# Secondary indexes survive what the table survives: a crash (their entries
+# are replayed from forst's WAL records, in memtables and in flushed files),
+# a streaming standby (which answers through them), promotion, pg_dump and
+# pg_restore into another server, and a heap twin agrees throughout.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('sec_primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'forst'");
+# small memtables: the entries are flushed to SST files as the test runs
+$primary->append_conf('postgresql.conf', "forst.memtable_size = '1MB'");
+$primary->start;
+
+$primary->safe_psql(
+	'postgres', q{
+CREATE EXTENSION forst;
+CREATE TABLE f (k int PRIMARY KEY, a int, b text COLLATE "C", c text) USING forst;
+CREATE TABLE h (k int PRIMARY KEY, a int, b text COLLATE "C", c text);
+CREATE INDEX f_a ON f (a);
+CREATE INDEX f_b ON f (b, a);
+CREATE INDEX h_a ON h (a);
+CREATE INDEX h_b ON h (b, a);
+});
+
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('sec_standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+
+# the same writes to both: rows, indexed columns changed, keys moved,
+# deletes, a rollback, a subtransaction rolled back
+my $writes = q{
+INSERT INTO @T SELECT g, g % 50, 'b' || (g % 13), repeat('x', 200) FROM generate_series(1, 20000) g;
+UPDATE @T SET a = a + 1000 WHERE k % 5 = 0;
+UPDATE @T SET k = k + 100000 WHERE k % 11 = 0;
+UPDATE @T SET c = 'y' WHERE k % 3 = 0;
+DELETE FROM @T WHERE k % 7 = 0;
+BEGIN; UPDATE @T SET a = -1 WHERE k < 100; ROLLBACK;
+BEGIN; UPDATE @T SET b = 'kept' WHERE k BETWEEN 200 AND 210;
+SAVEPOINT s; UPDATE @T SET b = 'gone' WHERE k BETWEEN 300 AND 310; ROLLBACK TO s; COMMIT;
+};
+for my $t ('f', 'h')
+{
+	(my $w = $writes) =~ s/\@T/$t/g;
+	$primary->safe_psql('postgres', $w);
+}
+
+# What the indexes answer (index scans forced), as one digest per query;
+# @T is the table.
+my @queries = (
+	'SELECT k, a FROM @T WHERE a = 7 ORDER BY k',
+	'SELECT a FROM @T WHERE a BETWEEN 1000 AND 1010 ORDER BY a',
+	'SELECT a FROM @T WHERE a > 1040 ORDER BY a DESC',
+	"SELECT b, a FROM \@T WHERE b = 'b3' AND a < 20 ORDER BY b, a",
+	"SELECT k FROM \@T WHERE b IN ('kept', 'gone') ORDER BY k",
+	'SELECT count(*) FROM @T WHERE a = -1');
+
+sub answers
+{
+	my ($node, $t) = @_;
+	my @out;
+	for my $q (@queries)
+	{
+		(my $x = $q) =~ s/\@T/$t/g;
+		push @out,
+		  $node->safe_psql('postgres',
+			"SET enable_seqscan = off; SET enable_bitmapscan = off; "
+			  . "SELECT count(*) || ':' || md5(coalesce(string_agg(q::text, ','), '')) FROM ($x) q");
+	}
+	return join("\n", @out);
+}
+
+my $heap = answers($primary, 'h');
+is(answers($primary, 'f'), $heap, 'forst indexes answer as heap btrees');
+like(
+	$primary->safe_psql(
+		'postgres',
+		"SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT k FROM f WHERE a = 7"),
+	qr/Index Scan using f_a on f/,
+	'the query reads the secondary index');
+ok( $primary->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM forst.table_files('f')") > 0,
+	'entries and rows went to SST files');
+
+$primary->wait_for_catchup($standby);
+is(answers($standby, 'f'), $heap, 'the standby answers through the replayed entries');
+
+# crash: the entries in memtables come back from the WAL
+$primary->safe_psql(
+	'postgres', q{
+INSERT INTO f SELECT g, 4242, 'crash', 'z' FROM generate_series(200001, 200500) g;
+INSERT INTO h SELECT g, 4242, 'crash', 'z' FROM generate_series(200001, 200500) g;
+UPDATE f SET a = 4243 WHERE k BETWEEN 200001 AND 200100;
+UPDATE h SET a = 4243 WHERE k BETWEEN 200001 AND 200100;
+});
+$primary->stop('immediate');
+$primary->start;
+push @queries, 'SELECT k FROM @T WHERE a IN (4242, 4243) ORDER BY k',
+  "SELECT count(*) FROM \@T WHERE b = 'crash'";
+$heap = answers($primary, 'h');
+is(answers($primary, 'f'), $heap, 'after a crash the indexes answer as before it');
+
+# writes after the crash keep both in step
+$primary->safe_psql('postgres',
+	"UPDATE f SET a = 7 WHERE k BETWEEN 200101 AND 200120; UPDATE h SET a = 7 WHERE k BETWEEN 200101 AND 200120");
+$heap = answers($primary, 'h');
+is(answers($primary, 'f'), $heap, 'and after writes that follow the crash');
+
+# the standby follows, and once promoted takes writes through its indexes
+$primary->wait_for_catchup($standby);
+is(answers($standby, 'f'), $heap, 'the standby followed the crash and recovery');
+$standby->promote;
+$standby->safe_psql('postgres',
+	"DELETE FROM f WHERE a = 7; DELETE FROM h WHERE a = 7");
+is(answers($standby, 'f'), answers($standby, 'h'), 'writes on the promoted standby');
+
+# pg_dump and pg_restore into another server: the indexes come back as
+# forst indexes, built from the restored rows
+my $other = PostgreSQL::Test::Cluster->new('sec_other');
+$other->init(allows_streaming => 1);
+$other->append_conf('postgresql.conf', "shared_preload_libraries = 'forst'");
+$other->start;
+my $dump = PostgreSQL::Test::Utils::tempdir('dump') . '/db.dump';
+$standby->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $standby->connstr('postgres') ],
+	'pg_dump');
+$other->command_ok([ 'pg_restore', '-d', $other->connstr('postgres'), $dump ], 'pg_restore');
+is( $other->safe_psql(
+		'postgres',
+		"SELECT string_agg(c.relname || ' ' || a.amname, ', ' ORDER BY c.relname) FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname IN ('f_a', 'f_b', 'h_a')"
+	),
+	'f_a forst_key, f_b forst_key, h_a btree',
+	'restored indexes keep their access methods');
+is(answers($other, 'f'), answers($standby, 'h'), 'restored forst indexes answer as heap btrees');
+
+$other->stop;
+$standby->stop;
+$primary->stop;
+done_testing();
