@@ -17,6 +17,14 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
+
+#include "utils/syscache.h"
+
+#include "storage/proc.h"
+
+#include "am/write/index_entries.h"
+
 #include "access/xact.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
@@ -138,6 +146,8 @@ forst_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
+static void note_dropped_index(Relation index);
+
 /* DROP TABLE of a forst table: its state goes when the drop commits. */
 static void
 forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
@@ -157,9 +167,79 @@ forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 			if (rel->rd_rel->relkind == RELKIND_RELATION &&
 				forst_is_forst_relation(rel))
 				forst_drop_storage_at(&rel->rd_node, true);
+			else if (rel->rd_rel->relkind == RELKIND_INDEX &&
+					 !rel->rd_index->indisprimary)
+				note_dropped_index(rel);
 			RelationClose(rel);
 		}
 	}
+}
+
+/*
+ * Secondary indexes of forst tables dropped by the running statement:
+ * their entries get tombstones when it ends (forst_dropped_indexes_apply),
+ * unless their table went too.
+ */
+typedef struct DroppedIndex
+{
+	Oid			heapid;
+	Oid			indexoid;
+} DroppedIndex;
+
+static List *dropped_indexes = NIL;		/* in TopTransactionContext */
+static LocalTransactionId dropped_lxid = InvalidLocalTransactionId;
+
+static void
+note_dropped_index(Relation index)
+{
+	Oid			heapid = index->rd_index->indrelid;
+	Relation	heap = RelationIdGetRelation(heapid);
+	MemoryContext old;
+	DroppedIndex *d;
+
+	if (!RelationIsValid(heap))
+		return;
+	if (heap->rd_rel->relkind == RELKIND_RELATION && forst_is_forst_relation(heap))
+	{
+		if (MyProc->lxid != dropped_lxid)
+		{
+			dropped_indexes = NIL;
+			dropped_lxid = MyProc->lxid;
+		}
+		old = MemoryContextSwitchTo(TopTransactionContext);
+		d = palloc(sizeof(DroppedIndex));
+		d->heapid = heapid;
+		d->indexoid = RelationGetRelid(index);
+		dropped_indexes = lappend(dropped_indexes, d);
+		MemoryContextSwitchTo(old);
+	}
+	RelationClose(heap);
+}
+
+void
+forst_dropped_indexes_apply(void)
+{
+	List	   *todo;
+	ListCell   *lc;
+
+	if (MyProc->lxid != dropped_lxid || dropped_indexes == NIL)
+		return;
+	todo = dropped_indexes;
+	dropped_indexes = NIL;
+	foreach(lc, todo)
+	{
+		DroppedIndex *d = lfirst(lc);
+		Relation	heap;
+
+		/* DROP TABLE takes the table's storage, entries and all */
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(d->heapid)))
+			continue;
+		heap = table_open(d->heapid, AccessExclusiveLock);
+		if (forst_is_forst_relation(heap))
+			forst_index_entries_drop(heap, d->indexoid);
+		table_close(heap, NoLock);
+	}
+	list_free_deep(todo);
 }
 
 /* DROP DATABASE: the state of its forst tables goes when it commits. */

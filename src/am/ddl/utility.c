@@ -591,6 +591,8 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 
 	if (OidIsValid(dropped_db))
 		forst_drop_database_at_commit(dropped_db);
+	if (forst_preloaded)
+		forst_dropped_indexes_apply();
 	if (forst_preloaded && IsA(parsetree, CreateStmt))
 		forst_partition_after_create((CreateStmt *) parsetree);
 

@@ -25,6 +25,8 @@
 #include "am/keys/index_entry.h"
 #include "am/keys/tid.h"
 #include "am/read/cursor.h"
+#include "am/read/point.h"
+#include "am/expiry/expiry.h"
 #include "am/tableam/secondary.h"
 #include "am/tableam/tableam.h"
 #include "am/write/dml.h"
@@ -120,9 +122,8 @@ typedef struct SecScan
 	StringInfoData lo;			/* the entries to read: [lo, hi) */
 	StringInfoData hi;
 	ForstCursor *entries;
-	ForstCursor *row;			/* the row returned last, or NULL */
-	StringInfoData row_lo;
-	StringInfoData row_hi;
+	MemoryContext rowcxt;		/* the row looked up last (reset for each) */
+	ForstExpiry expiry;			/* expired rows are not returned */
 	StringInfoData cols;
 } SecScan;
 
@@ -319,20 +320,17 @@ forst_secondary_beginscan(IndexScanDesc scan)
 	/* the index is described at the first read: heapRelation is set then */
 	initStringInfo(&st->lo);
 	initStringInfo(&st->hi);
-	initStringInfo(&st->row_lo);
-	initStringInfo(&st->row_hi);
 	initStringInfo(&st->cols);
+	st->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "forst index row",
+									   ALLOCSET_SMALL_SIZES);
 	scan->opaque = st;
 }
 
 static void
 close_cursors(SecScan *st)
 {
-	if (st->row)
-		forst_cursor_close(st->row);
 	if (st->entries)
 		forst_cursor_close(st->entries);
-	st->row = NULL;
 	st->entries = NULL;
 }
 
@@ -354,9 +352,8 @@ forst_secondary_endscan(IndexScanDesc scan)
 	close_cursors(st);
 	pfree(st->lo.data);
 	pfree(st->hi.data);
-	pfree(st->row_lo.data);
-	pfree(st->row_hi.data);
 	pfree(st->cols.data);
+	MemoryContextDelete(st->rowcxt);
 	pfree(st);
 	scan->opaque = NULL;
 }
@@ -377,6 +374,7 @@ start(IndexScanDesc scan, SecScan *st)
 	if (IsMVCCSnapshot(scan->xs_snapshot))
 		PredicateLockRelation(heap, scan->xs_snapshot);
 	st->ts = forst_table_shared(&heap->rd_node, true);
+	forst_expiry_get(heap, &st->expiry);
 	lo = fst_slice(st->lo.data, st->lo.len);
 	hi = fst_slice(st->hi.data, st->hi.len);
 	st->entries = forst_cursor_open(heap, scan->xs_snapshot, st->ts, lo, hi, false);
@@ -386,53 +384,76 @@ start(IndexScanDesc scan, SecScan *st)
 		forst_cursor_seek(st->entries, lo, hi);
 }
 
+typedef struct RowVisCtx
+{
+	Snapshot	snapshot;
+	Relation	rel;
+} RowVisCtx;
+
+static bool
+row_visible(void *arg, FstMemtable *mt, const FstEntryHeader *hdr,
+			uint32 ref, uint8 hint)
+{
+	RowVisCtx  *ctx = arg;
+
+	return forst_version_visible(ctx->snapshot, ctx->rel, hdr, mt, ref, hint);
+}
+
 /*
  * The row an entry names, as the scan's snapshot sees it, if its columns
- * are still the entry's: its TID in *tid, the point cursor kept open until
- * the next entry (the executor fetches the TID meanwhile).
+ * are still the entry's: its TID in *tid (the executor fetches it next).
+ * A point lookup over a view taken now, as a point cursor makes, in a
+ * context reset for each row.
  */
 static bool
 fetch_row(IndexScanDesc scan, SecScan *st, FstSlice row, FstSlice cols,
 		  ItemPointer tid)
 {
 	Relation	heap = scan->heapRelation;
-	ForstCursor *c;
+	ForstTableView view;
+	ForstPointHit hit;
+	RowVisCtx	ctx;
+	FstEntry	e;
 	ForstIndexRow r;
+	MemoryContext old;
 	bool		same;
 
-	if (st->row)
-		forst_cursor_close(st->row);
-	st->row = NULL;
-	resetStringInfo(&st->row_lo);
-	appendBinaryStringInfo(&st->row_lo, row.data, row.len);
-	resetStringInfo(&st->row_hi);
-	appendBinaryStringInfo(&st->row_hi, row.data, row.len);
-	if (!forst_key_successor_prefix(&st->row_hi))
-		resetStringInfo(&st->row_hi);
-	c = forst_cursor_open(heap, scan->xs_snapshot, st->ts,
-						  fst_slice(st->row_lo.data, st->row_lo.len),
-						  fst_slice(st->row_hi.data, st->row_hi.len), true);
-	forst_cursor_seek(c, fst_slice(st->row_lo.data, st->row_lo.len),
-					  fst_slice(st->row_hi.data, st->row_hi.len));
-	if (!forst_cursor_next(c))
+	MemoryContextReset(st->rowcxt);
+	old = MemoryContextSwitchTo(st->rowcxt);
+	ctx.snapshot = scan->xs_snapshot;
+	ctx.rel = heap;
+	forst_table_view(st->ts, &heap->rd_node, &view);
+	forst_point_get(&view, row, row_visible, &ctx, true, &hit);
+	if (!hit.found)
 	{
-		forst_cursor_close(c);
+		MemoryContextSwitchTo(old);
 		return false;
 	}
-	forst_index_row(heap, c->cur.entry.payload.data, c->cur.entry.payload.len, &r);
+	if (!fst_entry_decode(hit.ikey, hit.value, &e))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: malformed entry in table \"%s\"",
+						RelationGetRelationName(heap))));
+	if ((e.hdr.flags & FST_ENTRY_TOMBSTONE) ||
+		(st->expiry.active && forst_row_expired(&st->expiry, e.payload)))
+	{
+		MemoryContextSwitchTo(old);
+		return false;
+	}
+	forst_index_row(heap, e.payload.data, e.payload.len, &r);
 	resetStringInfo(&st->cols);
 	forst_index_entry_columns(&st->s, r.values, r.isnull, &st->cols);
-	forst_index_row_free(&r);
-	same = (size_t) st->cols.len == cols.len && memcmp(st->cols.data, cols.data, cols.len) == 0;
-	if (!same)
+	same = (size_t) st->cols.len == cols.len &&
+		memcmp(st->cols.data, cols.data, cols.len) == 0;
+	if (same)
 	{
-		forst_cursor_close(c);
-		return false;
+		forst_tid_set(tid, &hit.loc);
+		/* the executor fetches this version by TID next */
+		if (hit.loc.in_sst)
+			forst_note_sst_version(heap, &hit.loc, hit.ikey, hit.value);
 	}
-	forst_tid_set(tid, &c->cur.loc);
-	forst_cursor_note_current(c);
-	st->row = c;
-	return true;
+	MemoryContextSwitchTo(old);
+	return same;
 }
 
 bool

@@ -8,9 +8,12 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "miscadmin.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "am/keys/index_entry.h"
+#include "am/read/cursor.h"
 #include "am/write/dml.h"
 #include "am/write/index_entries.h"
 #include "lsm/ikey.h"
@@ -87,4 +90,49 @@ forst_index_entries_write(Relation rel, ForstTableShared *ts,
 	}
 	pfree(a.data);
 	pfree(b.data);
+}
+
+void
+forst_index_entries_drop(Relation heap, Oid indexoid)
+{
+	ForstTableShared *ts = forst_table_for_write(heap);
+	Snapshot	snap = RegisterSnapshot(GetLatestSnapshot());
+	CommandId	cid = GetCurrentCommandId(true);
+	StringInfoData lo;
+	StringInfoData hi;
+	StringInfoData up;
+	ForstCursor *c;
+	ForstLoc	loc;
+	char		kg[FST_KG_BYTES];
+
+	initStringInfo(&lo);
+	initStringInfo(&hi);
+	initStringInfo(&up);
+	forst_index_entry_head(&lo, indexoid);
+	appendBinaryStringInfo(&hi, lo.data, lo.len);
+	if (!forst_key_successor_prefix(&hi))
+		elog(ERROR, "forst: no range for the entries of index %u", indexoid);
+	fst_put_be16(kg, FST_KG_INDEX);
+
+	/*
+	 * The tombstones have this command's id: the snapshot, taken in it,
+	 * does not see them, so the cursor reads the entries as they were.
+	 */
+	c = forst_cursor_open(heap, snap, ts, fst_slice(lo.data, lo.len),
+						  fst_slice(hi.data, hi.len), false);
+	forst_cursor_seek(c, fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len));
+	while (forst_cursor_next(c))
+	{
+		resetStringInfo(&up);
+		appendBinaryStringInfo(&up, kg, FST_KG_BYTES);
+		appendBinaryStringInfo(&up, c->cur.entry.user_key.data,
+							   c->cur.entry.user_key.len);
+		forst_put_entry(ts, &up, FST_ENTRY_TOMBSTONE, cid, NULL, 0, &loc);
+		CHECK_FOR_INTERRUPTS();
+	}
+	forst_cursor_close(c);
+	UnregisterSnapshot(snap);
+	pfree(lo.data);
+	pfree(hi.data);
+	pfree(up.data);
 }

@@ -47,4 +47,12 @@ extern void forst_index_entries_write(Relation rel, ForstTableShared *ts,
 									  ForstIndexRow *old, StringInfo old_up,
 									  ForstIndexRow *new, StringInfo new_up);
 
+/*
+ * Index indexoid of heap is being dropped: a tombstone over each of its
+ * entries, in this transaction, so that compaction reclaims them (and a
+ * rollback of the drop keeps them).  The caller holds a lock that keeps
+ * writers of heap out.
+ */
+extern void forst_index_entries_drop(Relation heap, Oid indexoid);
+
 #endif							/* FORST_INDEX_ENTRIES_H */
