@@ -506,8 +506,8 @@ plan_key_switch(Relation rel, Oid indexoid, Oid am, Migration *m)
 	memcpy(m->opclasses, sw.opclasses, sizeof(Oid) * sw.nkeys);
 }
 
-static Oid
-index_relam(Oid indexoid)
+Oid
+forst_index_am(Oid indexoid)
 {
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
 	Oid			am;
@@ -539,7 +539,7 @@ plan_other_switches(Relation rel, Migration *m)
 
 		if (indexoid == m->pkindex)
 			continue;
-		if (!m->to_forst && index_relam(indexoid) != forst_key_am)
+		if (!m->to_forst && forst_index_am(indexoid) != forst_key_am)
 			continue;
 		plan_index_switch(rel, indexoid, m->to_forst ? forst_key_am : BTREE_AM_OID,
 						  &m->other[m->nother++]);

@@ -105,18 +105,6 @@ default_am_is_forst(void)
 		strcmp(default_table_access_method, "forst") == 0;
 }
 
-static Oid
-index_am(Oid indexoid)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
-	Oid			am;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", indexoid);
-	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
-	ReleaseSysCache(tup);
-	return am;
-}
 
 Oid
 forst_partitioned_key_index(Oid relid)
@@ -167,7 +155,7 @@ leaves_all_forst(Oid relid, bool *any)
 static void
 relabel_key_index(Relation parent, Oid indexoid, Oid to_am)
 {
-	Oid			from_am = index_am(indexoid);
+	Oid			from_am = forst_index_am(indexoid);
 	TupleDesc	desc = RelationGetDescr(parent);
 	HeapTuple	tup;
 	Form_pg_index idx;
@@ -265,7 +253,7 @@ make_key_forst(Oid relid, const char *partition)
 	indexes = RelationGetIndexList(rel);
 	keyidx = forst_primary_key_index(rel);
 	ok = OidIsValid(keyidx) && list_length(indexes) == 1 &&
-		index_am(keyidx) == BTREE_AM_OID &&
+		forst_index_am(keyidx) == BTREE_AM_OID &&
 		find_inheritance_children(keyidx, NoLock) == NIL;
 	if (ok)
 		relabel_key_index(rel, keyidx, get_index_am_oid("forst_key", false));
