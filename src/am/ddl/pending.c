@@ -85,7 +85,14 @@ forst_xact_callback(XactEvent event, void *arg)
 			int			n,
 						i;
 
-			/* a dropped database: all its tables, in rounds */
+			/*
+			 * A dropped database: all its tables, in rounds.  Before the
+			 * WAL catch-up (the first statement after a start, say) the
+			 * registry does not list the tables whose rows the catch-up
+			 * will replay, so one record also says "the whole database"
+			 * (relNode InvalidOid): replay drops every table of it.
+			 */
+			forst_wal_log_rel(XLOG_FORST_DROP, &p->rnode);
 			forst_tables_scan_begin(&scan, 0);
 			while ((n = forst_tables_of_database(&scan, p->rnode.dbNode, rnodes,
 												 lengthof(rnodes))) > 0)

@@ -496,6 +496,22 @@ wait_for_slab(void)
 				 errmsg("forst: no memtable memory to carry entries over; the flush will be retried")));
 
 	/*
+	 * The catch-up replay in a backend (wal/wal.c): the flush worker does
+	 * nothing before it ends, so nothing would ever free a slab, and the
+	 * catch-up holds forst_wal's lock, which keeps interrupts off.  Fail
+	 * instead of waiting for ever; the next use of a forst table tries
+	 * again (what was replayed so far stays, and is skipped then).
+	 */
+	if (forst_wal_in_catchup())
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("forst: the WAL catch-up after start-up needs more memtable memory than there is"),
+				 errdetail("The rows logged since forst's replication slot that are in no SST file need more than %d memtables of %zu kB in all, or more than %d for one table.",
+						   forst_shared->nslabs, forst_shared->slab_size / 1024,
+						   FORST_MAX_IMMUTABLE + 1),
+				 errhint("Raise forst.memtable_memory or forst.memtable_size (as large as before a recent change, at least) and restart the server.")));
+
+	/*
 	 * WAL replay (a standby's startup process) has no backend slot and
 	 * cannot flush: memory comes back when a MANIFEST record says what the
 	 * primary flushed, or when queries let go of retired memtables.  Say
@@ -573,8 +589,8 @@ slab_take(ForstTableShared *ts)
 
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
 	slab = forst_shared->free_head;
-	/* past the pool only for WAL replay (shmem/shmem.h) */
-	if (slab >= 0 && !AmStartupProcess() &&
+	/* past the pool only for WAL replay (shmem/shmem.h), catch-up too */
+	if (slab >= 0 && !AmStartupProcess() && !forst_wal_in_catchup() &&
 		forst_shared->nslabs - forst_shared->nfree >= forst_shared->pool_slabs)
 		slab = -1;
 	if (slab >= 0)

@@ -24,7 +24,9 @@
 #include "access/xlog_internal.h"
 #include "access/xlogreader.h"
 #include "access/xlogutils.h"
+#include "commands/dbcommands_xlog.h"
 #include "miscadmin.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "am/keys/rel.h"
@@ -40,6 +42,75 @@ advance_u64(pg_atomic_uint64 *a, uint64 v)
 
 	while (cur < v && !pg_atomic_compare_exchange_u64(a, &cur, v))
 		;
+}
+
+/*
+ * The catch-up's look-ahead (forst_replay_range): where, in the range it
+ * replays, each table and database was last dropped.  A PUT logged before
+ * a later DROP of its table (or of its database) belongs to a table that
+ * is gone by the end of the range: the replay skips it instead of holding
+ * it in a memtable until the DROP comes.  Those rows are in no SST file
+ * any more once garbage collection has deleted the dropped table's
+ * objects, so without this the replay rebuilt, in memory, every row the
+ * table had after forst's slot -- more than the pool holds, with no flush
+ * to make room before the catch-up ends.  NULL outside forst_replay_range.
+ */
+typedef struct DropSeen
+{
+	RelFileNode rnode;			/* key; relNode InvalidOid: a database */
+	XLogRecPtr	lsn;			/* its last drop in the range */
+} DropSeen;
+
+static HTAB *drops_ahead = NULL;
+
+static void
+note_drop(Oid spc, Oid db, Oid rel, XLogRecPtr lsn)
+{
+	RelFileNode key;
+	DropSeen   *d;
+	bool		found;
+
+	memset(&key, 0, sizeof(key));
+	key.spcNode = OidIsValid(rel) ? spc : InvalidOid;
+	key.dbNode = db;
+	key.relNode = rel;
+	d = hash_search(drops_ahead, &key, HASH_ENTER, &found);
+	if (!found || lsn > d->lsn)
+		d->lsn = lsn;
+}
+
+/* Is the table's (or its database's) drop still ahead of lsn? */
+static bool
+dropped_later(const RelFileNode *rnode, XLogRecPtr lsn)
+{
+	RelFileNode key;
+	DropSeen   *d;
+
+	if (drops_ahead == NULL)
+		return false;
+	d = hash_search(drops_ahead, rnode, HASH_FIND, NULL);
+	if (d && d->lsn > lsn)
+		return true;
+	memset(&key, 0, sizeof(key));
+	key.dbNode = rnode->dbNode;
+	d = hash_search(drops_ahead, &key, HASH_FIND, NULL);
+	return d && d->lsn > lsn;
+}
+
+/* Drops every table of database db (a DROP record with no relNode). */
+static void
+drop_database_tables(Oid db)
+{
+	RelFileNode rnodes[FORST_TABLES_BATCH];
+	ForstTableScan scan;
+	int			n,
+				i;
+
+	forst_tables_scan_begin(&scan, 0);
+	while ((n = forst_tables_of_database(&scan, db, rnodes,
+										 lengthof(rnodes))) > 0)
+		for (i = 0; i < n; i++)
+			forst_table_shared_drop(&rnodes[i]);
 }
 
 /* Is the version (user_part, seq) already in one of ts's memtables? */
@@ -147,6 +218,9 @@ apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
 				 errmsg("forst: malformed PUT record in WAL for relation %u/%u/%u",
 						rnode->spcNode, rnode->dbNode, rnode->relNode)));
 	advance_u64(&forst_shared->next_seq, e.hdr.seq);
+	/* the catch-up: the table is dropped further on (see drops_ahead) */
+	if (dropped_later(rnode, lsn))
+		return;
 	ts = forst_table_shared(rnode, true);
 
 	if (version_present(ts, e.user_part, e.hdr.seq) ||
@@ -294,7 +368,11 @@ forst_replay_record(XLogReaderState *record)
 				if (len != sizeof(xl_forst_rel))
 					goto bad;
 				memcpy(&xlrec, data, sizeof(xlrec));
-				forst_table_shared_drop(&xlrec.rnode);
+				/* DROP DATABASE: every table of the database */
+				if (info == XLOG_FORST_DROP && !OidIsValid(xlrec.rnode.relNode))
+					drop_database_tables(xlrec.rnode.dbNode);
+				else
+					forst_table_shared_drop(&xlrec.rnode);
 				break;
 			}
 		default:
@@ -400,16 +478,156 @@ forst_desc(StringInfo buf, XLogReaderState *record)
 }
 
 /*
+ * A reader positioned at the first record at or after from, or NULL when
+ * the WAL ends before one.
+ */
+static XLogReaderState *
+open_reader(XLogRecPtr from)
+{
+	ReadLocalXLogPageNoWaitPrivate *priv;
+	XLogReaderState *reader;
+
+	priv = palloc0(sizeof(ReadLocalXLogPageNoWaitPrivate));
+	reader = XLogReaderAllocate(wal_segment_size, NULL,
+								XL_ROUTINE(.page_read = &read_local_xlog_page_no_wait,
+										   .segment_open = &wal_segment_open,
+										   .segment_close = &wal_segment_close),
+								priv);
+	if (reader == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Failed while allocating a WAL reading processor.")));
+
+	if (XLogRecPtrIsInvalid(XLogFindNextRecord(reader, from)))
+	{
+		if (!priv->end_of_wal)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: could not find a valid WAL record at or after %X/%X",
+							LSN_FORMAT_ARGS(from)),
+					 errdetail("forst replays its WAL records from the restart LSN of replication slot \"%s\".",
+							   FORST_SLOT_NAME)));
+		XLogReaderFree(reader);
+		return NULL;
+	}
+	return reader;
+}
+
+/* The next record before upto, or NULL at the end of the range. */
+static XLogRecord *
+next_record(XLogReaderState *reader, XLogRecPtr upto)
+{
+	ReadLocalXLogPageNoWaitPrivate *priv = reader->private_data;
+	char	   *errormsg = NULL;
+	XLogRecord *rec;
+
+	CHECK_FOR_INTERRUPTS();
+	rec = XLogReadRecord(reader, &errormsg);
+	if (rec == NULL)
+	{
+		if (priv->end_of_wal)
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: could not read WAL at %X/%X: %s",
+						LSN_FORMAT_ARGS(reader->EndRecPtr),
+						errormsg ? errormsg : "unknown error")));
+	}
+	if (!XLogRecPtrIsInvalid(upto) && reader->ReadRecPtr >= upto)
+		return NULL;
+	return rec;
+}
+
+/*
+ * The look-ahead (see drops_ahead): the drops of tables and databases in
+ * [from, upto).  forst's DROP records, and PostgreSQL's own record of a
+ * dropped database, for WAL in which DROP DATABASE logged no forst record
+ * for tables that had no shared state yet.
+ */
+static void
+scan_drops(XLogRecPtr from, XLogRecPtr upto)
+{
+	XLogReaderState *reader = open_reader(from);
+
+	if (reader == NULL)
+		return;
+	while (next_record(reader, upto) != NULL)
+	{
+		RmgrId		rmid = XLogRecGetRmid(reader);
+		uint8		info = XLogRecGetInfo(reader) & ~XLR_INFO_MASK;
+
+		if (rmid == FORST_RMGR_ID && info == XLOG_FORST_DROP &&
+			XLogRecGetDataLen(reader) == sizeof(xl_forst_rel))
+		{
+			xl_forst_rel xlrec;
+
+			memcpy(&xlrec, XLogRecGetData(reader), sizeof(xlrec));
+			note_drop(xlrec.rnode.spcNode, xlrec.rnode.dbNode,
+					  xlrec.rnode.relNode, reader->ReadRecPtr);
+		}
+		else if (rmid == RM_DBASE_ID && info == XLOG_DBASE_DROP &&
+				 XLogRecGetDataLen(reader) >= MinSizeOfDbaseDropRec)
+		{
+			Oid			db;
+
+			memcpy(&db, XLogRecGetData(reader) + offsetof(xl_dbase_drop_rec, db_id),
+				   sizeof(Oid));
+			note_drop(InvalidOid, db, InvalidOid, reader->ReadRecPtr);
+		}
+	}
+	XLogReaderFree(reader);
+}
+
+/* Both passes over [from, upto) (see forst_replay_range). */
+static uint64
+replay_passes(XLogRecPtr from, XLogRecPtr upto, XLogRecPtr *end,
+			  MemoryContext cxt)
+{
+	XLogReaderState *reader;
+	uint64		n = 0;
+	HASHCTL		info;
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(RelFileNode);
+	info.entrysize = sizeof(DropSeen);
+	info.hcxt = cxt;
+	drops_ahead = hash_create("forst drops ahead", 64, &info,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	/*
+	 * Without an end (the catch-up reads to the end of the WAL flushed) the
+	 * second pass could read further than the first: fix the end.
+	 */
+	if (XLogRecPtrIsInvalid(upto) && !RecoveryInProgress())
+		upto = GetFlushRecPtr(NULL);
+	scan_drops(from, upto);
+
+	reader = open_reader(from);
+	if (reader == NULL)
+		return 0;
+	while (next_record(reader, upto) != NULL)
+	{
+		*end = reader->EndRecPtr;
+		if (XLogRecGetRmid(reader) == FORST_RMGR_ID)
+		{
+			forst_replay_record(reader);
+			n++;
+		}
+	}
+	XLogReaderFree(reader);
+	return n;
+}
+
+/*
  * Applies every forst record that starts in [from, upto) (upto invalid:
  * to the end of the WAL flushed, or replayed on a standby).  Returns how
- * many forst records it applied; *end is where reading stopped.
+ * many forst records it applied; *end is where reading stopped.  A first
+ * pass over the range finds the drops in it (see drops_ahead).
  */
 uint64
 forst_replay_range(XLogRecPtr from, XLogRecPtr upto, XLogRecPtr *end)
 {
-	ReadLocalXLogPageNoWaitPrivate *priv;
-	XLogReaderState *reader;
-	XLogRecPtr	first;
 	uint64		n = 0;
 	MemoryContext cxt;
 	MemoryContext old;
@@ -423,59 +641,15 @@ forst_replay_range(XLogRecPtr from, XLogRecPtr upto, XLogRecPtr *end)
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "forst WAL replay",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-	priv = palloc0(sizeof(ReadLocalXLogPageNoWaitPrivate));
-	reader = XLogReaderAllocate(wal_segment_size, NULL,
-								XL_ROUTINE(.page_read = &read_local_xlog_page_no_wait,
-										   .segment_open = &wal_segment_open,
-										   .segment_close = &wal_segment_close),
-								priv);
-	if (reader == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Failed while allocating a WAL reading processor.")));
-
-	first = XLogFindNextRecord(reader, from);
-	if (XLogRecPtrIsInvalid(first))
+	PG_TRY();
 	{
-		if (!priv->end_of_wal)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("forst: could not find a valid WAL record at or after %X/%X",
-							LSN_FORMAT_ARGS(from)),
-					 errdetail("forst replays its WAL records from the restart LSN of replication slot \"%s\".",
-							   FORST_SLOT_NAME)));
+		n = replay_passes(from, upto, end, cxt);
 	}
-	else
+	PG_FINALLY();
 	{
-		for (;;)
-		{
-			char	   *errormsg = NULL;
-			XLogRecord *rec;
-
-			CHECK_FOR_INTERRUPTS();
-			rec = XLogReadRecord(reader, &errormsg);
-			if (rec == NULL)
-			{
-				if (priv->end_of_wal)
-					break;
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("forst: could not read WAL at %X/%X: %s",
-								LSN_FORMAT_ARGS(reader->EndRecPtr),
-								errormsg ? errormsg : "unknown error")));
-			}
-			if (!XLogRecPtrIsInvalid(upto) && reader->ReadRecPtr >= upto)
-				break;
-			*end = reader->EndRecPtr;
-			if (XLogRecGetRmid(reader) == FORST_RMGR_ID)
-			{
-				forst_replay_record(reader);
-				n++;
-			}
-		}
+		drops_ahead = NULL;
 	}
-	XLogReaderFree(reader);
+	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return n;

@@ -553,6 +553,13 @@ forst_wal_catchup_before(XLogRecPtr upto)
 	LWLockRelease(walsh->lock);
 }
 
+/* Whether this process is doing the catch-up replay (not the startup's). */
+bool
+forst_wal_in_catchup(void)
+{
+	return in_catchup && !AmStartupProcess();
+}
+
 /*
  * Whether the catch-up replay is done.  The flush and compaction workers do
  * nothing before: the replay frees and reuses the memtables it rebuilds,
