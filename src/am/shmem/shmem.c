@@ -35,6 +35,7 @@ void		(*forst_table_gate_hook) (const RelFileNode *rnode) = NULL;
 
 /* Set in the flush and compaction workers, which never wait for memtable memory. */
 bool		forst_in_flush_worker = false;
+bool		forst_in_catchup_replay = false;
 
 HTAB	   *forst_tables = NULL;
 
@@ -502,7 +503,7 @@ wait_for_slab(void)
 	 * instead of waiting for ever; the next use of a forst table tries
 	 * again (what was replayed so far stays, and is skipped then).
 	 */
-	if (forst_wal_in_catchup())
+	if (forst_in_catchup_replay && !AmStartupProcess())
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("forst: the WAL catch-up after start-up needs more memtable memory than there is"),
@@ -590,7 +591,7 @@ slab_take(ForstTableShared *ts)
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
 	slab = forst_shared->free_head;
 	/* past the pool only for WAL replay (shmem/shmem.h), catch-up too */
-	if (slab >= 0 && !AmStartupProcess() && !forst_wal_in_catchup() &&
+	if (slab >= 0 && !AmStartupProcess() && !forst_in_catchup_replay &&
 		forst_shared->nslabs - forst_shared->nfree >= forst_shared->pool_slabs)
 		slab = -1;
 	if (slab >= 0)

@@ -328,6 +328,14 @@ extern int	forst_tables_to_flush(ForstTableScan *scan, RelFileNode *out,
 extern bool forst_in_flush_worker;
 
 /*
+ * Set by wal/wal.c while this backend replays the WAL catch-up after a
+ * start (not in the startup process): it may take memtables past the
+ * pool, and fails rather than wait for memory that only a flush after the
+ * catch-up would free.
+ */
+extern bool forst_in_catchup_replay;
+
+/*
  * Called before anyone uses a table's memtables, which are whole only
  * after the WAL catch-up: wal/wal.c installs its catch-up here at load.
  */

@@ -524,6 +524,7 @@ do_catchup(XLogRecPtr upto)
 		return;
 	}
 	in_catchup = true;
+	forst_in_catchup_replay = !AmStartupProcess();
 	PG_TRY();
 	{
 		n = forst_replay_range(restart, upto, &end);
@@ -531,6 +532,7 @@ do_catchup(XLogRecPtr upto)
 	PG_FINALLY();
 	{
 		in_catchup = false;
+		forst_in_catchup_replay = false;
 	}
 	PG_END_TRY();
 	ereport(LOG,
@@ -551,13 +553,6 @@ forst_wal_catchup_before(XLogRecPtr upto)
 		pg_atomic_write_u32(&walsh->ready, 1);
 	}
 	LWLockRelease(walsh->lock);
-}
-
-/* Whether this process is doing the catch-up replay (not the startup's). */
-bool
-forst_wal_in_catchup(void)
-{
-	return in_catchup && !AmStartupProcess();
 }
 
 /*

@@ -106,7 +106,6 @@ extern void forst_wal_log_manifest(const RelFileNode *rnode, uint64 version,
 								   XLogRecPtr covered_lsn);
 extern void forst_wal_ensure_ready(void);
 extern bool forst_wal_ready(void);
-extern bool forst_wal_in_catchup(void);
 extern void forst_wal_advance_slot(XLogRecPtr flushed_upto);
 extern void forst_wal_catchup_before(XLogRecPtr upto);
 extern void forst_wal_redo_ensure_slot(void);
