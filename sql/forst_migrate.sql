@@ -289,7 +289,7 @@ SELECT * FROM mig_text WHERE k = 'B';
 -- refusals: SQLSTATE 0A000 and a hint
 \set VERBOSITY default
 \set SHOW_CONTEXT never
-CREATE TABLE mig_uniq (k int PRIMARY KEY, u int UNIQUE);
+CREATE TABLE mig_uniq (k int PRIMARY KEY, u int, EXCLUDE USING btree (u WITH =));
 ALTER TABLE mig_uniq SET ACCESS METHOD forst;
 \echo :LAST_ERROR_SQLSTATE
 CREATE TABLE mig_idx (k int PRIMARY KEY, v int);

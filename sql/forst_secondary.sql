@@ -159,7 +159,7 @@ RESET enable_seqscan;
 -- refusals
 \set VERBOSITY default
 \set SHOW_CONTEXT never
-CREATE UNIQUE INDEX ON s (b, d);
+ALTER TABLE s ADD CONSTRAINT s_bd_u UNIQUE (b, d) DEFERRABLE;
 CREATE INDEX ON s USING hash (a);
 CREATE INDEX CONCURRENTLY ON s (a);
 CREATE INDEX ON s ((a + 1));

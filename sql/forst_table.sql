@@ -96,8 +96,6 @@ COPY (SELECT * FROM clicks WHERE user_id >= 500 ORDER BY user_id) TO stdout;
 
 -- refused, with reasons
 CREATE INDEX ON clicks USING hash (n);
-CREATE UNIQUE INDEX ON clicks (n);
-CREATE TABLE u (a int UNIQUE, b int) USING forst;
 CREATE TABLE t_inet (k inet PRIMARY KEY) USING forst;
 CREATE TEMP TABLE t_tmp (k int PRIMARY KEY) USING forst;
 -- under default_table_access_method = forst: a temporary table (also by

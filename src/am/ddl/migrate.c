@@ -59,14 +59,15 @@
  * storage of a table leaving forst when it commits (ddl/pending.c: the
  * transient table owns it when it is dropped).
  *
- * The other indexes switch the same way: a table's plain btrees become
- * forst secondary indexes (tableam/secondary.h), a forst table's secondary
- * indexes btrees; the rewrite rebuilds them too.
+ * The other indexes switch the same way: a table's plain btrees (UNIQUE
+ * ones and UNIQUE constraints too) become forst secondary indexes
+ * (tableam/secondary.h), a forst table's secondary indexes btrees; the
+ * rewrite rebuilds them too.
  *
  * What forst cannot hold is refused before anything changes, with SQLSTATE
  * 0A000 and a hint: indexes other than plain btrees (tableam/secondary.h
- * says which: not UNIQUE, not partial, not on expressions), UNIQUE and
- * exclusion constraints, foreign keys referencing the table, key columns
+ * says which: not deferrable, not partial, not on expressions), exclusion
+ * constraints, foreign keys referencing the table, key columns
  * of types forst cannot encode or of collations other than "C" (the hint
  * says how to change the collation first: that changes how the column
  * sorts and compares, which the user should decide, and PostgreSQL's ALTER
@@ -271,14 +272,13 @@ refuse_other_index(Relation rel, Oid indexoid)
 			ReleaseSysCache(tup);
 		}
 	}
-	if (contype == CONSTRAINT_UNIQUE || contype == CONSTRAINT_EXCLUSION)
+	if (contype == CONSTRAINT_EXCLUSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot change the access method of table \"%s\" to forst: it has %s constraint \"%s\"",
+				 errmsg("cannot change the access method of table \"%s\" to forst: it has exclusion constraint \"%s\"",
 						RelationGetRelationName(rel),
-						contype == CONSTRAINT_UNIQUE ? "UNIQUE" : "exclusion",
 						get_constraint_name(conoid)),
-				 errdetail("forst tables support a PRIMARY KEY but no other unique or exclusion constraint."),
+				 errdetail("forst tables support no exclusion constraints."),
 				 errhint("Drop the constraint first (ALTER TABLE %s DROP CONSTRAINT %s), or make its columns the primary key.",
 						 quote_identifier(RelationGetRelationName(rel)),
 						 quote_identifier(get_constraint_name(conoid)))));
@@ -286,7 +286,7 @@ refuse_other_index(Relation rel, Oid indexoid)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot change the access method of table \"%s\" to forst: it has index \"%s\"",
 					RelationGetRelationName(rel), idxname),
-			 errdetail("Besides its primary key, a forst table can have indexes on plain columns, without UNIQUE or WHERE: the btree ones become forst indexes."),
+			 errdetail("Besides its primary key, a forst table can have btree indexes on plain columns, without WHERE, and immediate UNIQUE constraints: they become forst indexes."),
 			 errhint("Drop the index first (DROP INDEX %s), then change the access method.",
 					 quote_identifier(idxname))));
 }
@@ -309,8 +309,22 @@ check_other_index(Relation rel, Oid indexoid)
 	Relation	idx;
 	ErrorContextCallback cb;
 
-	if (OidIsValid(get_index_constraint(indexoid)))
-		refuse_other_index(rel, indexoid);
+	Oid			conoid = get_index_constraint(indexoid);
+
+	/* a UNIQUE constraint's index becomes a unique secondary index */
+	if (OidIsValid(conoid))
+	{
+		HeapTuple	tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(conoid));
+		char		contype = 0;
+
+		if (HeapTupleIsValid(tup))
+		{
+			contype = ((Form_pg_constraint) GETSTRUCT(tup))->contype;
+			ReleaseSysCache(tup);
+		}
+		if (contype != CONSTRAINT_UNIQUE)
+			refuse_other_index(rel, indexoid);
+	}
 	idx = index_open(indexoid, AccessShareLock);
 	if (idx->rd_rel->relam != BTREE_AM_OID)
 	{

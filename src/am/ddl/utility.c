@@ -10,9 +10,10 @@
  * on a forst table, this hook sets the constraint's access method to
  * forst_key.  Key columns of collatable types get COLLATE "C" unless the
  * statement says otherwise (forst keys compare bytes; another collation is
- * refused when the key is built).  What forst cannot honour is refused
- * here with a clear error: other unique constraints, and indexes of any
- * other kind.  ALTER TABLE ... SET ACCESS METHOD to or from forst is
+ * refused when the key is built).  Other indexes and UNIQUE constraints
+ * become forst_key secondary indexes (keys/index_entry.h).  What forst
+ * cannot honour is refused here with a clear error: deferrable and
+ * exclusion constraints, and indexes of any other kind.  ALTER TABLE ... SET ACCESS METHOD to or from forst is
  * ddl/migrate.c's.
  *
  *-------------------------------------------------------------------------
@@ -143,10 +144,34 @@ static void
 rewrite_constraint(Constraint *con, List **keycols, bool partitioned)
 {
 	if (con->contype == CONSTR_UNIQUE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("forst tables support a PRIMARY KEY but no other UNIQUE constraint"),
-				 errhint("Make the unique columns the table's primary key, or use a heap table.")));
+	{
+		/* a unique secondary index (write/index_entries.h) */
+		if (partitioned)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a partitioned table keyed by forst supports no UNIQUE constraint besides its primary key"),
+					 errhint("Add the constraint to each partition.")));
+		if (con->indexname != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("ADD UNIQUE USING INDEX is not supported on forst tables"),
+					 errhint("Declare the constraint with ADD UNIQUE (columns).")));
+		if (con->access_method != NULL &&
+			strcmp(con->access_method, "btree") != 0 &&
+			strcmp(con->access_method, "forst_key") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a UNIQUE constraint of a forst table must use access method forst_key, not %s",
+							con->access_method)));
+		if (con->deferrable)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a UNIQUE constraint of a forst table cannot be DEFERRABLE"),
+					 errdetail("forst checks a unique constraint when the row is written."),
+					 errhint("Declare the constraint without DEFERRABLE.")));
+		con->access_method = pstrdup("forst_key");
+		return;
+	}
 	if (con->contype == CONSTR_EXCLUSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -224,6 +249,12 @@ rewrite_create(CreateStmt *stmt, bool partitioned)
 			/* a column's DEFERRABLE is a node after the constraint's */
 			if (con->contype == CONSTR_ATTR_DEFERRABLE && prev == CONSTR_PRIMARY)
 				refuse_deferrable_key();
+			if (con->contype == CONSTR_ATTR_DEFERRABLE && prev == CONSTR_UNIQUE)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("a UNIQUE constraint of a forst table cannot be DEFERRABLE"),
+						 errdetail("forst checks a unique constraint when the row is written."),
+						 errhint("Declare the constraint without DEFERRABLE.")));
 			prev = con->contype;
 			if (con->contype == CONSTR_PRIMARY)
 			{
@@ -323,12 +354,16 @@ check_index_stmt(IndexStmt *stmt)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("CREATE INDEX CONCURRENTLY is not supported on forst tables"),
 				 errhint("Use CREATE INDEX, which blocks writes to the table (not reads) while it runs.")));
-	if (stmt->unique || stmt->primary || stmt->isconstraint)
+	if (stmt->primary)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("forst tables support no unique indexes besides their primary key"),
-				 errdetail("A forst table enforces uniqueness only on its primary key."),
-				 errhint("Make the columns the primary key, or create the index without UNIQUE.")));
+				 errmsg("the primary key of a forst table must use access method forst_key")));
+	if (stmt->deferrable)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a UNIQUE constraint of a forst table cannot be DEFERRABLE"),
+				 errdetail("forst checks a unique constraint when the row is written."),
+				 errhint("Declare the constraint without DEFERRABLE.")));
 	stmt->accessMethod = pstrdup("forst_key");
 }
 

@@ -28,6 +28,8 @@ forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
 {
 	s->indexoid = RelationGetRelid(index);
 	s->natts = index->rd_index->indnkeyatts;
+	s->unique = index->rd_index->indisunique;
+	s->nulls_not_distinct = index->rd_index->indnullsnotdistinct;
 	for (int i = 0; i < s->natts; i++)
 	{
 		AttrNumber	attnum = index->rd_index->indkey.values[i];
@@ -99,13 +101,19 @@ forst_check_index_columns(Relation heap, Relation index)
 	Form_pg_index ix = index->rd_index;
 	const char *name = RelationGetRelationName(index);
 
-	if (ix->indisunique || ix->indisexclusion)
+	if (ix->indisexclusion)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: it is unique",
+				 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: it is an exclusion constraint",
 						name, RelationGetRelationName(heap)),
-				 errdetail("A forst table enforces uniqueness only on its primary key."),
-				 errhint("Make the columns the primary key, or create the index without UNIQUE.")));
+				 errhint("Use a heap table for exclusion constraints.")));
+	if (ix->indisunique && !ix->indimmediate)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: its unique constraint is deferrable",
+						name, RelationGetRelationName(heap)),
+				 errdetail("A forst table checks a unique constraint on its secondary index when it writes the row."),
+				 errhint("Declare the constraint without DEFERRABLE.")));
 	if (!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

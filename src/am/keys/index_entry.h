@@ -58,6 +58,8 @@ typedef struct ForstSecondary
 	ForstKeyEncodeFn encode[INDEX_MAX_KEYS];	/* their types' encoders */
 	bool		bytewise[INDEX_MAX_KEYS];	/* the index's collation orders
 											 * as the encoding does */
+	bool		unique;			/* UNIQUE (write/index_entries.h) */
+	bool		nulls_not_distinct; /* UNIQUE NULLS NOT DISTINCT */
 } ForstSecondary;
 
 /*
@@ -73,7 +75,8 @@ extern void forst_secondary_describe(Relation heap, Relation index,
 
 /*
  * Refuses what a secondary index of a forst table cannot be (0A000):
- * unique, partial, on expressions, on columns forst cannot encode.
+ * deferrable unique, exclusion, partial, on expressions, on columns forst
+ * cannot encode.
  */
 extern void forst_check_index_columns(Relation heap, Relation index);
 

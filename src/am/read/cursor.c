@@ -639,7 +639,7 @@ forst_cursor_next(ForstCursor *c)
 		resetStringInfo(&c->decided);
 		appendBinaryStringInfo(&c->decided, e.user_part.data, e.user_part.len);
 		c->have_decided = true;
-		if (e.hdr.flags & FST_ENTRY_TOMBSTONE)
+		if ((e.hdr.flags & FST_ENTRY_TOMBSTONE) && !c->with_tombstones)
 			continue;
 		if (c->expiry.active && forst_row_expired(&c->expiry, e.payload))
 			continue;

@@ -69,6 +69,9 @@ typedef struct ForstCursor
 	bool		backward;		/* reading backward (forst_cursor_seek_back,
 								 * or forst_cursor_prev turned it around) */
 	bool		exhausted;		/* the last read found no row */
+	bool		with_tombstones;	/* forst_cursor_next returns a key whose
+									 * chosen version is a tombstone too (set
+									 * after opening; forward reads only) */
 	StringInfoData back_key;	/* backward: the chosen version of the row */
 	StringInfoData back_val;	/* being read, copied (see cursor.c) */
 	MemoryContext mcxt;			/* holds the cursor; deleted by close */

@@ -133,11 +133,26 @@ fkey_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
 {
 	/*
 	 * The table AM wrote the row at its key and checked uniqueness.  For a
-	 * speculative insertion (ON CONFLICT) it wrote nothing if the key was
-	 * taken, and the executor learns that here.
+	 * speculative insertion (ON CONFLICT) it wrote nothing if the key or a
+	 * unique value was taken, and the executor learns that here: from an
+	 * arbiter (UNIQUE_CHECK_PARTIAL) as a conflict, from another unique
+	 * index as a unique violation.
 	 */
-	if (checkUnique == UNIQUE_CHECK_PARTIAL)
-		return forst_spec_index_ok(heap, tid);
+	if ((checkUnique == UNIQUE_CHECK_PARTIAL || checkUnique == UNIQUE_CHECK_YES) &&
+		forst_spec_conflicts(index, heap, tid))
+	{
+		char	   *desc;
+
+		if (checkUnique == UNIQUE_CHECK_PARTIAL)
+			return false;
+		desc = BuildIndexValueDescription(index, values, isnull);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("duplicate key value violates unique constraint \"%s\"",
+						RelationGetRelationName(index)),
+				 desc ? errdetail("Key %s already exists.", desc) : 0,
+				 errtableconstraint(heap, RelationGetRelationName(index))));
+	}
 	return true;
 }
 

@@ -8,6 +8,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/itup.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
@@ -32,6 +33,118 @@
 #include "am/write/dml.h"
 #include "am/write/index_entries.h"
 #include "lsm/ikey.h"
+
+/*
+ * A UNIQUE index just built: its entries in index order, where equal
+ * values are next to each other.  Two live rows with equal values (not
+ * counting NULLs, unless NULLS NOT DISTINCT) fail the build, as btree's
+ * does.  Entries that are not of a live row with their values (of an
+ * expired row, say) do not count; rows are looked up only for runs of
+ * equal values.
+ */
+static void
+check_unique_build(Relation heap, Relation index, ForstSecondary *s,
+				   ForstTableShared *ts)
+{
+	SnapshotData dirty;
+	StringInfoData lo;
+	StringInfoData hi;
+	StringInfoData run_cols;	/* the values of the current run */
+	StringInfoData run_row;		/* its first row, or the live one */
+	int			run_state = 0;	/* of run_row: 0 not known, 1 live, -1 not */
+	bool		have_run = false;
+	ForstExpiry x;
+	ForstCursor *c;
+
+	forst_expiry_get(heap, &x);
+	InitDirtySnapshot(dirty);
+	initStringInfo(&lo);
+	initStringInfo(&hi);
+	initStringInfo(&run_cols);
+	initStringInfo(&run_row);
+	forst_index_entry_head(&lo, s->indexoid);
+	appendBinaryStringInfo(&hi, lo.data, lo.len);
+	if (!forst_key_successor_prefix(&hi))
+		elog(ERROR, "forst: no range for the entries of index %u", s->indexoid);
+	c = forst_cursor_open(heap, &dirty, ts, fst_slice(lo.data, lo.len),
+						  fst_slice(hi.data, hi.len), false);
+	forst_cursor_seek(c, fst_slice(lo.data, lo.len), fst_slice(hi.data, hi.len));
+	while (forst_cursor_next(c))
+	{
+		FstSlice	cols,
+					row;
+		ForstLoc	loc;
+		ForstIndexRow r = {0};
+
+		CHECK_FOR_INTERRUPTS();
+		if (!forst_index_entry_split(c->cur.entry.user_key, &cols, &row))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: malformed entry of index \"%s\"",
+							RelationGetRelationName(index))));
+		if (!have_run || cols.len != (size_t) run_cols.len ||
+			memcmp(cols.data, run_cols.data, cols.len) != 0)
+		{
+			have_run = true;
+			resetStringInfo(&run_cols);
+			appendBinaryStringInfo(&run_cols, cols.data, cols.len);
+			resetStringInfo(&run_row);
+			appendBinaryStringInfo(&run_row, row.data, row.len);
+			run_state = 0;
+			continue;
+		}
+		/* one column, NULL: never equal (the common case of many NULLs) */
+		if (s->natts == 1 && cols.data[0] == FORST_INDEX_NULL &&
+			!s->nulls_not_distinct)
+			continue;
+		if (run_state == 0)
+			run_state = forst_index_row_has(heap, ts, s, &x,
+											fst_slice(run_row.data, run_row.len),
+											cols, &loc, NULL) ? 1 : -1;
+		if (!forst_index_row_has(heap, ts, s, &x, row, cols, &loc, &r))
+			continue;
+		if (run_state < 0)
+		{
+			/* the first live row of the run */
+			resetStringInfo(&run_row);
+			appendBinaryStringInfo(&run_row, row.data, row.len);
+			run_state = 1;
+			forst_index_row_free(&r);
+			continue;
+		}
+		{
+			Datum		values[INDEX_MAX_KEYS];
+			bool		isnull[INDEX_MAX_KEYS];
+			bool		anynull = false;
+			char	   *desc;
+
+			for (int i = 0; i < s->natts; i++)
+			{
+				values[i] = r.values[s->attnums[i] - 1];
+				isnull[i] = r.isnull[s->attnums[i] - 1];
+				anynull |= isnull[i];
+			}
+			if (anynull && !s->nulls_not_distinct)
+			{
+				forst_index_row_free(&r);
+				continue;
+			}
+			desc = BuildIndexValueDescription(index, values, isnull);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("could not create unique index \"%s\"",
+							RelationGetRelationName(index)),
+					 desc ? errdetail("Key %s is duplicated.", desc) :
+					 errdetail("Duplicate keys exist."),
+					 errtableconstraint(heap, RelationGetRelationName(index))));
+		}
+	}
+	forst_cursor_close(c);
+	pfree(lo.data);
+	pfree(hi.data);
+	pfree(run_cols.data);
+	pfree(run_row.data);
+}
 
 IndexBuildResult *
 forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
@@ -102,6 +215,8 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) n);
 	pfree(e.data);
 	pfree(up.data);
+	if (s.unique)
+		check_unique_build(heap, index, &s, ts);
 
 	/* index_build sets pg_index.indcheckxmin (not for a REINDEX) */
 	indexInfo->ii_BrokenHotChain = true;
@@ -526,7 +641,7 @@ secondary_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
 	{
 		IndexOptInfo *info = lfirst(lc);
 
-		if (info->unique || info->sortopfamily == NULL)
+		if (info->sortopfamily == NULL)
 			continue;
 		if (!OidIsValid(forst_key_am))
 			forst_key_am = get_index_am_oid("forst_key", true);

@@ -410,17 +410,17 @@ forst_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 
 /*
  * ON CONFLICT (see write/onconflict.c): the row is written only if its key
- * is free, and then for good; fkey_insert reports a conflict to the
- * executor, and there is never a row to take back.
+ * and its unique values are free, and then for good; fkey_insert reports a
+ * conflict to the executor, and there is never a row to take back.
  */
 static void
 forst_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
 							   CommandId cid, int options,
 							   BulkInsertState bistate, uint32 specToken)
 {
-	bool		inserted = forst_insert_row_speculative(rel, slot, cid);
+	Oid			conflict_index = forst_insert_row_speculative(rel, slot, cid);
 
-	forst_spec_begin(rel, &slot->tts_tid, !inserted);
+	forst_spec_begin(rel, &slot->tts_tid, conflict_index);
 }
 
 static void

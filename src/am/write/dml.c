@@ -303,7 +303,8 @@ pin_for_triggers(Relation rel)
  * slot's TID at the live row and returns false.
  */
 static bool
-insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
+insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative,
+		   Oid *conflict_index)
 {
 	ForstRelInfo *info = forst_relinfo(rel);
 	ForstTableShared *ts = forst_table_for_write(rel);
@@ -312,6 +313,9 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 	ForstNewest newest;
 	ForstLoc	loc;
 	ForstExpiry x;
+	ForstIndexRow nr = {0};
+	ForstUniqueLocks ulocks;
+	ForstUniqueConflict conflict;
 
 	pin_for_triggers(rel);
 	forst_expiry_get(rel, &x);
@@ -330,20 +334,39 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 				report_unique_violation(rel, info, &up);
 			forst_tid_set(&slot->tts_tid, &newest.loc);
 			slot->tts_tableOid = RelationGetRelid(rel);
+			*conflict_index = info->pkindex;
 			pfree(row);
 			pfree(up.data);
 			return false;
 		}
 	}
+
+	/* unique secondary indexes: checked, their values locked */
+	ulocks.n = 0;
+	if (info->nsecondary > 0)
+		forst_index_row(rel, (const char *) row, row->t_len, &nr);
+	if (forst_has_unique_secondary(info) &&
+		!forst_index_unique_lock(rel, ts, info, NULL, NULL, &nr, &up,
+								 !speculative, &ulocks, &conflict))
+	{
+		if (info->codec)
+			forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
+		forst_tid_set(&slot->tts_tid, &conflict.loc);
+		slot->tts_tableOid = RelationGetRelid(rel);
+		*conflict_index = conflict.indexoid;
+		forst_index_row_free(&nr);
+		pfree(row);
+		pfree(up.data);
+		return false;
+	}
+
 	put_version(ts, &up, 0, cid, row, &loc);
 	if (info->nsecondary > 0)
 	{
-		ForstIndexRow nr;
-
-		forst_index_row(rel, (const char *) row, row->t_len, &nr);
 		forst_index_entries_write(rel, ts, info, cid, NULL, NULL, &nr, &up);
 		forst_index_row_free(&nr);
 	}
+	forst_index_unique_release(rel, &ulocks);
 	if (info->codec)
 		forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
 
@@ -354,19 +377,25 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative)
 	pgstat_count_heap_insert(rel, 1);
 	pfree(row);
 	pfree(up.data);
+	*conflict_index = InvalidOid;
 	return true;
 }
 
 void
 forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 {
-	(void) insert_row(rel, slot, cid, false);
+	Oid			conflict_index;
+
+	(void) insert_row(rel, slot, cid, false, &conflict_index);
 }
 
-bool
+Oid
 forst_insert_row_speculative(Relation rel, TupleTableSlot *slot, CommandId cid)
 {
-	return insert_row(rel, slot, cid, true);
+	Oid			conflict_index;
+
+	(void) insert_row(rel, slot, cid, true, &conflict_index);
+	return conflict_index;
 }
 
 static bool
@@ -586,6 +615,8 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	ForstLoc	loc;
 	uint64		old_seq;
 	ForstIndexRow old = {0};
+	ForstIndexRow nr = {0};
+	ForstUniqueLocks ulocks;
 
 	pin_for_triggers(rel);
 	forst_fetch_or_error(rel, otid, &v);
@@ -651,6 +682,21 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 			forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
 			report_unique_violation(rel, info, &new_up);
 		}
+	}
+
+	/*
+	 * Unique secondary indexes whose value changes: checked and locked
+	 * after the row's keys, as an insert does.
+	 */
+	ulocks.n = 0;
+	if (info->nsecondary > 0)
+		forst_index_row(rel, (const char *) row, row->t_len, &nr);
+	if (forst_has_unique_secondary(info))
+		(void) forst_index_unique_lock(rel, ts, info, &old, &old_up, &nr,
+									   &new_up, true, &ulocks, NULL);
+
+	if (key_changed)
+	{
 		forst_put_entry(ts, &old_up, FST_ENTRY_TOMBSTONE | FST_ENTRY_MOVED, cid,
 				  new_up.data, new_up.len, &loc);
 		put_version(ts, &new_up, 0, cid, row, &loc);
@@ -660,13 +706,11 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		put_version(ts, &old_up, 0, cid, row, &loc);
 	if (info->nsecondary > 0)
 	{
-		ForstIndexRow nr;
-
-		forst_index_row(rel, (const char *) row, row->t_len, &nr);
 		forst_index_entries_write(rel, ts, info, cid, &old, &old_up, &nr, &new_up);
 		forst_index_row_free(&nr);
 		forst_index_row_free(&old);
 	}
+	forst_index_unique_release(rel, &ulocks);
 	relocate_row(rel, ts, otid, &old_up, old_seq);
 	forst_unlock_key(rel, fst_slice(old_up.data, old_up.len), mode);
 	/* the version written stands for any row lock this level kept */

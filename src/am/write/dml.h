@@ -72,7 +72,13 @@ extern bool forst_locked_newest(Relation rel, FstSlice user_part,
 
 /* write/dml.c */
 extern void forst_insert_row(Relation rel, TupleTableSlot *slot, CommandId cid);
-extern bool forst_insert_row_speculative(Relation rel, TupleTableSlot *slot,
+/*
+ * An INSERT ... ON CONFLICT's row: written if its key and the values of its
+ * unique secondary indexes are free (returns InvalidOid), else nothing is
+ * written and the slot's TID names the row that holds what is taken, in
+ * the index returned (the primary key's or a unique secondary's).
+ */
+extern Oid	forst_insert_row_speculative(Relation rel, TupleTableSlot *slot,
 										 CommandId cid);
 extern TM_Result forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 								  Snapshot crosscheck, bool wait,

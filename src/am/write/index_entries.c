@@ -7,15 +7,22 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "am/keys/index_entry.h"
+#include "am/keys/tid.h"
+#include "am/read/point.h"
 #include "am/read/cursor.h"
 #include "am/write/dml.h"
 #include "am/write/index_entries.h"
+#include "am/write/key_locks.h"
 #include "lsm/ikey.h"
 
 void
@@ -90,6 +97,251 @@ forst_index_entries_write(Relation rel, ForstTableShared *ts,
 	}
 	pfree(a.data);
 	pfree(b.data);
+}
+
+/* ---------------------------------------------------------------------- */
+/* UNIQUE secondary indexes                                                */
+
+bool
+forst_has_unique_secondary(ForstRelInfo *info)
+{
+	for (int i = 0; i < info->nsecondary; i++)
+		if (info->secondary[i].unique)
+			return true;
+	return false;
+}
+
+static inline bool
+slice_is(FstSlice a, StringInfo b)
+{
+	return b != NULL && a.len == (size_t) b->len &&
+		memcmp(a.data, b->data, a.len) == 0;
+}
+
+bool
+forst_index_row_has(Relation rel, ForstTableShared *ts,
+					const ForstSecondary *s, const ForstExpiry *x,
+					FstSlice row, FstSlice cols, ForstLoc *loc,
+					ForstIndexRow *r)
+{
+	ForstNewest newest;
+	ItemPointerData tid;
+	ForstVersion v;
+	ForstIndexRow mine = {0};
+	StringInfoData enc;
+	bool		has;
+
+	forst_find_newest(ts, row, &newest);
+	if (!newest.found || (newest.hdr.flags & FST_ENTRY_TOMBSTONE))
+		return false;
+	forst_tid_set(&tid, &newest.loc);
+	if (!forst_fetch_version(rel, &tid, &v))
+		return false;
+	if (x->active && forst_row_expired(x, v.entry.payload))
+	{
+		forst_version_free(&v);
+		return false;
+	}
+	if (r == NULL)
+		r = &mine;
+	forst_index_row(rel, v.entry.payload.data, v.entry.payload.len, r);
+	forst_version_free(&v);
+	initStringInfo(&enc);
+	forst_index_entry_columns(s, r->values, r->isnull, &enc);
+	has = (size_t) enc.len == cols.len && memcmp(enc.data, cols.data, cols.len) == 0;
+	pfree(enc.data);
+	forst_index_row_free(&mine);
+	*loc = newest.loc;
+	return has;
+}
+
+typedef enum UniqueState
+{
+	UNIQUE_FREE,				/* no other live row has the value */
+	UNIQUE_WAIT,				/* wait for *xwait (if valid), then again */
+	UNIQUE_TAKEN				/* another row has it: *taken */
+} UniqueState;
+
+/*
+ * The entries of s whose columns are prefix's (see index_entries.h), the
+ * rows at old_up and new_up aside.
+ */
+static UniqueState
+unique_scan(Relation rel, ForstTableShared *ts, const ForstSecondary *s,
+			const ForstExpiry *x, StringInfo prefix, StringInfo old_up,
+			StringInfo new_up, TransactionId *xwait, ForstLoc *taken)
+{
+	SnapshotData dirty;
+	StringInfoData hi;
+	ForstCursor *c;
+	FstSlice	lo = fst_slice(prefix->data, prefix->len);
+	size_t		ncols = prefix->len - FORST_INDEX_ENTRY_HEAD;
+	UniqueState st = UNIQUE_FREE;
+
+	InitDirtySnapshot(dirty);
+	initStringInfo(&hi);
+	appendBinaryStringInfo(&hi, prefix->data, prefix->len);
+	if (!forst_key_successor_prefix(&hi))
+		elog(ERROR, "forst: no range for the entries of index %u", s->indexoid);
+	c = forst_cursor_open(rel, &dirty, ts, lo, fst_slice(hi.data, hi.len), false);
+	c->with_tombstones = true;
+	forst_cursor_seek(c, lo, fst_slice(hi.data, hi.len));
+	while (forst_cursor_next(c))
+	{
+		const FstEntry *e = &c->cur.entry;
+		TransactionId xid = e->hdr.xid;
+		FstSlice	cols,
+					row;
+
+		if (!forst_index_entry_split(e->user_key, &cols, &row))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("forst: malformed entry of index %u in table \"%s\"",
+							s->indexoid, RelationGetRelationName(rel))));
+		if (cols.len != ncols || slice_is(row, old_up) || slice_is(row, new_up))
+			continue;
+		if (!(e->hdr.flags & (FST_ENTRY_FROZEN | FST_ENTRY_COMMITTED)) &&
+			!TransactionIdIsCurrentTransactionId(xid))
+		{
+			if (TransactionIdIsInProgress(xid))
+			{
+				*xwait = xid;
+				st = UNIQUE_WAIT;
+				break;
+			}
+			if (!TransactionIdDidCommit(xid))
+			{
+				/* aborted since the cursor chose it: read again */
+				*xwait = InvalidTransactionId;
+				st = UNIQUE_WAIT;
+				break;
+			}
+		}
+		if (e->hdr.flags & FST_ENTRY_TOMBSTONE)
+			continue;
+		if (forst_index_row_has(rel, ts, s, x, row, cols, taken, NULL))
+		{
+			st = UNIQUE_TAKEN;
+			break;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	forst_cursor_close(c);
+	pfree(hi.data);
+	return st;
+}
+
+void
+forst_index_unique_release(Relation rel, ForstUniqueLocks *locks)
+{
+	for (int i = 0; i < locks->n; i++)
+	{
+		forst_unlock_key(rel, fst_slice(locks->prefix[i].data,
+										locks->prefix[i].len),
+						 AccessExclusiveLock);
+		pfree(locks->prefix[i].data);
+	}
+	locks->n = 0;
+}
+
+static void
+report_violation(Relation rel, const ForstSecondary *s, ForstIndexRow *r)
+{
+	Relation	index = index_open(s->indexoid, AccessShareLock);
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	char	   *desc;
+
+	for (int i = 0; i < s->natts; i++)
+	{
+		values[i] = r->values[s->attnums[i] - 1];
+		isnull[i] = r->isnull[s->attnums[i] - 1];
+	}
+	desc = BuildIndexValueDescription(index, values, isnull);
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(index)),
+			 desc ? errdetail("Key %s already exists.", desc) : 0,
+			 errtableconstraint(rel, RelationGetRelationName(index))));
+}
+
+bool
+forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
+						ForstIndexRow *old, StringInfo old_up,
+						ForstIndexRow *new, StringInfo new_up, bool raise,
+						ForstUniqueLocks *locks, ForstUniqueConflict *conflict)
+{
+	ForstExpiry x;
+	StringInfoData a;
+
+	locks->n = 0;
+	forst_expiry_get(rel, &x);
+	initStringInfo(&a);
+	for (;;)
+	{
+		bool		again = false;
+
+		for (int i = 0; i < info->nsecondary && !again; i++)
+		{
+			const ForstSecondary *s = &info->secondary[i];
+			StringInfo	prefix;
+			TransactionId xwait = InvalidTransactionId;
+			ForstLoc	taken;
+			bool		null = false;
+
+			if (!s->unique)
+				continue;
+			for (int k = 0; k < s->natts; k++)
+				null |= new->isnull[s->attnums[k] - 1];
+			if (null && !s->nulls_not_distinct)
+				continue;
+			prefix = &locks->prefix[locks->n];
+			initStringInfo(prefix);
+			forst_index_entry_head(prefix, s->indexoid);
+			forst_index_entry_columns(s, new->values, new->isnull, prefix);
+			if (old)
+			{
+				/* an update that keeps the value: nothing new to check */
+				resetStringInfo(&a);
+				forst_index_entry_head(&a, s->indexoid);
+				forst_index_entry_columns(s, old->values, old->isnull, &a);
+				if (a.len == prefix->len &&
+					memcmp(a.data, prefix->data, a.len) == 0)
+				{
+					pfree(prefix->data);
+					continue;
+				}
+			}
+			forst_lock_key(rel, fst_slice(prefix->data, prefix->len),
+						   AccessExclusiveLock);
+			locks->n++;
+			switch (unique_scan(rel, ts, s, &x, prefix, old_up, new_up,
+								&xwait, &taken))
+			{
+				case UNIQUE_FREE:
+					break;
+				case UNIQUE_WAIT:
+					forst_index_unique_release(rel, locks);
+					if (TransactionIdIsValid(xwait))
+						XactLockTableWait(xwait, rel, NULL, XLTW_InsertIndex);
+					again = true;
+					break;
+				case UNIQUE_TAKEN:
+					forst_index_unique_release(rel, locks);
+					if (raise)
+						report_violation(rel, s, new);
+					conflict->indexoid = s->indexoid;
+					conflict->loc = taken;
+					pfree(a.data);
+					return false;
+			}
+		}
+		if (!again)
+			break;
+	}
+	pfree(a.data);
+	return true;
 }
 
 void

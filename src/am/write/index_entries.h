@@ -22,7 +22,9 @@
 #include "lib/stringinfo.h"
 #include "utils/rel.h"
 
+#include "am/expiry/expiry.h"
 #include "am/keys/rel.h"
+#include "am/keys/tid.h"
 #include "am/shmem/shmem.h"
 
 /* A row's columns, deformed, as index entries need them. */
@@ -46,6 +48,63 @@ extern void forst_index_entries_write(Relation rel, ForstTableShared *ts,
 									  ForstRelInfo *info, CommandId cid,
 									  ForstIndexRow *old, StringInfo old_up,
 									  ForstIndexRow *new, StringInfo new_up);
+
+/*
+ * UNIQUE secondary indexes.  A writer checks them before it writes the row
+ * (forst_index_unique_lock), for each unique index whose entry the write
+ * adds (an insert, or an update that changes the entry; a NULL column
+ * makes no conflict unless NULLS NOT DISTINCT), and holds what it checked
+ * locked until the entries are written (forst_index_unique_release):
+ *
+ *	- the entry's columns, [FST_KG_INDEX][index OID][columns], are locked as
+ *	  a key (write/key_locks.h): writers of one value serialize;
+ *	- the entries with those columns are read, each at its newest version
+ *	  that did not abort (a dirty snapshot), tombstones included.  One
+ *	  written by a transaction still running, put or tombstone, is waited
+ *	  for (the locks given up, XactLockTableWait, and the check starts
+ *	  over), as btree waits for the inserter or deleter of a conflicting
+ *	  heap tuple.  A committed (or our own) put whose row still has these
+ *	  columns, is live and not expired, is a conflict; entries of the row
+ *	  being written (its old and new key) are not.
+ *
+ * With raise, a conflict is a unique violation (23505) naming the index;
+ * otherwise (a speculative insertion, write/onconflict.c) the locks are
+ * given up and *conflict says which index, and the row that has the
+ * value.  The caller holds the row's key lock throughout.
+ */
+typedef struct ForstUniqueLocks
+{
+	int			n;
+	StringInfoData prefix[INDEX_MAX_KEYS];	/* n locked column prefixes */
+} ForstUniqueLocks;
+
+typedef struct ForstUniqueConflict
+{
+	Oid			indexoid;
+	ForstLoc	loc;			/* the row that has the value */
+} ForstUniqueConflict;
+
+/* Whether rel has a UNIQUE secondary index. */
+extern bool forst_has_unique_secondary(ForstRelInfo *info);
+
+extern bool forst_index_unique_lock(Relation rel, ForstTableShared *ts,
+									ForstRelInfo *info,
+									ForstIndexRow *old, StringInfo old_up,
+									ForstIndexRow *new, StringInfo new_up,
+									bool raise, ForstUniqueLocks *locks,
+									ForstUniqueConflict *conflict);
+extern void forst_index_unique_release(Relation rel, ForstUniqueLocks *locks);
+
+/*
+ * Whether the row at user part row is live (its newest version that did
+ * not abort is a row, not expired under x) and its columns for s encode to
+ * cols; its location in *loc and, if r is not NULL, its columns in *r.
+ */
+extern bool forst_index_row_has(Relation rel, ForstTableShared *ts,
+								const ForstSecondary *s,
+								const ForstExpiry *x, FstSlice row,
+								FstSlice cols, ForstLoc *loc,
+								ForstIndexRow *r);
 
 /*
  * Index indexoid of heap is being dropped: a tombstone over each of its

@@ -45,9 +45,12 @@
  *	   happened (forst_spec_*), fkey_insert answers UNIQUE_CHECK_PARTIAL
  *	   from that record (false: conflict), and complete_speculative only
  *	   forgets it.  No "super-delete" is ever needed: a row is appended
- *	   only when the key is free, and the primary key is the only unique
- *	   index a forst table can have, so no later index insertion can find
- *	   a conflict for a row that was appended.  Other backends never see a
+ *	   only when its key and the values of its unique secondary indexes
+ *	   are free (write/index_entries.h), all checked under their locks
+ *	   before anything is written, so no later index insertion can find
+ *	   a conflict for a row that was appended.  A conflict in an index
+ *	   that is not an arbiter (UNIQUE_CHECK_YES) is a unique violation,
+ *	   raised by fkey_insert as btree would.  Other backends never see a
  *	   half-decided row: they see an ordinary in-progress insert, whose
  *	   transaction they wait for (no speculative token is needed).
  *
@@ -194,27 +197,27 @@ forst_onconflict_init(void)
 static struct
 {
 	bool		active;
-	bool		conflict;
+	Oid			conflict_index; /* InvalidOid: the row was written */
 	Oid			relid;
 	ItemPointerData tid;
 } spec;
 
 void
-forst_spec_begin(Relation rel, ItemPointer tid, bool conflict)
+forst_spec_begin(Relation rel, ItemPointer tid, Oid conflict_index)
 {
 	spec.active = true;
-	spec.conflict = conflict;
+	spec.conflict_index = conflict_index;
 	spec.relid = RelationGetRelid(rel);
 	spec.tid = *tid;
 }
 
 bool
-forst_spec_index_ok(Relation heap, ItemPointer tid)
+forst_spec_conflicts(Relation index, Relation heap, ItemPointer tid)
 {
-	if (spec.active && heap != NULL && spec.relid == RelationGetRelid(heap) &&
-		ItemPointerEquals(&spec.tid, tid))
-		return !spec.conflict;
-	return true;
+	return spec.active && heap != NULL &&
+		spec.relid == RelationGetRelid(heap) &&
+		ItemPointerEquals(&spec.tid, tid) &&
+		spec.conflict_index == RelationGetRelid(index);
 }
 
 void

@@ -14,9 +14,13 @@
 
 extern void forst_onconflict_init(void);
 
-/* the outcome of the last speculative insertion, for fkey_insert */
-extern void forst_spec_begin(Relation rel, ItemPointer tid, bool conflict);
-extern bool forst_spec_index_ok(Relation heap, ItemPointer tid);
+/*
+ * The outcome of the last speculative insertion, for fkey_insert: the
+ * index whose value was taken (InvalidOid: the row was written), and
+ * whether index has a conflict for the row at tid.
+ */
+extern void forst_spec_begin(Relation rel, ItemPointer tid, Oid conflict_index);
+extern bool forst_spec_conflicts(Relation index, Relation heap, ItemPointer tid);
 extern void forst_spec_end(Relation rel);
 
 extern void forst_onconflict_check_lock(Relation rel, ItemPointer tid,
