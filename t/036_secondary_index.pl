@@ -25,6 +25,7 @@ CREATE INDEX f_a ON f (a);
 CREATE INDEX f_b ON f (b, a);
 CREATE INDEX h_a ON h (a);
 CREATE INDEX h_b ON h (b, a);
+CREATE TABLE fu (k int PRIMARY KEY, u int UNIQUE, v text) USING forst;
 });
 
 $primary->backup('b');
@@ -49,6 +50,32 @@ for my $t ('f', 'h')
 	(my $w = $writes) =~ s/\@T/$t/g;
 	$primary->safe_psql('postgres', $w);
 }
+
+# a unique index: values in SST files (1 MB memtables) and in memtables
+$primary->safe_psql('postgres', q{
+INSERT INTO fu SELECT g, g * 2, repeat('u', 200) FROM generate_series(1, 20000) g;
+UPDATE fu SET u = -u WHERE k % 10 = 0;
+DELETE FROM fu WHERE k % 10 = 1;
+});
+
+# A duplicate of u = $1 is refused; a value freed by the update or the
+# delete above is taken.  Returns a digest of what happened.
+sub unique_checks
+{
+	my ($node, $newk) = @_;
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"INSERT INTO fu VALUES ($newk, 30, 'dup')");
+	my $dup = ($rc != 0 && $err =~ /duplicate key value violates unique constraint "fu_u_key"/) ? 'refused' : "not refused: $err";
+	($rc, $out, $err) = $node->psql('postgres',
+		"INSERT INTO fu VALUES ($newk, -40, 'dup of a moved value')");
+	my $moved = ($rc != 0 && $err =~ /fu_u_key/) ? 'refused' : "not refused: $err";
+	($rc, $out, $err) = $node->psql('postgres',
+		"INSERT INTO fu VALUES ($newk, 20, 'freed by update'), ($newk + 1, 22, 'freed by delete')");
+	my $freed = $rc == 0 ? 'taken' : "not taken: $err";
+	$node->safe_psql('postgres', "DELETE FROM fu WHERE k IN ($newk, $newk + 1)");
+	return "$dup $moved $freed";
+}
+is(unique_checks($primary, 900001), 'refused refused taken', 'unique index checks on the primary');
 
 # What the indexes answer (index scans forced), as one digest per query;
 # @T is the table.
@@ -105,6 +132,12 @@ push @queries, 'SELECT k FROM @T WHERE a IN (4242, 4243) ORDER BY k',
   "SELECT count(*) FROM \@T WHERE b = 'crash'";
 $heap = answers($primary, 'h');
 is(answers($primary, 'f'), $heap, 'after a crash the indexes answer as before it');
+$primary->safe_psql('postgres', "INSERT INTO fu VALUES (900010, 777777, 'before crash')");
+$primary->stop('immediate');
+$primary->start;
+is(unique_checks($primary, 900011), 'refused refused taken', 'unique checks after a crash');
+my ($rc_c, $out_c, $err_c) = $primary->psql('postgres', "INSERT INTO fu VALUES (900012, 777777, 'x')");
+like($err_c, qr/fu_u_key/, 'a value written just before the crash is still taken');
 
 # writes after the crash keep both in step
 $primary->safe_psql('postgres',
@@ -119,6 +152,7 @@ $standby->promote;
 $standby->safe_psql('postgres',
 	"DELETE FROM f WHERE a = 7; DELETE FROM h WHERE a = 7");
 is(answers($standby, 'f'), answers($standby, 'h'), 'writes on the promoted standby');
+is(unique_checks($standby, 900021), 'refused refused taken', 'unique checks on the promoted standby');
 
 # pg_dump and pg_restore into another server: the indexes come back as
 # forst indexes, built from the restored rows
@@ -137,6 +171,10 @@ is( $other->safe_psql(
 	'f_a forst_key, f_b forst_key, h_a btree',
 	'restored indexes keep their access methods');
 is(answers($other, 'f'), answers($standby, 'h'), 'restored forst indexes answer as heap btrees');
+is( $other->safe_psql('postgres',
+		"SELECT a.amname || ' ' || i.indisunique FROM pg_class c JOIN pg_am a ON a.oid = c.relam JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = 'fu_u_key'"),
+	'forst_key true', 'the restored UNIQUE constraint is a unique forst index');
+is(unique_checks($other, 900031), 'refused refused taken', 'unique checks after pg_restore');
 
 $other->stop;
 $standby->stop;
