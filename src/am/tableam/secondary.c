@@ -159,8 +159,10 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	StringInfoData up;
 	CommandId	cid = GetCurrentCommandId(true);
 	double		n = 0;
+	ForstExpiry x;
 
 	forst_check_index_columns(heap, index);
+	forst_expiry_get(heap, &x);
 	forst_secondary_describe(heap, index, &s);
 
 	/*
@@ -194,6 +196,7 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	{
 		ForstVersion v;
 		ForstLoc	loc;
+		MinimalTuple payload;
 
 		CHECK_FOR_INTERRUPTS();
 		slot_getallattrs(slot);
@@ -204,7 +207,12 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		resetStringInfo(&e);
 		forst_index_entry_build(&s, slot->tts_values, slot->tts_isnull,
 								fst_slice(up.data, up.len), &e);
-		forst_put_entry(ts, &e, 0, cid, NULL, 0, &loc);
+		payload = forst_index_entry_payload(heap, &x, slot->tts_values,
+											slot->tts_isnull);
+		forst_put_entry(ts, &e, 0, cid, (const char *) payload,
+						payload ? payload->t_len : 0, &loc);
+		if (payload)
+			pfree(payload);
 		n += 1;
 		if (((uint64) n) % 1024 == 0)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) n);

@@ -63,6 +63,37 @@ forst_index_row_free(ForstIndexRow *r)
 	r->isnull = NULL;
 }
 
+MinimalTuple
+forst_index_entry_payload(Relation rel, const ForstExpiry *x, Datum *values,
+						  bool *isnull)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *v;
+	bool	   *n;
+	MinimalTuple mt;
+	int			a = x->attnum - 1;
+
+	if (x->attnum <= 0 || x->attnum > desc->natts || isnull[a])
+		return NULL;
+	v = palloc0(sizeof(Datum) * desc->natts);
+	n = palloc(sizeof(bool) * desc->natts);
+	memset(n, true, sizeof(bool) * desc->natts);
+	v[a] = values[a];
+	n[a] = false;
+	mt = heap_form_minimal_tuple(desc, v, n);
+	pfree(v);
+	pfree(n);
+	return mt;
+}
+
+static inline bool
+same_payload(MinimalTuple a, MinimalTuple b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return a->t_len == b->t_len && memcmp(a, b, a->t_len) == 0;
+}
+
 void
 forst_index_entries_write(Relation rel, ForstTableShared *ts,
 						  ForstRelInfo *info, CommandId cid,
@@ -72,12 +103,23 @@ forst_index_entries_write(Relation rel, ForstTableShared *ts,
 	StringInfoData a;
 	StringInfoData b;
 	ForstLoc	loc;
+	ForstExpiry x;
+	MinimalTuple pa = NULL;
+	MinimalTuple pb = NULL;
+	bool		same_ttl;
 
+	forst_expiry_get(rel, &x);
+	if (old)
+		pa = forst_index_entry_payload(rel, &x, old->values, old->isnull);
+	if (new)
+		pb = forst_index_entry_payload(rel, &x, new->values, new->isnull);
+	same_ttl = same_payload(pa, pb);
 	initStringInfo(&a);
 	initStringInfo(&b);
 	for (int i = 0; i < info->nsecondary; i++)
 	{
 		const ForstSecondary *s = &info->secondary[i];
+		bool		same_key;
 
 		resetStringInfo(&a);
 		resetStringInfo(&b);
@@ -87,16 +129,23 @@ forst_index_entries_write(Relation rel, ForstTableShared *ts,
 		if (new)
 			forst_index_entry_build(s, new->values, new->isnull,
 									fst_slice(new_up->data, new_up->len), &b);
+		same_key = old && new && a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
 		/* an update that leaves this index's entry as it was */
-		if (old && new && a.len == b.len && memcmp(a.data, b.data, a.len) == 0)
+		if (same_key && same_ttl)
 			continue;
-		if (old)
+		/* same entry, new TTL value: the new version replaces it */
+		if (old && !same_key)
 			forst_put_entry(ts, &a, FST_ENTRY_TOMBSTONE, cid, NULL, 0, &loc);
 		if (new)
-			forst_put_entry(ts, &b, 0, cid, NULL, 0, &loc);
+			forst_put_entry(ts, &b, 0, cid, (const char *) pb,
+							pb ? pb->t_len : 0, &loc);
 	}
 	pfree(a.data);
 	pfree(b.data);
+	if (pa)
+		pfree(pa);
+	if (pb)
+		pfree(pb);
 }
 
 /* ---------------------------------------------------------------------- */

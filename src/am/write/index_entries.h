@@ -8,8 +8,10 @@
  * row it writes, under the row's key lock, in the same transaction and
  * command: an insert puts the new row's entries, a delete writes a
  * tombstone over the old row's, an update does both for the indexes whose
- * entry changed (a column of it, or the row's key) and nothing for the
- * others.  The entries' visibility is then the rows' (same xid and command
+ * entry changed (a column of it, or the row's key), puts the entry again
+ * if only the row's TTL value changed, and does nothing for the others.
+ * An entry carries the row's TTL value (forst_index_entry_payload), so
+ * that it expires with the row.  The entries' visibility is then the rows' (same xid and command
  * id), they go through the same WAL records and replay, and a rolled-back
  * row takes its entries with it.
  *
@@ -39,6 +41,15 @@ typedef struct ForstIndexRow
 extern void forst_index_row(Relation rel, const char *data, Size len,
 							ForstIndexRow *out);
 extern void forst_index_row_free(ForstIndexRow *r);
+
+/*
+ * An entry's payload: a minimal tuple of the row's columns with all but the
+ * table's TTL column (expiry/expiry.h) NULL, so that the entry expires with
+ * its row (compaction drops it, reads skip it); NULL (no payload) if the
+ * table has no TTL column or the row's is NULL.  palloc'd.
+ */
+extern MinimalTuple forst_index_entry_payload(Relation rel, const ForstExpiry *x,
+											  Datum *values, bool *isnull);
 
 /*
  * Writes the entry changes of one row write: old (NULL for an insert) at
