@@ -36,7 +36,8 @@ REGRESS_OPTS = --temp-config=test/forst.conf
 # scripts/test.sh runs them on their own temporary instance (make
 # print-isolation); "make installcheck" runs them too.
 ISOLATION = forst_update_conflict forst_unique forst_serializable forst_row_locks forst_epq forst_epq_moved \
-	forst_misc forst_onconflict_iso forst_migrate_iso forst_partition_upsert forst_secondary_iso
+	forst_misc forst_onconflict_iso forst_migrate_iso forst_partition_upsert forst_secondary_iso \
+	forst_unique_secondary_iso
 ISOLATION_OPTS = --temp-config=test/forst.conf
 TAP_TESTS = 1
 
