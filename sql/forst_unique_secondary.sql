@@ -131,6 +131,20 @@ DELETE FROM mf WHERE k IN (3, 5, 6);
 CREATE UNIQUE INDEX mf_ab_nnd ON mf (a, b) NULLS NOT DISTINCT;
 INSERT INTO mf VALUES (7, NULL, NULL);
 INSERT INTO mf VALUES (7, 2, NULL);
+-- ON CONFLICT finds NULLs of a NULLS NOT DISTINCT index, also on a table
+-- without a primary key (a statement_timeout: a disagreement would loop)
+SET statement_timeout = '30s';
+INSERT INTO mf VALUES (8, NULL, NULL) ON CONFLICT DO NOTHING;
+INSERT INTO mf VALUES (8, NULL, NULL) ON CONFLICT (a, b) DO NOTHING;
+CREATE TABLE ut (i int UNIQUE NULLS NOT DISTINCT, t text) USING forst;
+INSERT INTO ut VALUES (1, 'one');
+INSERT INTO ut (t) VALUES ('six');
+INSERT INTO ut (t) VALUES ('seven');
+INSERT INTO ut (t) VALUES ('eight') ON CONFLICT DO NOTHING;
+INSERT INTO ut VALUES (1, 'nine') ON CONFLICT (i) DO UPDATE SET t = ut.t || ', nine';
+INSERT INTO ut VALUES (NULL, 'ten') ON CONFLICT (i) DO UPDATE SET t = ut.t || ', ten';
+SELECT * FROM ut ORDER BY i;
+RESET statement_timeout;
 SELECT * FROM mf ORDER BY k;
 -- a text column of the database's collation: equal strings are equal bytes
 CREATE TABLE cf (k int PRIMARY KEY, t text UNIQUE) USING forst;
@@ -179,7 +193,7 @@ INSERT INTO uf VALUES (43, 11, 'w3', 'x');
 SELECT count(*), count(DISTINCT u) FROM uf WHERE u IS NOT NULL;
 
 RESET ROLE;
-DROP TABLE uf, uh, mf, cf;
+DROP TABLE uf, uh, mf, cf, ut;
 DROP FUNCTION twin_diff, twins;
 REVOKE CREATE ON SCHEMA public FROM uq_owner;
 DROP ROLE uq_owner, uq_other;

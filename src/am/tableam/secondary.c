@@ -242,6 +242,7 @@ typedef struct SecScan
 	bool		started;
 	bool		reversed;
 	bool		empty;			/* the quals match nothing */
+	bool		exact;			/* the range is exactly the quals: no recheck */
 	StringInfoData lo;			/* the entries to read: [lo, hi) */
 	StringInfoData hi;
 	ForstCursor *entries;
@@ -331,14 +332,19 @@ plan_range(IndexScanDesc scan, SecScan *st)
 	Datum		lov = 0,
 				hiv = 0;
 
+	int			used = 0;
+
 	st->empty = false;
+	st->exact = false;
 	resetStringInfo(&st->lo);
 	resetStringInfo(&st->hi);
 	initStringInfo(&prefix);
 	forst_index_entry_head(&prefix, st->s.indexoid);
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
-		if (scan->keyData[i].sk_flags & SK_ISNULL)
+		int			f = scan->keyData[i].sk_flags;
+
+		if ((f & SK_ISNULL) && !(f & (SK_SEARCHNULL | SK_SEARCHNOTNULL)))
 		{
 			st->empty = true;	/* a strict operator and a NULL */
 			pfree(prefix.data);
@@ -355,7 +361,19 @@ plan_range(IndexScanDesc scan, SecScan *st)
 			Datum		v;
 			bool		never;
 
-			if (key->sk_attno != col + 1 || key->sk_strategy != BTEqualStrategyNumber)
+			/*
+			 * IS NULL: the unique check of a NULLS NOT DISTINCT index
+			 * (execIndexing.c) searches NULLs so; they sort as one value.
+			 */
+			if (key->sk_attno == col + 1 && (key->sk_flags & SK_SEARCHNULL))
+			{
+				appendStringInfoChar(&prefix, FORST_INDEX_NULL);
+				found = true;
+				used++;
+				continue;
+			}
+			if (key->sk_attno != col + 1 || key->sk_strategy != BTEqualStrategyNumber ||
+				(key->sk_flags & SK_ISNULL))
 				continue;
 			if (!key_value(st, key, col, &v, &never))
 			{
@@ -369,6 +387,7 @@ plan_range(IndexScanDesc scan, SecScan *st)
 			}
 			append_value(st, col, v, &prefix);
 			found = true;
+			used++;
 		}
 		if (!found)
 			break;
@@ -376,6 +395,14 @@ plan_range(IndexScanDesc scan, SecScan *st)
 	appendBinaryStringInfo(&st->lo, prefix.data, prefix.len);
 	if (col == st->s.natts)
 	{
+		/*
+		 * Equality on every column and nothing else: the entries read are
+		 * exactly the matches (equal values encode to equal bytes, also
+		 * for deterministic collations), so the executor need not recheck.
+		 * That matters for the unique checks of ON CONFLICT and of NULLS
+		 * NOT DISTINCT, whose recheck takes NULLs for no match.
+		 */
+		st->exact = (used == scan->numberOfKeys);
 		set_hi_after(&st->hi, &prefix);
 		pfree(prefix.data);
 		return;
@@ -388,6 +415,7 @@ plan_range(IndexScanDesc scan, SecScan *st)
 
 		/* bounds in the collation's order are not bounds in the index's */
 		if (key->sk_attno != col + 1 || !st->s.bytewise[col] ||
+			(key->sk_flags & SK_ISNULL) ||
 			!key_value(st, key, col, &v, &never))
 			continue;
 		switch (key->sk_strategy)
@@ -586,7 +614,6 @@ forst_secondary_gettuple(IndexScanDesc scan, ScanDirection dir)
 	bool		backward = (dir == BackwardScanDirection);
 	const size_t head = FORST_INDEX_ENTRY_HEAD - FST_KG_BYTES;	/* the OID */
 
-	scan->xs_recheck = true;
 	if (!st->started)
 	{
 		st->reversed = backward;
@@ -597,6 +624,7 @@ forst_secondary_gettuple(IndexScanDesc scan, ScanDirection dir)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("changing the direction of a scan of a forst index is not supported"),
 				 errhint("Declare the cursor with ORDER BY in the direction it is read, or without SCROLL.")));
+	scan->xs_recheck = !st->exact;
 	if (st->empty)
 		return false;
 	for (;;)

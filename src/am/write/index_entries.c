@@ -324,6 +324,8 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 	ForstExpiry x;
 	StringInfoData a;
 
+	/* ON CONFLICT retries until its check and this one agree */
+	CHECK_FOR_INTERRUPTS();
 	locks->n = 0;
 	forst_expiry_get(rel, &x);
 	initStringInfo(&a);
