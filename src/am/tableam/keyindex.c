@@ -58,6 +58,7 @@
 #include "am/read/prefetch.h"
 #include "am/read/stage.h"
 #include "am/shmem/shmem.h"
+#include "am/write/index_entries.h"
 #include "am/write/onconflict.h"
 
 PG_FUNCTION_INFO_V1(forst_key_handler);
@@ -141,17 +142,9 @@ fkey_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid,
 	if ((checkUnique == UNIQUE_CHECK_PARTIAL || checkUnique == UNIQUE_CHECK_YES) &&
 		forst_spec_conflicts(index, heap, tid))
 	{
-		char	   *desc;
-
 		if (checkUnique == UNIQUE_CHECK_PARTIAL)
 			return false;
-		desc = BuildIndexValueDescription(index, values, isnull);
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg("duplicate key value violates unique constraint \"%s\"",
-						RelationGetRelationName(index)),
-				 desc ? errdetail("Key %s already exists.", desc) : 0,
-				 errtableconstraint(heap, RelationGetRelationName(index))));
+		forst_report_unique_violation(heap, index, values, isnull);
 	}
 	return true;
 }

@@ -293,26 +293,33 @@ forst_index_unique_release(Relation rel, ForstUniqueLocks *locks)
 	locks->n = 0;
 }
 
+void
+forst_report_unique_violation(Relation heap, Relation index, Datum *values,
+							  bool *isnull)
+{
+	char	   *desc = BuildIndexValueDescription(index, values, isnull);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(index)),
+			 desc ? errdetail("Key %s already exists.", desc) : 0,
+			 errtableconstraint(heap, RelationGetRelationName(index))));
+}
+
 static void
 report_violation(Relation rel, const ForstSecondary *s, ForstIndexRow *r)
 {
 	Relation	index = index_open(s->indexoid, AccessShareLock);
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
-	char	   *desc;
 
 	for (int i = 0; i < s->natts; i++)
 	{
 		values[i] = r->values[s->attnums[i] - 1];
 		isnull[i] = r->isnull[s->attnums[i] - 1];
 	}
-	desc = BuildIndexValueDescription(index, values, isnull);
-	ereport(ERROR,
-			(errcode(ERRCODE_UNIQUE_VIOLATION),
-			 errmsg("duplicate key value violates unique constraint \"%s\"",
-					RelationGetRelationName(index)),
-			 desc ? errdetail("Key %s already exists.", desc) : 0,
-			 errtableconstraint(rel, RelationGetRelationName(index))));
+	forst_report_unique_violation(rel, index, values, isnull);
 }
 
 bool

@@ -107,6 +107,15 @@ extern bool forst_index_unique_lock(Relation rel, ForstTableShared *ts,
 extern void forst_index_unique_release(Relation rel, ForstUniqueLocks *locks);
 
 /*
+ * Raises a unique violation of index on heap (23505), as btree words it;
+ * values and isnull in the index's column order, shown only to roles that
+ * may read the columns.
+ */
+extern void forst_report_unique_violation(Relation heap, Relation index,
+										  Datum *values, bool *isnull)
+			pg_attribute_noreturn();
+
+/*
  * Whether the row at user part row is live (its newest version that did
  * not abort is a row, not expired under x) and its columns for s encode to
  * cols; its location in *loc and, if r is not NULL, its columns in *r.
