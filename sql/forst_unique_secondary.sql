@@ -192,6 +192,17 @@ INSERT INTO uf VALUES (43, 10, 'w3', 'x');
 INSERT INTO uf VALUES (43, 11, 'w3', 'x');
 SELECT count(*), count(DISTINCT u) FROM uf WHERE u IS NOT NULL;
 
+-- more unique indexes than an index may have columns
+CREATE TABLE many (k int PRIMARY KEY, v int) USING forst;
+DO $$ BEGIN FOR g IN 1..40 LOOP EXECUTE format('CREATE UNIQUE INDEX many_%s ON many (v)', g); END LOOP; END $$;
+INSERT INTO many VALUES (1, 1);
+INSERT INTO many VALUES (2, 1);
+INSERT INTO many VALUES (2, 2) ON CONFLICT (v) DO NOTHING;
+UPDATE many SET v = 3 WHERE k = 1;
+INSERT INTO many VALUES (3, 3) ON CONFLICT DO NOTHING;
+SELECT * FROM many ORDER BY k;
+DROP TABLE many;
+
 RESET ROLE;
 DROP TABLE uf, uh, mf, cf, ut;
 DROP FUNCTION twin_diff, twins;

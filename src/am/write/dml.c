@@ -342,7 +342,7 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative,
 	}
 
 	/* unique secondary indexes: checked, their values locked */
-	ulocks.n = 0;
+	memset(&ulocks, 0, sizeof(ulocks));
 	if (info->nsecondary > 0)
 		forst_index_row(rel, (const char *) row, row->t_len, &nr);
 	if (forst_has_unique_secondary(info) &&
@@ -351,6 +351,7 @@ insert_row(Relation rel, TupleTableSlot *slot, CommandId cid, bool speculative,
 	{
 		if (info->codec)
 			forst_unlock_key(rel, fst_slice(up.data, up.len), AccessExclusiveLock);
+		forst_index_unique_release(rel, &ulocks);
 		forst_tid_set(&slot->tts_tid, &conflict.loc);
 		slot->tts_tableOid = RelationGetRelid(rel);
 		*conflict_index = conflict.indexoid;
@@ -688,7 +689,7 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	 * Unique secondary indexes whose value changes: checked and locked
 	 * after the row's keys, as an insert does.
 	 */
-	ulocks.n = 0;
+	memset(&ulocks, 0, sizeof(ulocks));
 	if (info->nsecondary > 0)
 		forst_index_row(rel, (const char *) row, row->t_len, &nr);
 	if (forst_has_unique_secondary(info))

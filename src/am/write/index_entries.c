@@ -280,8 +280,9 @@ unique_scan(Relation rel, ForstTableShared *ts, const ForstSecondary *s,
 	return st;
 }
 
-void
-forst_index_unique_release(Relation rel, ForstUniqueLocks *locks)
+/* Gives up the locks taken, keeping the array for another round. */
+static void
+unlock_all(Relation rel, ForstUniqueLocks *locks)
 {
 	for (int i = 0; i < locks->n; i++)
 	{
@@ -291,6 +292,15 @@ forst_index_unique_release(Relation rel, ForstUniqueLocks *locks)
 		pfree(locks->prefix[i].data);
 	}
 	locks->n = 0;
+}
+
+void
+forst_index_unique_release(Relation rel, ForstUniqueLocks *locks)
+{
+	unlock_all(rel, locks);
+	if (locks->prefix)
+		pfree(locks->prefix);
+	locks->prefix = NULL;
 }
 
 void
@@ -334,6 +344,8 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 	/* ON CONFLICT retries until its check and this one agree */
 	CHECK_FOR_INTERRUPTS();
 	locks->n = 0;
+	if (locks->prefix == NULL)
+		locks->prefix = palloc(sizeof(StringInfoData) * info->nsecondary);
 	forst_expiry_get(rel, &x);
 	initStringInfo(&a);
 	for (;;)
@@ -380,13 +392,13 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 				case UNIQUE_FREE:
 					break;
 				case UNIQUE_WAIT:
-					forst_index_unique_release(rel, locks);
+					unlock_all(rel, locks);
 					if (TransactionIdIsValid(xwait))
 						XactLockTableWait(xwait, rel, NULL, XLTW_InsertIndex);
 					again = true;
 					break;
 				case UNIQUE_TAKEN:
-					forst_index_unique_release(rel, locks);
+					unlock_all(rel, locks);
 					if (raise)
 						report_violation(rel, s, new);
 					conflict->indexoid = s->indexoid;

@@ -81,12 +81,15 @@ extern void forst_index_entries_write(Relation rel, ForstTableShared *ts,
  * With raise, a conflict is a unique violation (23505) naming the index;
  * otherwise (a speculative insertion, write/onconflict.c) the locks are
  * given up and *conflict says which index, and the row that has the
- * value.  The caller holds the row's key lock throughout.
+ * value.  The caller holds the row's key lock throughout, zeroes *locks
+ * before and calls forst_index_unique_release after (also when this
+ * returned false or was not called).
  */
 typedef struct ForstUniqueLocks
 {
 	int			n;
-	StringInfoData prefix[INDEX_MAX_KEYS];	/* n locked column prefixes */
+	StringInfoData *prefix;		/* n locked column prefixes (palloc'd, one
+								 * slot per secondary index; NULL: none) */
 } ForstUniqueLocks;
 
 typedef struct ForstUniqueConflict
