@@ -43,6 +43,7 @@ extern int	forst_shared_block_cache_size_kb;
 extern bool forst_scan_prefetch;
 extern bool forst_batch_lookups;
 extern int	forst_batch_lookup_rows;
+extern int	forst_key_share_locks_per_table;
 extern int	forst_batch_lookup_memory_kb;
 
 /* forst.mixed_durability: a transaction writing logged and unlogged forst tables */

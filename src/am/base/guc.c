@@ -55,6 +55,7 @@ int			forst_target_file_size_kb = 64 * 1024;
 bool		forst_scan_prefetch = true;
 bool		forst_batch_lookups = true;
 int			forst_batch_lookup_rows = 8192;
+int			forst_key_share_locks_per_table = 256;
 int			forst_batch_lookup_memory_kb = 16384;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = -1;
@@ -285,6 +286,19 @@ forst_define_gucs(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("forst.key_share_locks_per_table",
+							"FOR KEY SHARE row locks a transaction holds one by one on a "
+							"forst table before it holds further ones by bucket.",
+							"Foreign key checks take such a lock on every referenced row. "
+							"Beyond this number, each further lock covers one of 128 buckets "
+							"of the table's keys, so that the lock table does not run out; "
+							"a writer of another key of a locked bucket then waits too.",
+							&forst_key_share_locks_per_table,
+							256, 0, 1000000,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("forst.batch_lookup_rows",
 							"Input rows an INSERT ... ON CONFLICT reads ahead per batch "

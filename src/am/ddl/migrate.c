@@ -62,13 +62,14 @@
  * The other indexes switch the same way: a table's plain btrees (UNIQUE
  * ones and UNIQUE constraints too) become forst secondary indexes
  * (tableam/secondary.h), a forst table's secondary indexes btrees; the
- * rewrite rebuilds them too.
+ * rewrite rebuilds them too.  A table that foreign keys reference gets
+ * btree's twins of forst's operator classes on its unique indexes, as
+ * ddl/foreign_keys.c gives them.
  *
  * What forst cannot hold is refused before anything changes, with SQLSTATE
  * 0A000 and a hint (ddl/migrate_checks.c): indexes other than plain
  * btrees (tableam/secondary.h says which: not deferrable, not partial, not
- * on expressions), exclusion constraints, foreign keys referencing the
- * table, key columns of types forst cannot encode or of collations other than "C" (the hint
+ * on expressions), exclusion constraints, key columns of types forst cannot encode or of collations other than "C" (the hint
  * says how to change the collation first: that changes how the column
  * sorts and compares, which the user should decide, and PostgreSQL's ALTER
  * COLUMN ... TYPE rebuilds what depends on it), deferrable or INCLUDE
@@ -118,6 +119,7 @@
 
 #include "am/ddl/publication.h"
 #include "am/keys/keycodec.h"
+#include "am/ddl/foreign_keys.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/migrate_checks.h"
 #include "am/keys/index_entry.h"
@@ -194,6 +196,11 @@ plan_index_switch(Relation rel, Oid indexoid, Oid am, IndexSwitch *sw)
 		Oid			typid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
 
 		sw->opclasses[i] = GetDefaultOpClass(typid, am);
+		/* the key of a referenced table: btree's twins (ddl/foreign_keys.c) */
+		if (am != BTREE_AM_OID && ind->indisunique && OidIsValid(sw->opclasses[i]) &&
+			forst_rel_is_referenced(RelationGetRelid(rel)) &&
+			OidIsValid(forst_btree_twin_class(sw->opclasses[i])))
+			sw->opclasses[i] = forst_btree_twin_class(sw->opclasses[i]);
 		if (!OidIsValid(sw->opclasses[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -274,8 +281,6 @@ forst_set_key_index_am(Oid indexoid, Oid am, const Oid *opclasses, int nkeys)
 	bool		nulls[Natts_pg_index];
 	bool		replaces[Natts_pg_index];
 	int16		options[INDEX_MAX_KEYS];
-	ObjectAddress myself;
-	ObjectAddresses *addrs;
 	int			i;
 
 	for (i = 0; i < nkeys; i++)
@@ -311,19 +316,7 @@ forst_set_key_index_am(Oid indexoid, Oid am, const Oid *opclasses, int nkeys)
 	heap_freetuple(tup);
 	table_close(classrel, RowExclusiveLock);
 
-	deleteDependencyRecordsForClass(RelationRelationId, indexoid,
-									OperatorClassRelationId, DEPENDENCY_NORMAL);
-	ObjectAddressSet(myself, RelationRelationId, indexoid);
-	addrs = new_object_addresses();
-	for (i = 0; i < nkeys; i++)
-	{
-		ObjectAddress referenced;
-
-		ObjectAddressSet(referenced, OperatorClassRelationId, opclasses[i]);
-		add_exact_object_address(&referenced, addrs);
-	}
-	record_object_address_dependencies(&myself, addrs, DEPENDENCY_NORMAL);
-	free_object_addresses(addrs);
+	forst_record_index_classes(indexoid, am, opclasses, nkeys);
 }
 
 /*

@@ -67,37 +67,25 @@ opclass_name(Oid opclass)
 	return name;
 }
 
-/* Foreign keys of other tables (or of itself) that reference rel. */
-static void
-check_not_referenced(Relation rel)
+/* Whether a foreign key (of another table or of itself) references relid. */
+bool
+forst_rel_is_referenced(Oid relid)
 {
 	Relation	conrel;
 	SysScanDesc scan;
 	ScanKeyData key;
 	HeapTuple	tup;
+	bool		found = false;
 
 	conrel = table_open(ConstraintRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_constraint_confrelid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(RelationGetRelid(rel)));
+				F_OIDEQ, ObjectIdGetDatum(relid));
 	scan = systable_beginscan(conrel, InvalidOid, false, NULL, 1, &key);
-	while ((tup = systable_getnext(scan)) != NULL)
-	{
-		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
-
-		if (con->contype != CONSTRAINT_FOREIGN)
-			continue;
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot change the access method of table \"%s\" to forst: foreign key \"%s\" of table \"%s\" references it",
-						RelationGetRelationName(rel), NameStr(con->conname),
-						get_rel_name(con->conrelid)),
-				 errdetail("PostgreSQL checks foreign keys through a btree index on the referenced table; a forst table has none."),
-				 errhint("Drop the foreign key first (ALTER TABLE %s DROP CONSTRAINT %s), or keep the table on heap.",
-						 quote_identifier(get_rel_name(con->conrelid)),
-						 quote_identifier(NameStr(con->conname)))));
-	}
+	while (!found && (tup = systable_getnext(scan)) != NULL)
+		found = ((Form_pg_constraint) GETSTRUCT(tup))->contype == CONSTRAINT_FOREIGN;
 	systable_endscan(scan);
 	table_close(conrel, AccessShareLock);
+	return found;
 }
 
 static bool
@@ -334,7 +322,6 @@ forst_migrate_check_to_forst(Relation rel)
 						RelationGetRelationName(rel)),
 				 errdetail("A partition's indexes belong to the partitioned table's indexes, which are btrees."),
 				 errhint("Detach the partition first, or create a forst table and copy the rows.")));
-	check_not_referenced(rel);
 
 	/* a deferrable primary key is no rd_pkindex: look at indisprimary */
 	indexes = RelationGetIndexList(rel);

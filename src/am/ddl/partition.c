@@ -73,6 +73,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "am/ddl/foreign_keys.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/partition.h"
 #include "am/ddl/utility.h"
@@ -181,8 +182,12 @@ relabel_key_index(Relation parent, Oid indexoid, Oid to_am)
 	for (int i = 0; i < nkeys; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, idx->indkey.values[i] - 1);
+		Oid			defclass = GetDefaultOpClass(att->atttypid, from_am);
 
-		if (oldclass->values[i] != GetDefaultOpClass(att->atttypid, from_am))
+		/* a key that foreign keys reference has btree's twin classes */
+		if (oldclass->values[i] != defclass &&
+			(from_am == BTREE_AM_OID ||
+			 oldclass->values[i] != forst_btree_twin_class(defclass)))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("primary key \"%s\" of partitioned table \"%s\" uses a non-default operator class on column \"%s\"",
@@ -446,9 +451,14 @@ forst_partition_before_alter(AlterTableStmt *stmt)
 				}
 				else if (!forst_relid_is_forst_table(child))
 					refuse_other_am(name->relname, get_rel_name(relid));
+				else
+					forst_prepare_partition(child);
 			}
 			else if (forst_relid_is_forst_table(child))
+			{
+				forst_prepare_partition(child);
 				forst_partition_joins(relid, name->relname);
+			}
 		}
 		else if (adds_primary_key(cmd) && stmt->relation->inh)
 		{

@@ -13,7 +13,10 @@
  * refused when the key is built).  Other indexes and UNIQUE constraints
  * become forst_key secondary indexes (keys/index_entry.h).  What forst
  * cannot honour is refused here with a clear error: deferrable and
- * exclusion constraints, and indexes of any other kind.  ALTER TABLE ... SET ACCESS METHOD to or from forst is
+ * exclusion constraints, and indexes of any other kind.  A foreign key
+ * that references a forst table is prepared by ddl/foreign_keys.c (a
+ * CREATE TABLE's foreign keys come here as an ALTER TABLE that PostgreSQL
+ * runs after it).  ALTER TABLE ... SET ACCESS METHOD to or from forst is
  * ddl/migrate.c's.
  *
  *-------------------------------------------------------------------------
@@ -42,6 +45,7 @@
 #include "am/ddl/publication.h"
 #include "am/ddl/utility.h"
 #include "am/keys/rel.h"
+#include "am/ddl/foreign_keys.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/rekey.h"
 
@@ -76,53 +80,6 @@ static bool
 rangevar_is_forst(RangeVar *rv)
 {
 	return forst_relid_is_forst_table(RangeVarGetRelid(rv, NoLock, true));
-}
-
-/*
- * Refuses a FOREIGN KEY that references a forst table.  PostgreSQL checks
- * such a key through a btree on the referenced columns (and would fail
- * with an internal error); forst keys have no btree.  "self" is the table
- * being created, if it is a forst table (a self-reference finds no table
- * by name yet).
- */
-static void
-check_foreign_key(Constraint *con, RangeVar *self)
-{
-	if (con->contype != CONSTR_FOREIGN || con->pktable == NULL)
-		return;
-	if (rangevar_is_forst(con->pktable) ||
-		OidIsValid(forst_partitioned_key_index(RangeVarGetRelid(con->pktable, NoLock, true))) ||
-		(self != NULL && strcmp(con->pktable->relname, self->relname) == 0 &&
-		 (con->pktable->schemaname == NULL || self->schemaname == NULL ||
-		  strcmp(con->pktable->schemaname, self->schemaname) == 0)))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("foreign keys referencing forst table \"%s\" are not supported",
-						con->pktable->relname),
-				 errdetail("PostgreSQL checks foreign keys through a btree index on the referenced table."),
-				 errhint("Reference a heap table, or check the reference in the application.")));
-}
-
-/* Every FOREIGN KEY constraint of a CREATE TABLE. */
-static void
-check_create_foreign_keys(CreateStmt *stmt, bool is_forst)
-{
-	ListCell   *lc;
-	RangeVar   *self = is_forst ? stmt->relation : NULL;
-
-	foreach(lc, stmt->constraints)
-		check_foreign_key(lfirst_node(Constraint, lc), self);
-	foreach(lc, stmt->tableElts)
-	{
-		Node	   *elt = lfirst(lc);
-		ListCell   *lc2;
-
-		if (IsA(elt, Constraint))
-			check_foreign_key((Constraint *) elt, self);
-		else if (IsA(elt, ColumnDef))
-			foreach(lc2, ((ColumnDef *) elt)->constraints)
-				check_foreign_key(lfirst_node(Constraint, lc2), self);
-	}
 }
 
 /* forst enforces its key when a row is written (else duplicates stay) */
@@ -376,8 +333,16 @@ rewrite_alter(AlterTableStmt *stmt)
 	{
 		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 
+		/* a foreign key that references a forst table (ddl/foreign_keys.c) */
 		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
-			check_foreign_key((Constraint *) cmd->def, NULL);
+			forst_prepare_referenced((Constraint *) cmd->def);
+		else if (cmd->subtype == AT_AddColumn && IsA(cmd->def, ColumnDef))
+		{
+			ListCell   *lc2;
+
+			foreach(lc2, ((ColumnDef *) cmd->def)->constraints)
+				forst_prepare_referenced(lfirst_node(Constraint, lc2));
+		}
 	}
 	if (!rangevar_is_forst(stmt->relation))
 		return;
@@ -573,7 +538,6 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		}
 		forst_partition_before_create(cstmt, &is_forst);
 		forst_like_before_create(cstmt, &is_forst);
-		check_create_foreign_keys(cstmt, is_forst);
 		rewrite = is_forst;
 		if (partitioned_forst)
 			rewrite_create(cstmt, true);

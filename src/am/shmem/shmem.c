@@ -309,6 +309,7 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 		ts->compacting = false;
 		ts->drop_pending = false;
 		pg_atomic_init_u64(&ts->live_estimate, 0);
+		pg_atomic_init_u32(&ts->key_share_spread, 0);
 		memset(&ts->expiry, 0, sizeof(ts->expiry));
 		pg_atomic_init_u64(&ts->expiry.reclaimed_bytes, 0);
 		pg_atomic_init_u64(&ts->expiry.reclaimed_rows, 0);

@@ -139,6 +139,8 @@ typedef struct ForstTableShared
 	bool		drop_pending;	/* dropped meanwhile: the last worker drops it */
 	int			slot;			/* its registry slot (forst_tables_next) */
 	pg_atomic_uint64 live_estimate; /* inserts - deletes, for the planner */
+	pg_atomic_uint32 key_share_spread;	/* a transaction held FOR KEY SHARE
+										 * locks by bucket (write/key_locks.c) */
 	ForstExpiryShared expiry;	/* TTL / watermark (expiry/expiry.c) */
 } ForstTableShared;
 

@@ -29,6 +29,7 @@
 
 #include "access/amapi.h"
 #include "access/genam.h"
+#include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "catalog/index.h"
@@ -563,7 +564,12 @@ forst_key_handler(PG_FUNCTION_ARGS)
 	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
 
 	amroutine->amstrategies = BTMaxStrategyNumber;
-	amroutine->amsupport = 1;
+	/*
+	 * btree's: the key of a table that foreign keys reference has btree's
+	 * operator classes (ddl/foreign_keys.c), whose support functions the
+	 * relcache loads up to this number.
+	 */
+	amroutine->amsupport = BTNProcs;
 	amroutine->amoptsprocnum = 0;
 	amroutine->amcanorder = true;
 	amroutine->amcanorderbyop = false;

@@ -14,14 +14,17 @@
 #include "access/tableam.h"
 #include "commands/defrem.h"
 #include "optimizer/plancat.h"
+#include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/predicate.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "am/keys/index_entry.h"
 #include "am/keys/tid.h"
@@ -659,10 +662,39 @@ forst_secondary_gettuple(IndexScanDesc scan, ScanDirection dir)
 static get_relation_info_hook_type prev_get_relation_info = NULL;
 
 /*
+ * The operator family the planner is to match column i of forst_key index
+ * info with: forst's, also where pg_index names its btree twin (the index
+ * backs a foreign key: ddl/foreign_keys.c).  btree's families also compare
+ * across types forst's key code does not encode (date with timestamp, name
+ * with text); their quals would be left to the recheck of a whole scan.
+ * Every operator of forst's family is in the twin's, under the same
+ * strategy, so the executor finds the quals in the index's own families.
+ */
+static void
+show_forst_family(IndexOptInfo *info, int i, Oid forst_key_am)
+{
+	HeapTuple	tup;
+	Oid			method;
+	Oid			fclass;
+
+	tup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(info->opfamily[i]));
+	if (!HeapTupleIsValid(tup))
+		return;
+	method = ((Form_pg_opfamily) GETSTRUCT(tup))->opfmethod;
+	ReleaseSysCache(tup);
+	if (method == forst_key_am)
+		return;
+	fclass = GetDefaultOpClass(info->opcintype[i], forst_key_am);
+	if (OidIsValid(fclass))
+		info->opfamily[i] = get_opclass_family(fclass);
+}
+
+/*
  * A secondary index on a string column of a collation other than "C" has
  * its entries in byte order, not in the collation's: the planner must not
  * take its order for the collation's (no sort operator families, so no
- * path keys).  Equality still uses it.
+ * path keys).  Equality still uses it.  And forst_key indexes show the
+ * planner forst's operator families (show_forst_family).
  */
 static void
 secondary_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
@@ -677,11 +709,18 @@ secondary_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
 	{
 		IndexOptInfo *info = lfirst(lc);
 
-		if (info->sortopfamily == NULL)
-			continue;
 		if (!OidIsValid(forst_key_am))
 			forst_key_am = get_index_am_oid("forst_key", true);
 		if (info->relam != forst_key_am)
+			continue;
+		if (info->sortopfamily != NULL && info->sortopfamily == info->opfamily)
+		{
+			info->sortopfamily = palloc(sizeof(Oid) * info->nkeycolumns);
+			memcpy(info->sortopfamily, info->opfamily, sizeof(Oid) * info->nkeycolumns);
+		}
+		for (int i = 0; i < info->nkeycolumns; i++)
+			show_forst_family(info, i, forst_key_am);
+		if (info->sortopfamily == NULL)
 			continue;
 		for (int i = 0; i < info->nkeycolumns; i++)
 		{

@@ -575,6 +575,9 @@ forst_delete_row(Relation rel, ItemPointer tid, CommandId cid,
 	}
 	tmfd->ctid = *tid;
 	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
+	/* and for FOR KEY SHARE lockers holding the key's bucket */
+	if (result == TM_Ok)
+		(void) forst_wait_key_sharers(rel, ts, fst_slice(up.data, up.len), true);
 	old_seq = v.entry.hdr.seq;
 	if (result == TM_Ok && info->nsecondary > 0)
 		forst_index_row(rel, v.entry.payload.data, v.entry.payload.len, &old);
@@ -655,6 +658,10 @@ forst_update_row(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	}
 	tmfd->ctid = *otid;
 	result = check_target(rel, &v, &newest, cid, crosscheck, tmfd);
+	/* a new key: wait for FOR KEY SHARE lockers holding the old's bucket */
+	if (result == TM_Ok && key_changed)
+		(void) forst_wait_key_sharers(rel, ts, fst_slice(old_up.data, old_up.len),
+									  true);
 	old_seq = v.entry.hdr.seq;
 	if (result == TM_Ok && info->nsecondary > 0)
 		forst_index_row(rel, v.entry.payload.data, v.entry.payload.len, &old);

@@ -19,7 +19,8 @@
  * and the lock is released (forst_release_kept), as heap releases its
  * tuple lock once xmax is set.  Without that, one statement upserting
  * more keys than the lock table holds failed with "out of shared memory".
- * Locks kept by an outer (sub)transaction level stay.
+ * Locks kept by an outer (sub)transaction level stay.  Many FOR KEY SHARE
+ * locks on one table are kept by bucket instead (forst_keep_key_share).
  *
  *-------------------------------------------------------------------------
  */
@@ -36,6 +37,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
+#include "am/forst.h"
 #include "am/write/dml.h"
 #include "am/write/key_locks.h"
 
@@ -55,14 +57,47 @@ typedef struct KeptLock
 static HTAB *kept = NULL;
 static LocalTransactionId kept_lxid = InvalidLocalTransactionId;
 
+/* FOR KEY SHARE locks kept per table in this transaction */
+typedef struct ShareCount
+{
+	Oid			relid;
+	int			nkept;
+} ShareCount;
+
+static HTAB *share_counts = NULL;
+static LocalTransactionId share_lxid = InvalidLocalTransactionId;
+
+#define FORST_SHARE_BUCKETS 128
+
+static inline uint64
+key_hash(FstSlice user_part)
+{
+	return hash_bytes_extended((const unsigned char *) user_part.data,
+							   (int) user_part.len, 0x466f727374ULL);
+}
+
 static void
 key_tag(Relation rel, FstSlice user_part, LOCKTAG *tag)
 {
-	uint64		h = hash_bytes_extended((const unsigned char *) user_part.data,
-										(int) user_part.len, 0x466f727374ULL);
+	uint64		h = key_hash(user_part);
 
 	SET_LOCKTAG_TUPLE(*tag, MyDatabaseId, RelationGetRelid(rel),
 					  (BlockNumber) (h >> 16), (OffsetNumber) (h & 0xFFFF));
+}
+
+/*
+ * A bucket's lock: a tuple lock on the table's last block number, which
+ * no key's tag has unless its hash says so (then it only waits needlessly,
+ * as colliding keys do).
+ */
+static void
+bucket_tag(Relation rel, FstSlice user_part, LOCKTAG *tag)
+{
+	uint64		h = key_hash(user_part);
+
+	SET_LOCKTAG_TUPLE(*tag, MyDatabaseId, RelationGetRelid(rel),
+					  InvalidBlockNumber,
+					  (OffsetNumber) (1 + (h >> 57) % FORST_SHARE_BUCKETS));
 }
 
 void
@@ -196,4 +231,71 @@ forst_release_kept(Relation rel, FstSlice user_part)
 		}
 		hash_search(kept, &k, HASH_REMOVE, NULL);
 	}
+}
+
+void
+forst_keep_key_share(Relation rel, ForstTableShared *ts, FstSlice user_part)
+{
+	Oid			relid = RelationGetRelid(rel);
+	ShareCount *e;
+	bool		found;
+	LOCKTAG		tag;
+	ResourceOwner save;
+
+	if (share_counts == NULL || share_lxid != MyProc->lxid)
+	{
+		HASHCTL		ctl;
+
+		if (share_counts != NULL)
+			hash_destroy(share_counts);
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(ShareCount);
+		ctl.hcxt = TopMemoryContext;
+		share_counts = hash_create("forst key share counts", 8, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		share_lxid = MyProc->lxid;
+	}
+	e = hash_search(share_counts, &relid, HASH_ENTER, &found);
+	if (!found)
+		e->nkept = 0;
+	if (e->nkept < forst_key_share_locks_per_table)
+	{
+		e->nkept++;
+		forst_lock_key_keep(rel, user_part, AccessShareLock);
+		return;
+	}
+
+	/*
+	 * Writers that conflict look for bucket holders once the flag is set;
+	 * it is set before the bucket is taken and the key's lock let go (a
+	 * writer that takes the key's lock after that sees it).
+	 */
+	if (pg_atomic_read_u32(&ts->key_share_spread) == 0)
+	{
+		pg_atomic_write_u32(&ts->key_share_spread, 1);
+		pg_memory_barrier();
+	}
+	bucket_tag(rel, user_part, &tag);
+	save = CurrentResourceOwner;
+	CurrentResourceOwner = CurTransactionResourceOwner;
+	(void) LockAcquire(&tag, AccessShareLock, false, false);
+	CurrentResourceOwner = save;
+	forst_unlock_key(rel, user_part, AccessShareLock);
+}
+
+bool
+forst_wait_key_sharers(Relation rel, ForstTableShared *ts, FstSlice user_part,
+					   bool wait)
+{
+	LOCKTAG		tag;
+
+	pg_memory_barrier();
+	if (pg_atomic_read_u32(&ts->key_share_spread) == 0)
+		return true;
+	bucket_tag(rel, user_part, &tag);
+	if (LockAcquire(&tag, AccessExclusiveLock, false, !wait) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	LockRelease(&tag, AccessExclusiveLock, false);
+	return true;
 }

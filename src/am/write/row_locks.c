@@ -165,6 +165,13 @@ follow_moved_row(Relation rel, ForstTableShared *ts, ForstKeyVersion moved,
 				moved = next;
 				continue;
 			case FORST_CHAIN_HERE:
+				if (lmode == AccessExclusiveLock &&
+					!forst_wait_key_sharers(rel, ts, s, wait_policy == LockWaitBlock))
+				{
+					if (wait_policy == LockWaitSkip)
+						return TM_WouldBlock;
+					report_lock_not_available(rel);
+				}
 				tmfd->traversed = true;
 				forst_tid_set(tid, &newest.loc);
 				forst_fetch_or_error(rel, tid, &v);
@@ -266,7 +273,7 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		if (mode == LockTupleKeyShare && key_kept_since(ts, s, &v))
 		{
 			/* the key lock stays held until the end of the transaction */
-			forst_lock_key_keep(rel, s, lmode);
+			forst_keep_key_share(rel, ts, s);
 			forst_store_version(slot, &v, RelationGetRelid(rel));
 			forst_version_free(&v);
 			pfree(up.data);
@@ -340,8 +347,22 @@ forst_lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		forst_version_free(&v);
 		forst_fetch_or_error(rel, tid, &v);
 	}
+	/* FOR UPDATE waits for FOR KEY SHARE lockers holding the key's bucket */
+	if (lmode == AccessExclusiveLock &&
+		!forst_wait_key_sharers(rel, ts, s, wait_policy == LockWaitBlock))
+	{
+		forst_unlock_key(rel, s, lmode);
+		forst_version_free(&v);
+		pfree(up.data);
+		if (wait_policy == LockWaitSkip)
+			return TM_WouldBlock;
+		report_lock_not_available(rel);
+	}
 	/* the key lock stays held until the end of the transaction */
-	forst_lock_key_keep(rel, s, lmode);
+	if (lmode == AccessShareLock)
+		forst_keep_key_share(rel, ts, s);
+	else
+		forst_lock_key_keep(rel, s, lmode);
 	forst_note_locked_newest(rel, s, lmode, &newest);
 	forst_store_version(slot, &v, RelationGetRelid(rel));
 	forst_version_free(&v);

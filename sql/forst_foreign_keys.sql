@@ -1,0 +1,213 @@
+-- Foreign keys that reference forst tables: each referenced table has a
+-- heap twin with the same foreign keys; the statements run on both and
+-- must give the same outcome and leave the same rows.
+CREATE EXTENSION forst;
+CREATE ROLE fk_owner;
+CREATE ROLE fk_other;
+GRANT CREATE ON SCHEMA public TO fk_owner, fk_other;
+SET ROLE fk_owner;
+
+-- runs a statement with @P@ and @C@ standing for the forst parent and its
+-- child, then for the heap twins; reports each outcome
+CREATE FUNCTION twins(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	rf text;
+	rh text;
+BEGIN
+	BEGIN
+		EXECUTE replace(replace(q, '@P@', 'pf'), '@C@', 'cf');
+		rf := 'ok';
+	EXCEPTION WHEN OTHERS THEN
+		rf := SQLSTATE || ' ' || replace(replace(SQLERRM, 'pf', '@P@'), 'cf', '@C@');
+	END;
+	BEGIN
+		EXECUTE replace(replace(q, '@P@', 'ph'), '@C@', 'ch');
+		rh := 'ok';
+	EXCEPTION WHEN OTHERS THEN
+		rh := SQLSTATE || ' ' || replace(replace(SQLERRM, 'ph', '@P@'), 'ch', '@C@');
+	END;
+	RETURN CASE WHEN rf = rh THEN rf ELSE 'DIFFERENT forst: ' || rf || ' heap: ' || rh END;
+END $$;
+-- a parent with a composite key and a unique secondary column
+CREATE TABLE pf (a int, b text, u int UNIQUE, v text, PRIMARY KEY (a, b)) USING forst;
+CREATE TABLE ph (a int, b text COLLATE "C", u int UNIQUE, v text, PRIMARY KEY (a, b)) USING heap;
+INSERT INTO pf SELECT g, 'b' || g, g * 10, 'v' FROM generate_series(1, 20) g;
+INSERT INTO ph SELECT * FROM pf;
+-- children: a heap table referencing the key (cascading) and the unique column
+CREATE TABLE cf (id int PRIMARY KEY, a int, b text, u int REFERENCES pf (u) ON UPDATE CASCADE,
+                 FOREIGN KEY (a, b) REFERENCES pf ON DELETE CASCADE ON UPDATE CASCADE);
+CREATE TABLE ch (id int PRIMARY KEY, a int, b text, u int REFERENCES ph (u) ON UPDATE CASCADE,
+                 FOREIGN KEY (a, b) REFERENCES ph ON DELETE CASCADE ON UPDATE CASCADE);
+
+-- rows that differ between the twins (none when they are equal)
+CREATE FUNCTION twin_diff() RETURNS SETOF text LANGUAGE sql AS $$
+  (SELECT 'forst parent only: ' || f::text FROM (SELECT * FROM pf EXCEPT SELECT * FROM ph) f)
+  UNION ALL
+  (SELECT 'heap parent only: ' || h::text FROM (SELECT * FROM ph EXCEPT SELECT * FROM pf) h)
+  UNION ALL
+  (SELECT 'forst child only: ' || f::text FROM (SELECT * FROM cf EXCEPT SELECT * FROM ch) f)
+  UNION ALL
+  (SELECT 'heap child only: ' || h::text FROM (SELECT * FROM ch EXCEPT SELECT * FROM cf) h)
+$$;
+
+-- the referenced indexes keep forst_key but have btree's operator classes
+SELECT c.relname, am.amname, array_agg(oc.opcname || ':' || ocam.amname ORDER BY n) AS classes
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam,
+     unnest(i.indclass) WITH ORDINALITY x(cls, n) JOIN pg_opclass oc ON oc.oid = x.cls
+     JOIN pg_am ocam ON ocam.oid = oc.opcmethod
+WHERE i.indrelid = 'pf'::regclass GROUP BY c.relname, am.amname ORDER BY 1;
+
+SELECT twins($$INSERT INTO @C@ VALUES (1, 1, 'b1', 10)$$);
+SELECT twins($$INSERT INTO @C@ VALUES (2, 2, 'b2', NULL), (3, 2, 'b2', 20)$$);
+SELECT twins($$INSERT INTO @C@ VALUES (4, 1, 'b2', NULL)$$);
+SELECT twins($$INSERT INTO @C@ VALUES (5, NULL, 'zz', 999)$$);
+SELECT twins($$INSERT INTO @C@ VALUES (6, NULL, 'zz', NULL)$$);
+SELECT twins($$UPDATE @C@ SET a = 21 WHERE id = 1$$);
+SELECT twins($$UPDATE @C@ SET a = 3, b = 'b3' WHERE id = 1$$);
+-- the referenced side: deletes cascade, a key change cascades, NO ACTION refuses
+SELECT twins($$DELETE FROM @P@ WHERE a = 2$$);
+SELECT twins($$UPDATE @P@ SET u = 31 WHERE a = 3$$);
+SELECT twins($$UPDATE @P@ SET b = 'b3x' WHERE a = 3$$);
+SELECT twins($$UPDATE @P@ SET v = 'w' WHERE a = 3$$);
+SELECT twins($$INSERT INTO @C@ VALUES (7, 4, 'b4', 40)$$);
+SELECT twins($$DELETE FROM @P@ WHERE u = 40$$);
+SELECT twins($$INSERT INTO @P@ VALUES (4, 'b4', 40, 'again') ON CONFLICT (a, b) DO UPDATE SET v = 'upserted'$$);
+SELECT twins($$TRUNCATE @P@$$);
+SELECT * FROM twin_diff();
+SELECT * FROM cf ORDER BY id;
+
+-- inside transactions: a rolled-back parent row takes the reference back
+BEGIN;
+SELECT twins($$INSERT INTO @P@ VALUES (50, 'b50', 500, 'new')$$);
+SELECT twins($$INSERT INTO @C@ VALUES (50, 50, 'b50', 500)$$);
+SAVEPOINT s;
+SELECT twins($$DELETE FROM @C@ WHERE id = 50$$);
+SELECT twins($$DELETE FROM @P@ WHERE a = 50$$);
+ROLLBACK TO s;
+SELECT twins($$DELETE FROM @P@ WHERE a = 50$$);
+ROLLBACK;
+SELECT * FROM twin_diff();
+
+-- adding a foreign key checks the existing rows; NOT VALID leaves them
+CREATE TABLE lf (id int, a int, b text);
+INSERT INTO lf VALUES (1, 1, 'b1'), (2, 99, 'nope');
+ALTER TABLE lf ADD FOREIGN KEY (a, b) REFERENCES pf;
+ALTER TABLE lf ADD CONSTRAINT lf_fk FOREIGN KEY (a, b) REFERENCES pf NOT VALID;
+ALTER TABLE lf VALIDATE CONSTRAINT lf_fk;
+DELETE FROM lf WHERE id = 2;
+ALTER TABLE lf VALIDATE CONSTRAINT lf_fk;
+ALTER TABLE lf ADD COLUMN u int REFERENCES pf (u);
+INSERT INTO lf VALUES (3, 1, 'b1', 12345);
+-- the referenced index cannot go without the key
+DROP INDEX pf_u_key;
+ALTER TABLE pf DROP CONSTRAINT pf_pkey;
+DROP TABLE lf;
+
+-- a forst table referencing itself, and a forst child of a forst parent
+CREATE TABLE tree (id int PRIMARY KEY, parent int REFERENCES tree ON DELETE SET NULL, name text) USING forst;
+INSERT INTO tree VALUES (1, NULL, 'root'), (2, 1, 'a'), (3, 2, 'b');
+INSERT INTO tree VALUES (4, 9, 'orphan');
+DELETE FROM tree WHERE id = 2;
+SELECT * FROM tree ORDER BY id;
+CREATE TABLE fchild (k bigint PRIMARY KEY, id int NOT NULL REFERENCES tree) USING forst;
+INSERT INTO fchild VALUES (1, 1), (2, 3);
+INSERT INTO fchild VALUES (3, 2);
+DELETE FROM tree WHERE id = 3;
+UPDATE tree SET id = 30 WHERE id = 3;
+-- a deferred foreign key is checked at commit
+CREATE TABLE dchild (k int PRIMARY KEY, id int REFERENCES tree DEFERRABLE INITIALLY DEFERRED) USING forst;
+BEGIN;
+INSERT INTO dchild VALUES (1, 77);
+INSERT INTO tree VALUES (77, NULL, 'late');
+COMMIT;
+BEGIN;
+INSERT INTO dchild VALUES (2, 78);
+COMMIT;
+SELECT * FROM dchild;
+
+-- the planner sees forst's operator families: plans are as before the relabel
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM pf WHERE a = 3::bigint;
+EXPLAIN (COSTS OFF) SELECT * FROM pf WHERE a IN (1, 2) ORDER BY a, b;
+EXPLAIN (COSTS OFF) SELECT * FROM pf WHERE u = 10;
+RESET enable_seqscan;
+
+-- many referencing rows in one transaction: beyond
+-- forst.key_share_locks_per_table, locks go by bucket (at most 128 more)
+SET forst.key_share_locks_per_table = 10;
+CREATE TABLE big (id int PRIMARY KEY) USING forst;
+INSERT INTO big SELECT generate_series(1, 3000);
+CREATE TABLE bigref (id int REFERENCES big);
+BEGIN;
+INSERT INTO bigref SELECT generate_series(1, 3000);
+SELECT count(*) <= 10 + 128 AS bounded FROM pg_locks
+WHERE locktype = 'tuple' AND relation = 'big'::regclass AND pid = pg_backend_pid();
+COMMIT;
+DELETE FROM big WHERE id = 5;
+DELETE FROM bigref WHERE id = 5;
+DELETE FROM big WHERE id = 5;
+RESET forst.key_share_locks_per_table;
+
+-- another role: no REFERENCES privilege, no foreign key, and nothing changed
+CREATE TABLE priv (k int PRIMARY KEY, u int UNIQUE) USING forst;
+RESET ROLE;
+SET ROLE fk_other;
+CREATE TABLE steal (k int REFERENCES priv);
+CREATE TABLE steal (u int REFERENCES priv (u));
+SELECT count(*) AS btree_classes FROM pg_index i, unnest(i.indclass) c(o)
+  JOIN pg_opclass oc ON oc.oid = c.o JOIN pg_am am ON am.oid = oc.opcmethod
+WHERE i.indrelid = 'priv'::regclass AND am.amname = 'btree';
+RESET ROLE;
+SET ROLE fk_owner;
+GRANT REFERENCES (u) ON priv TO fk_other;
+RESET ROLE;
+SET ROLE fk_other;
+CREATE TABLE steal (u int REFERENCES priv (u));
+INSERT INTO steal VALUES (1);
+RESET ROLE;
+
+-- partitions share their key's operator classes: a partitioned table keyed
+-- by forst and its partitions cannot be referenced, and a referenced forst
+-- table cannot become a partition until no foreign key references it
+SET ROLE fk_owner;
+SET default_table_access_method = forst;
+CREATE TABLE parted (k int, d date, PRIMARY KEY (k, d)) PARTITION BY RANGE (d);
+CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+RESET default_table_access_method;
+CREATE TABLE parted_ref (k int, d date, FOREIGN KEY (k, d) REFERENCES parted);
+CREATE TABLE parted_ref (k int, d date, FOREIGN KEY (k, d) REFERENCES parted_1);
+CREATE TABLE parted_2 (k int, d date, PRIMARY KEY (k, d)) USING forst;
+CREATE TABLE parted_2_ref (k int, d date, FOREIGN KEY (k, d) REFERENCES parted_2);
+ALTER TABLE parted ATTACH PARTITION parted_2 FOR VALUES FROM ('2026-02-01') TO ('2026-03-01');
+DROP TABLE parted_2_ref;
+ALTER TABLE parted ATTACH PARTITION parted_2 FOR VALUES FROM ('2026-02-01') TO ('2026-03-01');
+INSERT INTO parted VALUES (1, '2026-02-02');
+SELECT tableoid::regclass, * FROM parted;
+DROP TABLE parted;
+RESET ROLE;
+
+-- a table referenced by foreign keys can change to forst and back
+CREATE TABLE mig (k int PRIMARY KEY, v text);
+CREATE TABLE mig_child (k int REFERENCES mig);
+INSERT INTO mig VALUES (1, 'one'), (2, 'two');
+INSERT INTO mig_child VALUES (1);
+ALTER TABLE mig SET ACCESS METHOD forst;
+SELECT c.relname, am.amname, oc.opcname, ocam.amname AS class_am
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam,
+     unnest(i.indclass) x(cls) JOIN pg_opclass oc ON oc.oid = x.cls
+     JOIN pg_am ocam ON ocam.oid = oc.opcmethod
+WHERE i.indrelid = 'mig'::regclass;
+INSERT INTO mig_child VALUES (3);
+DELETE FROM mig WHERE k = 1;
+DELETE FROM mig WHERE k = 2;
+ALTER TABLE mig SET ACCESS METHOD heap;
+INSERT INTO mig_child VALUES (2);
+DELETE FROM mig WHERE k = 1;
+
+DROP TABLE mig_child, mig, steal, priv, bigref, big, dchild, fchild, tree, cf, ch, pf, ph;
+SET ROLE fk_owner;
+DROP FUNCTION twins(text), twin_diff();
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM fk_owner, fk_other;
+DROP ROLE fk_owner;
+DROP ROLE fk_other;

@@ -1,0 +1,319 @@
+/*-------------------------------------------------------------------------
+ *
+ * foreign_keys.c
+ *	  Foreign keys that reference a forst table.
+ *
+ * PostgreSQL adds a foreign key (ATAddForeignKeyConstraint) through the
+ * referenced table's primary key or a unique index on the referenced
+ * columns, and takes the key's equality operators from that index's
+ * operator classes, which must belong to btree ("only b-tree indexes are
+ * supported for foreign keys").  A forst table's key and its unique
+ * secondary indexes are forst_key indexes, created with forst_key's
+ * operator classes (forst--1.0.sql), which hold btree's operators and
+ * comparison functions.  So before a foreign key that references a forst
+ * table is added, that table's unique forst_key indexes get, in pg_index,
+ * the btree operator classes with the same input types and comparison
+ * functions: their twins, which order every value as forst's do.  The
+ * index's access method stays forst_key, so every build, scan and insert
+ * is forst's, and the planner is shown forst's operator families again
+ * (tableam/secondary.c), so no plan changes.  A forst_key index may thus
+ * have forst's class or its btree twin for a column.
+ *
+ * The relabel happens in the ALTER TABLE's transaction (a CREATE TABLE's
+ * foreign keys are added by an ALTER TABLE that PostgreSQL runs after it),
+ * before PostgreSQL checks the REFERENCES privilege: a key that is refused
+ * takes the relabel back with it.
+ *
+ * The rest is PostgreSQL's: the RI triggers' queries (SELECT 1 ... FOR KEY
+ * SHARE on the referenced row when a referencing row is written, the
+ * referencing rows' check when a referenced row is deleted or its key
+ * updated) run on forst tables through the forst_key index and forst's row
+ * locks (write/row_locks.c), with heap's semantics.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/nbtree.h"
+#include "access/table.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_opclass.h"
+#include "commands/defrem.h"
+#include "access/xact.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "am/ddl/foreign_keys.h"
+#include "am/ddl/migrate.h"
+#include "am/ddl/migrate_checks.h"
+#include "am/ddl/partition.h"
+#include "am/ddl/utility.h"
+
+static bool
+class_info(Oid opclass, Oid *am, Oid *family, Oid *intype)
+{
+	HeapTuple	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+	Form_pg_opclass cla;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	cla = (Form_pg_opclass) GETSTRUCT(tup);
+	*am = cla->opcmethod;
+	*family = cla->opcfamily;
+	*intype = cla->opcintype;
+	ReleaseSysCache(tup);
+	return true;
+}
+
+Oid
+forst_btree_twin_class(Oid opclass)
+{
+	Oid			am,
+				family,
+				intype,
+				twin,
+				btam,
+				btfamily,
+				btintype;
+	Oid			cmp;
+
+	if (!class_info(opclass, &am, &family, &intype))
+		return InvalidOid;
+	if (am == BTREE_AM_OID)
+		return opclass;
+	twin = GetDefaultOpClass(intype, BTREE_AM_OID);
+	if (!OidIsValid(twin) || !class_info(twin, &btam, &btfamily, &btintype) ||
+		btintype != intype)
+		return InvalidOid;
+	cmp = get_opfamily_proc(family, intype, intype, BTORDER_PROC);
+	if (!OidIsValid(cmp) ||
+		cmp != get_opfamily_proc(btfamily, intype, intype, BTORDER_PROC))
+		return InvalidOid;
+	return twin;
+}
+
+void
+forst_record_index_classes(Oid indexoid, Oid am, const Oid *opclasses, int nkeys)
+{
+	ObjectAddress myself;
+	ObjectAddress referenced;
+	ObjectAddresses *addrs;
+	Oid			cam,
+				family,
+				intype;
+	bool		foreign = false;
+
+	deleteDependencyRecordsForClass(RelationRelationId, indexoid,
+									OperatorClassRelationId, DEPENDENCY_NORMAL);
+	deleteDependencyRecordsForClass(RelationRelationId, indexoid,
+									AccessMethodRelationId, DEPENDENCY_NORMAL);
+	ObjectAddressSet(myself, RelationRelationId, indexoid);
+	addrs = new_object_addresses();
+	for (int i = 0; i < nkeys; i++)
+	{
+		ObjectAddressSet(referenced, OperatorClassRelationId, opclasses[i]);
+		add_exact_object_address(&referenced, addrs);
+		if (class_info(opclasses[i], &cam, &family, &intype) && cam != am)
+			foreign = true;
+	}
+	if (foreign)
+	{
+		ObjectAddressSet(referenced, AccessMethodRelationId, am);
+		add_exact_object_address(&referenced, addrs);
+	}
+	record_object_address_dependencies(&myself, addrs, DEPENDENCY_NORMAL);
+	free_object_addresses(addrs);
+}
+
+/*
+ * Sets the operator classes of index indexoid's nkeys key columns in
+ * pg_index, nothing else, with their dependencies.  No
+ * CommandCounterIncrement.
+ */
+static void
+set_index_classes(Oid indexoid, const Oid *classes, int nkeys)
+{
+	Relation	indrel;
+	HeapTuple	tup;
+	HeapTuple	newtup;
+	Datum		values[Natts_pg_index];
+	bool		nulls[Natts_pg_index];
+	bool		replaces[Natts_pg_index];
+
+	indrel = table_open(IndexRelationId, RowExclusiveLock);
+	tup = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	memset(nulls, false, sizeof(nulls));
+	memset(replaces, false, sizeof(replaces));
+	values[Anum_pg_index_indclass - 1] =
+		PointerGetDatum(buildoidvector(classes, nkeys));
+	replaces[Anum_pg_index_indclass - 1] = true;
+	newtup = heap_modify_tuple(tup, RelationGetDescr(indrel), values, nulls, replaces);
+	CatalogTupleUpdate(indrel, &newtup->t_self, newtup);
+	heap_freetuple(newtup);
+	heap_freetuple(tup);
+	table_close(indrel, RowExclusiveLock);
+	forst_record_index_classes(indexoid, forst_index_am(indexoid), classes, nkeys);
+}
+
+/*
+ * Index indexoid's key columns' operator classes as they are, each mapped
+ * by map (NULL: kept); true if any changed.
+ */
+static bool
+mapped_classes(Oid indexoid, Oid (*map) (Oid), Oid *classes, int *nkeys)
+{
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	oidvector  *old;
+	bool		isnull;
+	bool		changed = false;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	*nkeys = ((Form_pg_index) GETSTRUCT(tup))->indnkeyatts;
+	old = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, tup,
+														Anum_pg_index_indclass,
+														&isnull));
+	for (int i = 0; i < *nkeys; i++)
+	{
+		classes[i] = map(old->values[i]);
+		if (classes[i] != old->values[i])
+			changed = true;
+	}
+	ReleaseSysCache(tup);
+	return changed;
+}
+
+/* forst_key's default class for a btree class's type; others stay */
+static Oid
+forst_class_back(Oid opclass)
+{
+	Oid			am,
+				family,
+				intype;
+	Oid			fclass;
+
+	if (!class_info(opclass, &am, &family, &intype) || am != BTREE_AM_OID)
+		return opclass;
+	fclass = GetDefaultOpClass(intype, get_index_am_oid("forst_key", false));
+	return OidIsValid(fclass) ? fclass : opclass;
+}
+
+/* Gives index indexoid's key columns their btree twins (ERROR if none). */
+static void
+relabel_index(Oid indexoid, Relation rel)
+{
+	Oid			classes[INDEX_MAX_KEYS];
+	int			nkeys;
+
+	if (!mapped_classes(indexoid, forst_btree_twin_class, classes, &nkeys))
+		return;
+	for (int i = 0; i < nkeys; i++)
+		if (!OidIsValid(classes[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("index \"%s\" of forst table \"%s\" cannot back a foreign key",
+							get_rel_name(indexoid), RelationGetRelationName(rel)),
+					 errdetail("No btree operator class orders column %d of the index as its operator class does.",
+							   i + 1)));
+	set_index_classes(indexoid, classes, nkeys);
+}
+
+void
+forst_prepare_referenced(Constraint *con)
+{
+	Oid			relid;
+	Relation	rel;
+	List	   *indexes;
+	ListCell   *lc;
+	Oid			forst_key_am;
+	bool		any = false;
+
+	if (con->contype != CONSTR_FOREIGN || con->pktable == NULL)
+		return;
+	relid = RangeVarGetRelid(con->pktable, NoLock, true);
+	if (!OidIsValid(relid))
+		return;
+
+	/*
+	 * The indexes of a partition tree share operator classes: a partition
+	 * with btree's would not match the parent's key when attached again.
+	 */
+	if (OidIsValid(forst_partitioned_key_index(relid)) ||
+		(forst_relid_is_forst_table(relid) && get_rel_relispartition(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign keys referencing \"%s\" are not supported",
+						get_rel_name(relid)),
+				 errdetail("It is a partitioned table keyed by forst, or a forst partition of one."),
+				 errhint("Reference a forst table that is not partitioned, or a heap table.")));
+	if (!forst_relid_is_forst_table(relid))
+		return;
+
+	/* the lock ATAddForeignKeyConstraint takes on the referenced table */
+	rel = table_open(relid, ShareRowExclusiveLock);
+	forst_key_am = get_index_am_oid("forst_key", false);
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	tup;
+		bool		unique;
+
+		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for index %u", indexoid);
+		unique = ((Form_pg_index) GETSTRUCT(tup))->indisunique;
+		ReleaseSysCache(tup);
+		if (!unique || forst_index_am(indexoid) != forst_key_am)
+			continue;
+		relabel_index(indexoid, rel);
+		any = true;
+	}
+	list_free(indexes);
+	table_close(rel, NoLock);
+	if (any)
+		CommandCounterIncrement();
+}
+
+void
+forst_prepare_partition(Oid relid)
+{
+	Relation	rel;
+	List	   *indexes;
+	ListCell   *lc;
+	Oid			forst_key_am = get_index_am_oid("forst_key", false);
+
+	rel = table_open(relid, AccessExclusiveLock);
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		Oid			classes[INDEX_MAX_KEYS];
+		int			nkeys;
+
+		if (forst_index_am(indexoid) != forst_key_am ||
+			!mapped_classes(indexoid, forst_class_back, classes, &nkeys))
+			continue;
+		if (forst_rel_is_referenced(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("forst table \"%s\" cannot become a partition while foreign keys reference it",
+							RelationGetRelationName(rel)),
+					 errhint("Drop the foreign keys that reference it first.")));
+		set_index_classes(indexoid, classes, nkeys);
+	}
+	list_free(indexes);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
+}
