@@ -1,7 +1,8 @@
 # Secondary indexes survive what the table survives: a crash (their entries
 # are replayed from forst's WAL records, in memtables and in flushed files),
 # a streaming standby (which answers through them), promotion, pg_dump and
-# pg_restore into another server, and a heap twin agrees throughout.
+# pg_restore into another server, and a heap twin agrees throughout.  So do
+# foreign keys that reference a forst table's key and unique index.
 use strict;
 use warnings;
 
@@ -26,6 +27,34 @@ CREATE INDEX f_b ON f (b, a);
 CREATE INDEX h_a ON h (a);
 CREATE INDEX h_b ON h (b, a);
 CREATE TABLE fu (k int PRIMARY KEY, u int UNIQUE, v text) USING forst;
+CREATE TABLE fp (k int PRIMARY KEY, v text) USING forst;
+CREATE TABLE fc (id int PRIMARY KEY, k int REFERENCES fp ON DELETE CASCADE, u int REFERENCES fu (u));
+-- an orphan refused, a referenced unique value kept, a delete cascaded
+CREATE FUNCTION fk_checks() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+BEGIN
+	BEGIN
+		INSERT INTO fc VALUES (999001, 999999, NULL);
+		r := 'taken';
+	EXCEPTION WHEN foreign_key_violation THEN
+		r := 'refused';
+	END;
+	BEGIN
+		DELETE FROM fu WHERE u = 4;
+		r := r || ' deleted';
+	EXCEPTION WHEN foreign_key_violation THEN
+		r := r || ' refused';
+	END;
+	BEGIN
+		DELETE FROM fp WHERE k = 1;
+		r := r || ' ' || (SELECT count(*) FROM fc WHERE k = 1);
+		RAISE EXCEPTION 'undo';
+	EXCEPTION WHEN raise_exception THEN
+		NULL;
+	END;
+	RETURN r;
+END $$;
 });
 
 $primary->backup('b');
@@ -56,7 +85,12 @@ $primary->safe_psql('postgres', q{
 INSERT INTO fu SELECT g, g * 2, repeat('u', 200) FROM generate_series(1, 20000) g;
 UPDATE fu SET u = -u WHERE k % 10 = 0;
 DELETE FROM fu WHERE k % 10 = 1;
+INSERT INTO fp SELECT g, 'p' FROM generate_series(1, 1000) g;
+INSERT INTO fc SELECT g, g % 1000 + 1, NULL FROM generate_series(1, 3000) g;
+INSERT INTO fc VALUES (100001, NULL, 4);
 });
+is($primary->safe_psql('postgres', 'SELECT fk_checks()'), 'refused refused 0',
+	'foreign keys referencing forst tables are checked');
 
 # A duplicate of u = $1 is refused; a value freed by the update or the
 # delete above is taken.  Returns a digest of what happened.
@@ -136,6 +170,8 @@ $primary->safe_psql('postgres', "INSERT INTO fu VALUES (900010, 777777, 'before 
 $primary->stop('immediate');
 $primary->start;
 is(unique_checks($primary, 900011), 'refused refused taken', 'unique checks after a crash');
+is($primary->safe_psql('postgres', 'SELECT fk_checks()'), 'refused refused 0',
+	'foreign key checks after a crash');
 my ($rc_c, $out_c, $err_c) = $primary->psql('postgres', "INSERT INTO fu VALUES (900012, 777777, 'x')");
 like($err_c, qr/fu_u_key/, 'a value written just before the crash is still taken');
 
@@ -153,6 +189,8 @@ $standby->safe_psql('postgres',
 	"DELETE FROM f WHERE a = 7; DELETE FROM h WHERE a = 7");
 is(answers($standby, 'f'), answers($standby, 'h'), 'writes on the promoted standby');
 is(unique_checks($standby, 900021), 'refused refused taken', 'unique checks on the promoted standby');
+is($standby->safe_psql('postgres', 'SELECT fk_checks()'), 'refused refused 0',
+	'foreign key checks on the promoted standby');
 
 # pg_dump and pg_restore into another server: the indexes come back as
 # forst indexes, built from the restored rows
@@ -175,6 +213,13 @@ is( $other->safe_psql('postgres',
 		"SELECT a.amname || ' ' || i.indisunique FROM pg_class c JOIN pg_am a ON a.oid = c.relam JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = 'fu_u_key'"),
 	'forst_key true', 'the restored UNIQUE constraint is a unique forst index');
 is(unique_checks($other, 900031), 'refused refused taken', 'unique checks after pg_restore');
+is($other->safe_psql('postgres', 'SELECT fk_checks()'), 'refused refused 0',
+	'foreign key checks after pg_restore');
+is( $other->safe_psql('postgres',
+		"SELECT string_agg(c.relname || ' ' || a.amname || ' ' || oa.amname, ', ' ORDER BY c.relname) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam JOIN pg_opclass o ON o.oid = i.indclass[0] JOIN pg_am oa ON oa.oid = o.opcmethod WHERE c.relname IN ('fp_pkey', 'fu_u_key')"),
+	'fp_pkey forst_key btree, fu_u_key forst_key btree',
+	'the restored referenced indexes are forst_key with btree classes');
+is($other->safe_psql('postgres', 'SELECT count(*) FROM fc'), '3001', 'the referencing rows are restored');
 
 $other->stop;
 $standby->stop;
