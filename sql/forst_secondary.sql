@@ -200,6 +200,24 @@ RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM sec_owner;
 DROP ROLE sec_owner, sec_other;
 
+-- btree's default operator classes named in CREATE INDEX stand for
+-- forst's; others, and a class of another type, are refused
+CREATE TABLE oc (k int PRIMARY KEY, a int, b char(3), c text COLLATE "C", d name) USING forst;
+CREATE INDEX oc_a ON oc (a int4_ops);
+CREATE INDEX oc_bcd ON oc USING btree (b bpchar_ops, c text_ops, d name_ops);
+CREATE INDEX oc_p ON oc (c text_pattern_ops);
+CREATE INDEX oc_a8 ON oc (a int8_ops);
+INSERT INTO oc VALUES (1, 10, 'x', 'y', 'z');
+SET enable_seqscan = off;
+SELECT k FROM oc WHERE b = 'x' AND c = 'y' AND d = 'z';
+RESET enable_seqscan;
+SELECT i.indexrelid::regclass, array_agg(n.nspname || '.' || o.opcname || ' ' || a.amname ORDER BY x.n) AS classes
+FROM pg_index i, unnest(i.indclass) WITH ORDINALITY x(cls, n)
+     JOIN pg_opclass o ON o.oid = x.cls JOIN pg_namespace n ON n.oid = o.opcnamespace
+     JOIN pg_am a ON a.oid = o.opcmethod
+WHERE i.indrelid = 'oc'::regclass GROUP BY 1 ORDER BY 1;
+DROP TABLE oc;
+
 DROP TABLE s, h, r, nd, j, u;
 DROP FUNCTION same(text), on_both(text);
 DROP EXTENSION forst;

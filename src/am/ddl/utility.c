@@ -265,6 +265,43 @@ rewrite_create(CreateStmt *stmt, bool partitioned)
 }
 
 /*
+ * An index column that names a btree operator class, as in "(a int4_ops)",
+ * gets forst_key's default class for its type when that class orders as
+ * the named one does (its btree twin, ddl/foreign_keys.h).  Other classes
+ * (text_pattern_ops, ...) are left for PostgreSQL to refuse: forst_key has
+ * none of that name.
+ */
+static void
+map_btree_classes(IndexStmt *stmt)
+{
+	ListCell   *lc;
+	Oid			forst_key_am = get_index_am_oid("forst_key", false);
+	Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+
+	foreach(lc, stmt->indexParams)
+	{
+		IndexElem  *e = lfirst_node(IndexElem, lc);
+		Oid			btclass;
+		Oid			fclass;
+
+		AttrNumber	attnum;
+
+		if (e->opclass == NIL || e->opclassopts != NIL || e->name == NULL ||
+			!OidIsValid(relid))
+			continue;
+		btclass = get_opclass_oid(BTREE_AM_OID, e->opclass, true);
+		attnum = get_attnum(relid, e->name);
+		/* btree's default class for the column (else PostgreSQL refuses) */
+		if (!OidIsValid(btclass) || attnum == InvalidAttrNumber ||
+			GetDefaultOpClass(get_atttype(relid, attnum), BTREE_AM_OID) != btclass)
+			continue;
+		fclass = GetDefaultOpClass(get_opclass_input_type(btclass), forst_key_am);
+		if (OidIsValid(fclass) && forst_btree_twin_class(fclass) == btclass)
+			e->opclass = NIL;
+	}
+}
+
+/*
  * CREATE INDEX on a forst table: a secondary index, whose entries forst
  * keeps in the table's LSM tree (tableam/secondary.h), is a forst_key index
  * that is not the primary key.  An index of another access method would
@@ -321,6 +358,7 @@ check_index_stmt(IndexStmt *stmt)
 				 errmsg("a UNIQUE constraint of a forst table cannot be DEFERRABLE"),
 				 errdetail("forst checks a unique constraint when the row is written."),
 				 errhint("Declare the constraint without DEFERRABLE.")));
+	map_btree_classes(stmt);
 	stmt->accessMethod = pstrdup("forst_key");
 }
 
