@@ -186,6 +186,17 @@ SELECT tableoid::regclass, * FROM parted;
 DROP TABLE parted;
 RESET ROLE;
 
+-- ADD COLUMN ... PRIMARY KEY gives a keyless forst table its key; a key
+-- that an ALTER TABLE adds cannot be referenced in the same statement
+CREATE TABLE addk (c1 int) USING forst;
+ALTER TABLE addk ADD COLUMN c2 int PRIMARY KEY, ADD COLUMN c3 int REFERENCES addk;
+ALTER TABLE addk ADD COLUMN c2 int PRIMARY KEY;
+ALTER TABLE addk ADD COLUMN c3 int REFERENCES addk;
+INSERT INTO addk VALUES (1, 1, 1);
+INSERT INTO addk VALUES (2, 2, 3);
+SELECT * FROM addk;
+DROP TABLE addk;
+
 -- a table referenced by foreign keys can change to forst and back
 CREATE TABLE mig (k int PRIMARY KEY, v text);
 CREATE TABLE mig_child (k int REFERENCES mig);

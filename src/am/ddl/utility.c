@@ -362,24 +362,69 @@ check_index_stmt(IndexStmt *stmt)
 	stmt->accessMethod = pstrdup("forst_key");
 }
 
+/* A PRIMARY KEY or UNIQUE constraint, or an index, that cmd adds. */
+static bool
+adds_unique_key(AlterTableCmd *cmd)
+{
+	ListCell   *lc;
+
+	if (cmd->subtype == AT_AddIndex)
+		return true;
+	if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
+		return ((Constraint *) cmd->def)->contype == CONSTR_PRIMARY ||
+			((Constraint *) cmd->def)->contype == CONSTR_UNIQUE;
+	if (cmd->subtype == AT_AddColumn && IsA(cmd->def, ColumnDef))
+		foreach(lc, ((ColumnDef *) cmd->def)->constraints)
+		{
+			Constraint *con = lfirst_node(Constraint, lc);
+
+			if (con->contype == CONSTR_PRIMARY || con->contype == CONSTR_UNIQUE)
+				return true;
+		}
+	return false;
+}
+
+/*
+ * A foreign key that references a forst table (ddl/foreign_keys.c).  The
+ * referenced key must exist before the statement: one that the same ALTER
+ * TABLE adds to the table it alters is made after forst could prepare it.
+ */
+static void
+prepare_referenced(AlterTableStmt *stmt, Constraint *con, bool adds_key)
+{
+	if (con->contype != CONSTR_FOREIGN || con->pktable == NULL)
+		return;
+	if (adds_key && rangevar_is_forst(stmt->relation) &&
+		RangeVarGetRelid(con->pktable, NoLock, true) ==
+		RangeVarGetRelid(stmt->relation, NoLock, true))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a foreign key cannot reference a key that the same ALTER TABLE adds to forst table \"%s\"",
+						stmt->relation->relname),
+				 errhint("Add the key in one ALTER TABLE and the foreign key in another.")));
+	forst_prepare_referenced(con);
+}
+
 static void
 rewrite_alter(AlterTableStmt *stmt)
 {
 	ListCell   *lc;
+	bool		adds_key = false;
 
+	foreach(lc, stmt->cmds)
+		adds_key |= adds_unique_key(lfirst_node(AlterTableCmd, lc));
 	foreach(lc, stmt->cmds)
 	{
 		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 
-		/* a foreign key that references a forst table (ddl/foreign_keys.c) */
 		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
-			forst_prepare_referenced((Constraint *) cmd->def);
+			prepare_referenced(stmt, (Constraint *) cmd->def, adds_key);
 		else if (cmd->subtype == AT_AddColumn && IsA(cmd->def, ColumnDef))
 		{
 			ListCell   *lc2;
 
 			foreach(lc2, ((ColumnDef *) cmd->def)->constraints)
-				forst_prepare_referenced(lfirst_node(Constraint, lc2));
+				prepare_referenced(stmt, lfirst_node(Constraint, lc2), adds_key);
 		}
 	}
 	if (!rangevar_is_forst(stmt->relation))
@@ -390,6 +435,19 @@ rewrite_alter(AlterTableStmt *stmt)
 
 		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
 			rewrite_constraint((Constraint *) cmd->def, NULL, false);
+		else if (cmd->subtype == AT_AddColumn && IsA(cmd->def, ColumnDef))
+		{
+			ListCell   *lc2;
+
+			/* ADD COLUMN ... PRIMARY KEY / UNIQUE */
+			foreach(lc2, ((ColumnDef *) cmd->def)->constraints)
+			{
+				Constraint *con = lfirst_node(Constraint, lc2);
+
+				if (con->contype == CONSTR_PRIMARY || con->contype == CONSTR_UNIQUE)
+					rewrite_constraint(con, NULL, false);
+			}
+		}
 		else if (cmd->subtype == AT_ClusterOn)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
