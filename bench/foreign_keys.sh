@@ -39,29 +39,7 @@ stamp=$(date -u +%Y%m%d-%H%M%S)
 mkdir -p bench/results
 REPORT=bench/results/foreign-keys-$stamp.md
 
-work=$(forst_user_tmpdir forst-fkbench)
-log "build: make; install into $work/pg"
-bindir=$(forst_build_private_install "$work/pg")
-data=$work/data
-port=$(forst_free_port)
-cleanup()
-{
-	as_pg_user "$bindir/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
-	if [ "${KEEP:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-as_pg_user "$bindir/initdb" -D "$data" -A trust --no-locale -E UTF8 >/dev/null
-cat >>"$data/postgresql.conf" <<EOF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$work'
-shared_preload_libraries = 'forst'
-forst.remote_dir = 'file://$work/store'
-shared_buffers = '256MB'
-${SETTINGS:-}
-EOF
-as_pg_user "$bindir/pg_ctl" -D "$data" -l "$work/server.log" -w start >/dev/null
-psql_() { as_pg_user "$bindir/psql" -X -q -At -h "$work" -p "$port" -d postgres -v ON_ERROR_STOP=1 "$@"; }
+forst_bench_server forst-fkbench
 
 log "load: $ROWS referenced parent rows (and as many unreferenced), forst and heap"
 psql_ <<EOF

@@ -125,6 +125,47 @@ forst_build_private_install()
 	printf '%s\n' "$dir$libdir/bin"
 }
 
+# A private server for a benchmark: builds this checkout into
+# $work/pg (forst_build_private_install), creates and starts a cluster in
+# $work/data on a free port, its socket in $work, forst preloaded on a
+# file:// store in $work/store, shared_buffers 256MB, then the lines of
+# $2 and of $SETTINGS in postgresql.conf.  Sets work, bindir, data and port,
+# defines psql_ (psql -At on database postgres, stopping at the first
+# error) and stops the server at exit (and removes $work unless KEEP=1).
+# $1 names the temporary directory.
+forst_bench_server()
+{
+	work=$(forst_user_tmpdir "$1")
+	log "build: make; install into $work/pg"
+	bindir=$(forst_build_private_install "$work/pg")
+	data=$work/data
+	port=$(forst_free_port)
+	trap forst_bench_server_stop EXIT
+	as_pg_user "$bindir/initdb" -D "$data" -A trust --no-locale -E UTF8 >/dev/null
+	cat >>"$data/postgresql.conf" <<EOF
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$work'
+shared_preload_libraries = 'forst'
+forst.remote_dir = 'file://$work/store'
+shared_buffers = '256MB'
+${2:-}
+${SETTINGS:-}
+EOF
+	as_pg_user "$bindir/pg_ctl" -D "$data" -l "$work/server.log" -w start >/dev/null
+}
+
+forst_bench_server_stop()
+{
+	as_pg_user "$bindir/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
+	if [ "${KEEP:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
+}
+
+psql_()
+{
+	as_pg_user "$bindir/psql" -X -q -At -h "$work" -p "$port" -d postgres -v ON_ERROR_STOP=1 "$@"
+}
+
 # A directory owned by the server user, for servers and test files: the
 # repository may live where that user cannot read (such as /root).
 forst_user_tmpdir()
