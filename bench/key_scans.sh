@@ -7,7 +7,8 @@
 #   bash bench/key_scans.sh
 #
 # Environment: ROWS (default 2000000), REPEAT (runs of each query per table
-# after its first, in the same session, default 5).
+# after its first, in the same session, default 5), SETTINGS (lines added
+# to postgresql.conf).
 # Both tables are (k bigint PRIMARY KEY, v int), loaded with keys 1..ROWS;
 # the forst table is checkpointed (its rows in SST files on file://), the
 # heap table vacuumed.  Each query runs with enable_seqscan = off (except
