@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "access/twophase.h"
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "miscadmin.h"
@@ -309,7 +310,13 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 		ts->compacting = false;
 		ts->drop_pending = false;
 		pg_atomic_init_u64(&ts->live_estimate, 0);
-		pg_atomic_init_u32(&ts->key_share_spread, 0);
+
+		/*
+		 * A prepared transaction keeps its bucket locks across a restart,
+		 * which forgets the flag: with prepared transactions possible,
+		 * writers always look (write/key_locks.h).
+		 */
+		pg_atomic_init_u32(&ts->key_share_spread, max_prepared_xacts > 0 ? 1 : 0);
 		memset(&ts->expiry, 0, sizeof(ts->expiry));
 		pg_atomic_init_u64(&ts->expiry.reclaimed_bytes, 0);
 		pg_atomic_init_u64(&ts->expiry.reclaimed_rows, 0);

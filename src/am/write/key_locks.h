@@ -42,7 +42,9 @@ extern void forst_release_kept(Relation rel, FstSlice user_part);
  * table's keys, the bucket's lock is held to the end of the transaction
  * instead of the key's, and whoever deletes a key, changes it or locks it
  * FOR UPDATE waits for the holders of its bucket (forst_wait_key_sharers)
- * once any transaction held a bucket of the table.  So a transaction holds
+ * once any transaction held a bucket of the table (always where prepared
+ * transactions are possible: they keep their buckets across a restart,
+ * which forgets that flag).  So a transaction holds
  * at most that many key locks plus 128 buckets per table, and a writer may
  * wait for a transaction that locked another key of the same bucket (as a
  * key whose hash collides).
