@@ -33,10 +33,11 @@ CREATE TABLE pf (a int, b text, u int UNIQUE, v text, PRIMARY KEY (a, b)) USING 
 CREATE TABLE ph (a int, b text COLLATE "C", u int UNIQUE, v text, PRIMARY KEY (a, b)) USING heap;
 INSERT INTO pf SELECT g, 'b' || g, g * 10, 'v' FROM generate_series(1, 20) g;
 INSERT INTO ph SELECT * FROM pf;
--- children: a heap table referencing the key (cascading) and the unique column
-CREATE TABLE cf (id int PRIMARY KEY, a int, b text, u int REFERENCES pf (u) ON UPDATE CASCADE,
+-- children: a heap table referencing the key (cascading); a unique column
+-- other than the key cannot be referenced
+CREATE TABLE cf (id int PRIMARY KEY, a int, b text, u int,
                  FOREIGN KEY (a, b) REFERENCES pf ON DELETE CASCADE ON UPDATE CASCADE);
-CREATE TABLE ch (id int PRIMARY KEY, a int, b text, u int REFERENCES ph (u) ON UPDATE CASCADE,
+CREATE TABLE ch (id int PRIMARY KEY, a int, b text, u int,
                  FOREIGN KEY (a, b) REFERENCES ph ON DELETE CASCADE ON UPDATE CASCADE);
 
 -- rows that differ between the twins (none when they are equal)
@@ -61,6 +62,7 @@ SELECT twins($$INSERT INTO @C@ VALUES (1, 1, 'b1', 10)$$);
 SELECT twins($$INSERT INTO @C@ VALUES (2, 2, 'b2', NULL), (3, 2, 'b2', 20)$$);
 SELECT twins($$INSERT INTO @C@ VALUES (4, 1, 'b2', NULL)$$);
 SELECT twins($$INSERT INTO @C@ VALUES (5, NULL, 'zz', 999)$$);
+CREATE TABLE cu (u int REFERENCES pf (u));
 SELECT twins($$INSERT INTO @C@ VALUES (6, NULL, 'zz', NULL)$$);
 SELECT twins($$UPDATE @C@ SET a = 21 WHERE id = 1$$);
 SELECT twins($$UPDATE @C@ SET a = 3, b = 'b3' WHERE id = 1$$);
@@ -97,7 +99,7 @@ ALTER TABLE lf VALIDATE CONSTRAINT lf_fk;
 DELETE FROM lf WHERE id = 2;
 ALTER TABLE lf VALIDATE CONSTRAINT lf_fk;
 ALTER TABLE lf ADD COLUMN u int REFERENCES pf (u);
-INSERT INTO lf VALUES (3, 1, 'b1', 12345);
+ALTER TABLE lf ADD COLUMN a2 int REFERENCES pf (a);
 -- the referenced index cannot go without the key
 DROP INDEX pf_u_key;
 ALTER TABLE pf DROP CONSTRAINT pf_pkey;
@@ -148,21 +150,30 @@ DELETE FROM bigref WHERE id = 5;
 DELETE FROM big WHERE id = 5;
 RESET forst.key_share_locks_per_table;
 
+-- rows that expire cannot be referenced: no foreign key to a table with a
+-- TTL column, no TTL on a referenced table
+CREATE TABLE ttlp (k int PRIMARY KEY, ts timestamptz) USING forst;
+SELECT forst.set_ttl('ttlp', 'ts', '1 hour');
+CREATE TABLE ttlc (k int REFERENCES ttlp);
+CREATE TABLE ttl2 (k int PRIMARY KEY, ts timestamptz) USING forst;
+CREATE TABLE ttl2c (k int REFERENCES ttl2);
+SELECT forst.set_ttl('ttl2', 'ts', '1 hour');
+DROP TABLE ttl2c, ttl2, ttlp;
+
 -- another role: no REFERENCES privilege, no foreign key, and nothing changed
 CREATE TABLE priv (k int PRIMARY KEY, u int UNIQUE) USING forst;
 RESET ROLE;
 SET ROLE fk_other;
 CREATE TABLE steal (k int REFERENCES priv);
-CREATE TABLE steal (u int REFERENCES priv (u));
 SELECT count(*) AS btree_classes FROM pg_index i, unnest(i.indclass) c(o)
   JOIN pg_opclass oc ON oc.oid = c.o JOIN pg_am am ON am.oid = oc.opcmethod
 WHERE i.indrelid = 'priv'::regclass AND am.amname = 'btree';
 RESET ROLE;
 SET ROLE fk_owner;
-GRANT REFERENCES (u) ON priv TO fk_other;
+GRANT REFERENCES (k) ON priv TO fk_other;
 RESET ROLE;
 SET ROLE fk_other;
-CREATE TABLE steal (u int REFERENCES priv (u));
+CREATE TABLE steal (k int REFERENCES priv);
 INSERT INTO steal VALUES (1);
 RESET ROLE;
 
@@ -196,6 +207,12 @@ INSERT INTO addk VALUES (1, 1, 1);
 INSERT INTO addk VALUES (2, 2, 3);
 SELECT * FROM addk;
 DROP TABLE addk;
+
+-- a table referenced through a unique index other than its key stays heap
+CREATE TABLE migu (k int PRIMARY KEY, u int UNIQUE);
+CREATE TABLE migu_child (u int REFERENCES migu (u));
+ALTER TABLE migu SET ACCESS METHOD forst;
+DROP TABLE migu_child, migu;
 
 -- a table referenced by foreign keys can change to forst and back
 CREATE TABLE mig (k int PRIMARY KEY, v text);

@@ -11,18 +11,25 @@
  * secondary indexes are forst_key indexes, created with forst_key's
  * operator classes (forst--1.0.sql), which hold btree's operators and
  * comparison functions.  So before a foreign key that references a forst
- * table is added, that table's unique forst_key indexes get, in pg_index,
- * the btree operator classes with the same input types and comparison
+ * table is added, that table's primary key gets, in pg_index, the btree
+ * operator classes with the same input types and comparison
  * functions: their twins, which order every value as forst's do.  The
  * index's access method stays forst_key, so every build, scan and insert
  * is forst's, and the planner is shown forst's operator families again
  * (tableam/secondary.c), so no plan changes.  A forst_key index may thus
  * have forst's class or its btree twin for a column.
  *
+ * Only the primary key may be referenced: an UPDATE of a unique secondary
+ * column is no key change to forst's row locks (write/row_locks.c), so it
+ * would not wait for a FOR KEY SHARE locker as heap's does.  Nor a table
+ * whose rows expire (TTL), which would leave referencing rows dangling;
+ * expiry/expiry.c refuses a TTL on a referenced table likewise.
+ *
  * The relabel happens in the ALTER TABLE's transaction (a CREATE TABLE's
  * foreign keys are added by an ALTER TABLE that PostgreSQL runs after it),
- * before PostgreSQL checks the REFERENCES privilege: a key that is refused
- * takes the relabel back with it.
+ * after a check that the role has REFERENCES on the table or a column
+ * (else nothing is locked or changed), before PostgreSQL's own checks: a key
+ * that is refused takes the relabel back with it.
  *
  * The rest is PostgreSQL's: the RI triggers' queries (SELECT 1 ... FOR KEY
  * SHARE on the referenced row when a referencing row is written, the
@@ -46,15 +53,18 @@
 #include "catalog/pg_opclass.h"
 #include "commands/defrem.h"
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "am/ddl/foreign_keys.h"
+#include "am/expiry/expiry.h"
 #include "am/ddl/migrate.h"
-#include "am/ddl/migrate_checks.h"
+#include "am/keys/rel.h"
 #include "am/ddl/partition.h"
 #include "am/ddl/utility.h"
 
@@ -229,15 +239,45 @@ relabel_index(Oid indexoid, Relation rel)
 	set_index_classes(indexoid, classes, nkeys);
 }
 
+/* Whether the columns named by pk_attrs (NIL: the key) are rel's key's. */
+static bool
+references_primary_key(Relation rel, Oid pkindex, List *pk_attrs)
+{
+	HeapTuple	tup;
+	Form_pg_index ind;
+	ListCell   *lc;
+	bool		ok = true;
+
+	if (pk_attrs == NIL)
+		return true;
+	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(pkindex));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", pkindex);
+	ind = (Form_pg_index) GETSTRUCT(tup);
+	if (list_length(pk_attrs) != ind->indnkeyatts)
+		ok = false;
+	foreach(lc, pk_attrs)
+	{
+		AttrNumber	attnum = get_attnum(RelationGetRelid(rel), strVal(lfirst(lc)));
+		bool		found = false;
+
+		for (int i = 0; i < ind->indnkeyatts && ok; i++)
+			if (ind->indkey.values[i] == attnum)
+				found = true;
+		if (!found)
+			ok = false;
+	}
+	ReleaseSysCache(tup);
+	return ok;
+}
+
 void
 forst_prepare_referenced(Constraint *con)
 {
 	Oid			relid;
 	Relation	rel;
-	List	   *indexes;
-	ListCell   *lc;
-	Oid			forst_key_am;
-	bool		any = false;
+	Oid			pkindex;
+	ForstExpiry x;
 
 	if (con->contype != CONSTR_FOREIGN || con->pktable == NULL)
 		return;
@@ -260,30 +300,45 @@ forst_prepare_referenced(Constraint *con)
 	if (!forst_relid_is_forst_table(relid))
 		return;
 
+	/*
+	 * Without REFERENCES on the table or a column, PostgreSQL refuses the
+	 * key; nothing is locked or changed for a role that may not add it.
+	 */
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_REFERENCES) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(relid, GetUserId(), ACL_REFERENCES,
+								  ACLMASK_ANY) != ACLCHECK_OK)
+		return;
+
 	/* the lock ATAddForeignKeyConstraint takes on the referenced table */
 	rel = table_open(relid, ShareRowExclusiveLock);
-	forst_key_am = get_index_am_oid("forst_key", false);
-	indexes = RelationGetIndexList(rel);
-	foreach(lc, indexes)
-	{
-		Oid			indexoid = lfirst_oid(lc);
-		HeapTuple	tup;
-		bool		unique;
 
-		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for index %u", indexoid);
-		unique = ((Form_pg_index) GETSTRUCT(tup))->indisunique;
-		ReleaseSysCache(tup);
-		if (!unique || forst_index_am(indexoid) != forst_key_am)
-			continue;
-		relabel_index(indexoid, rel);
-		any = true;
-	}
-	list_free(indexes);
+	/*
+	 * Only the primary key: an UPDATE of a unique secondary column is not a
+	 * key change to forst's row locks, so it would not wait for FOR KEY
+	 * SHARE lockers (a referencing row being inserted) as heap's does.
+	 */
+	pkindex = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkindex) || !references_primary_key(rel, pkindex, con->pk_attrs))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign keys may reference only the primary key of forst table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("An update of another unique column of a forst table does not wait for the rows being inserted that reference it."),
+				 errhint("Reference the primary key.")));
+
+	/* expired rows would leave the rows that reference them dangling */
+	forst_expiry_get(rel, &x);
+	if (x.active || x.attnum > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign keys cannot reference forst table \"%s\", whose rows expire",
+						RelationGetRelationName(rel)),
+				 errdetail("Rows that expire would leave the rows referencing them dangling."),
+				 errhint("Reference a table without a TTL column.")));
+
+	relabel_index(pkindex, rel);
 	table_close(rel, NoLock);
-	if (any)
-		CommandCounterIncrement();
+	CommandCounterIncrement();
 }
 
 void

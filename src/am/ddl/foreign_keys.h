@@ -5,8 +5,8 @@
  *
  * PostgreSQL adds a foreign key through a unique index on the referenced
  * columns whose operator classes belong to btree.  Before such a key is
- * added, forst_prepare_referenced() relabels the referenced table's unique
- * forst_key indexes to the btree operator classes that order their columns
+ * added, forst_prepare_referenced() relabels the referenced table's
+ * primary key to the btree operator classes that order their columns
  * as forst's do; everything else about those indexes stays forst's.
  *
  *-------------------------------------------------------------------------
@@ -19,9 +19,10 @@
 /*
  * For a FOREIGN KEY constraint con whose referenced table is a forst table
  * (or a partitioned table keyed by forst): takes ShareRowExclusiveLock on
- * it, as adding the key does, and relabels its unique forst_key indexes in
- * the current transaction.  A partitioned table keyed by forst, or a forst
- * partition, is refused (0A000).  Anything else: nothing.
+ * it, as adding the key does, and relabels its primary key in the current
+ * transaction.  Refused (0A000): referencing other columns than the key, a
+ * table whose rows expire, a partitioned table keyed by forst or a forst
+ * partition.  Anything else: nothing.
  */
 extern void forst_prepare_referenced(Constraint *con);
 

@@ -122,6 +122,7 @@
 #include "am/ddl/foreign_keys.h"
 #include "am/ddl/migrate.h"
 #include "am/ddl/migrate_checks.h"
+#include "am/keys/rel.h"
 #include "am/keys/index_entry.h"
 
 /* The migration this backend is running, if any. */

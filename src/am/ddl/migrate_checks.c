@@ -67,25 +67,42 @@ opclass_name(Oid opclass)
 	return name;
 }
 
-/* Whether a foreign key (of another table or of itself) references relid. */
-bool
-forst_rel_is_referenced(Oid relid)
+/*
+ * Foreign keys may reference a forst table's primary key only
+ * (ddl/foreign_keys.c): refuses one that references another unique index
+ * of rel.
+ */
+static void
+check_referenced_by_key(Relation rel)
 {
 	Relation	conrel;
 	SysScanDesc scan;
 	ScanKeyData key;
 	HeapTuple	tup;
-	bool		found = false;
+	Oid			pkindex = RelationGetPrimaryKeyIndex(rel);
 
 	conrel = table_open(ConstraintRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_constraint_confrelid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(relid));
+				F_OIDEQ, ObjectIdGetDatum(RelationGetRelid(rel)));
 	scan = systable_beginscan(conrel, InvalidOid, false, NULL, 1, &key);
-	while (!found && (tup = systable_getnext(scan)) != NULL)
-		found = ((Form_pg_constraint) GETSTRUCT(tup))->contype == CONSTRAINT_FOREIGN;
+	while ((tup = systable_getnext(scan)) != NULL)
+	{
+		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
+
+		if (con->contype != CONSTRAINT_FOREIGN || con->conindid == pkindex)
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the access method of table \"%s\" to forst: foreign key \"%s\" of table \"%s\" references a unique index other than its primary key",
+						RelationGetRelationName(rel), NameStr(con->conname),
+						get_rel_name(con->conrelid)),
+				 errdetail("Foreign keys may reference only the primary key of a forst table."),
+				 errhint("Drop the foreign key first (ALTER TABLE %s DROP CONSTRAINT %s), or keep the table on heap.",
+						 quote_identifier(get_rel_name(con->conrelid)),
+						 quote_identifier(NameStr(con->conname)))));
+	}
 	systable_endscan(scan);
 	table_close(conrel, AccessShareLock);
-	return found;
 }
 
 static bool
@@ -322,6 +339,7 @@ forst_migrate_check_to_forst(Relation rel)
 						RelationGetRelationName(rel)),
 				 errdetail("A partition's indexes belong to the partitioned table's indexes, which are btrees."),
 				 errhint("Detach the partition first, or create a forst table and copy the rows.")));
+	check_referenced_by_key(rel);
 
 	/* a deferrable primary key is no rd_pkindex: look at indisprimary */
 	indexes = RelationGetIndexList(rel);

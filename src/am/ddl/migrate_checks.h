@@ -23,7 +23,4 @@ extern void forst_migrate_check_to_forst(Relation rel);
 extern void forst_migrate_refuse(Relation rel, const char *target,
 								 const char *what) pg_attribute_noreturn();
 
-/* Whether a foreign key (of another table or of itself) references relid. */
-extern bool forst_rel_is_referenced(Oid relid);
-
 #endif							/* FORST_MIGRATE_CHECKS_H */

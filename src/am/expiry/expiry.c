@@ -599,6 +599,16 @@ forst_expiry_column(PG_FUNCTION_ARGS)
 		relation_close(rel, AccessShareLock);
 		PG_RETURN_NULL();
 	}
+	/* expired rows would leave the rows that reference them dangling */
+	if (forst_rel_is_referenced(RelationGetRelid(rel)))
+	{
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("rows of forst table \"%s\" cannot expire while foreign keys reference it",
+						RelationGetRelationName(rel)),
+				 errdetail("Rows that expire would leave the rows referencing them dangling."),
+				 errhint("Drop the foreign keys that reference it first.")));
+	}
 	colname = NameStr(*PG_GETARG_NAME(1));
 	attnum = get_attnum(RelationGetRelid(rel), colname);
 	if (attnum == InvalidAttrNumber)

@@ -14,11 +14,14 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/table.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_constraint.h"
 #include "catalog/pg_index.h"
 #include "commands/defrem.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -256,4 +259,25 @@ forst_partitioned_key(Relation rel)
 		return am == forst_key_am ? indexoid : InvalidOid;
 	}
 	return InvalidOid;
+}
+
+/* Whether a foreign key (of another table or of itself) references relid. */
+bool
+forst_rel_is_referenced(Oid relid)
+{
+	Relation	conrel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+	bool		found = false;
+
+	conrel = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_constraint_confrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(conrel, InvalidOid, false, NULL, 1, &key);
+	while (!found && (tup = systable_getnext(scan)) != NULL)
+		found = ((Form_pg_constraint) GETSTRUCT(tup))->contype == CONSTRAINT_FOREIGN;
+	systable_endscan(scan);
+	table_close(conrel, AccessShareLock);
+	return found;
 }

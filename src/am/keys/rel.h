@@ -60,6 +60,9 @@ extern Oid	forst_partitioned_key(Relation rel);
 typedef Oid (*ForstKeyLender) (Relation rel);
 extern void forst_register_key_lender(ForstKeyLender lender);
 extern void forst_relinfo_init(void);
+
+/* Whether a foreign key (of another table or of itself) references relid. */
+extern bool forst_rel_is_referenced(Oid relid);
 /* user part of a row (slot must have all attributes deformed) */
 extern void forst_row_user_part(ForstRelInfo *info, TupleTableSlot *slot,
 								ForstTableShared *ts, StringInfo out);
