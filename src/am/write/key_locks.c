@@ -144,25 +144,47 @@ forst_tuple_lock_mode(LockTupleMode mode)
 	return AccessExclusiveLock;
 }
 
-/* The kept-locks table of this transaction (emptied at its first use). */
+/*
+ * *table as this transaction's (made empty at its first use in each
+ * transaction), in TopMemoryContext.
+ */
 static HTAB *
-kept_table(void)
+xact_table(HTAB **table, LocalTransactionId *lxid, const char *name,
+		   Size keysize, Size entrysize)
 {
-	if (kept == NULL || kept_lxid != MyProc->lxid)
+	if (*table == NULL || *lxid != MyProc->lxid)
 	{
 		HASHCTL		ctl;
 
-		if (kept != NULL)
-			hash_destroy(kept);
+		if (*table != NULL)
+			hash_destroy(*table);
 		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(KeptKey);
-		ctl.entrysize = sizeof(KeptLock);
+		ctl.keysize = keysize;
+		ctl.entrysize = entrysize;
 		ctl.hcxt = TopMemoryContext;
-		kept = hash_create("forst kept row locks", 64, &ctl,
-						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		kept_lxid = MyProc->lxid;
+		*table = hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		*lxid = MyProc->lxid;
 	}
-	return kept;
+	return *table;
+}
+
+/* The kept-locks table of this transaction. */
+static HTAB *
+kept_table(void)
+{
+	return xact_table(&kept, &kept_lxid, "forst kept row locks",
+					  sizeof(KeptKey), sizeof(KeptLock));
+}
+
+/* Takes lock tag for the (sub)transaction, not for the statement. */
+static void
+acquire_for_transaction(const LOCKTAG *tag, LOCKMODE mode)
+{
+	ResourceOwner save = CurrentResourceOwner;
+
+	CurrentResourceOwner = CurTransactionResourceOwner;
+	(void) LockAcquire(tag, mode, false, false);
+	CurrentResourceOwner = save;
 }
 
 void
@@ -190,11 +212,7 @@ forst_lock_key_keep(Relation rel, FstSlice user_part, LOCKMODE mode)
 	 */
 	if (CurrentResourceOwner != CurTransactionResourceOwner)
 	{
-		ResourceOwner save = CurrentResourceOwner;
-
-		CurrentResourceOwner = CurTransactionResourceOwner;
-		(void) LockAcquire(&k.tag, mode, false, false);
-		CurrentResourceOwner = save;
+		acquire_for_transaction(&k.tag, mode);
 		LockRelease(&k.tag, mode, false);
 	}
 }
@@ -240,23 +258,10 @@ forst_keep_key_share(Relation rel, ForstTableShared *ts, FstSlice user_part)
 	ShareCount *e;
 	bool		found;
 	LOCKTAG		tag;
-	ResourceOwner save;
 
-	if (share_counts == NULL || share_lxid != MyProc->lxid)
-	{
-		HASHCTL		ctl;
-
-		if (share_counts != NULL)
-			hash_destroy(share_counts);
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(ShareCount);
-		ctl.hcxt = TopMemoryContext;
-		share_counts = hash_create("forst key share counts", 8, &ctl,
-								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		share_lxid = MyProc->lxid;
-	}
-	e = hash_search(share_counts, &relid, HASH_ENTER, &found);
+	e = hash_search(xact_table(&share_counts, &share_lxid, "forst key share counts",
+							   sizeof(Oid), sizeof(ShareCount)),
+					&relid, HASH_ENTER, &found);
 	if (!found)
 		e->nkept = 0;
 	if (e->nkept < forst_key_share_locks_per_table)
@@ -277,10 +282,7 @@ forst_keep_key_share(Relation rel, ForstTableShared *ts, FstSlice user_part)
 		pg_memory_barrier();
 	}
 	bucket_tag(rel, user_part, &tag);
-	save = CurrentResourceOwner;
-	CurrentResourceOwner = CurTransactionResourceOwner;
-	(void) LockAcquire(&tag, AccessShareLock, false, false);
-	CurrentResourceOwner = save;
+	acquire_for_transaction(&tag, AccessShareLock);
 	forst_unlock_key(rel, user_part, AccessShareLock);
 }
 
