@@ -57,6 +57,7 @@ bool		forst_batch_lookups = true;
 int			forst_batch_lookup_rows = 8192;
 int			forst_key_share_locks_per_table = 256;
 int			forst_batch_lookup_memory_kb = 16384;
+int			forst_debug_slab_release_delay_ms = 0;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = -1;
 int			forst_cache_chunk_size_kb = 8;
@@ -189,6 +190,21 @@ forst_define_gucs(void)
 							128 * 1024, 2 * 1024, PG_INT32_MAX / 2,
 							PGC_POSTMASTER,
 							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	/*
+	 * A developer option, as PostgreSQL's own (not in the sample file, not
+	 * in SHOW ALL): widens the moment in which the flush worker gives a
+	 * freed memtable's pages back, so that tests of readers that waited for
+	 * memory meet it every time (t/020).
+	 */
+	DefineCustomIntVariable("forst.debug_slab_release_delay",
+							"Sleeps this long after a freed memtable's pages are given back (developer option).",
+							NULL,
+							&forst_debug_slab_release_delay_ms,
+							0, 0, 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("forst.max_tables",

@@ -150,7 +150,8 @@ free_retired(void)
 	{
 		Retiring   *r = lfirst(lc);
 
-		if (!forst_slab_reusable(r->epoch, forst_shared->waiting))
+		if (!forst_slab_reusable(r->epoch, forst_shared->waiting) ||
+			!forst_slab_free_retired(r->slab, r->epoch))
 		{
 			if (forst_pool_exhausted() &&
 				TimestampDifferenceExceeds(r->since, GetCurrentTimestamp(),
@@ -164,7 +165,6 @@ free_retired(void)
 			continue;
 		}
 		retire_known[r->slab] = false;
-		forst_slab_free(r->slab);
 		pfree(r);
 		retiring = foreach_delete_current(retiring, lc);
 	}

@@ -567,7 +567,7 @@ wait_for_slab(void)
 	(void) ConditionVariableTimedSleep(&forst_shared->slab_cv, 100,
 									   PG_WAIT_EXTENSION);
 	ConditionVariableCancelSleep();
-	forst_shared->waiting[MyBackendId] = false;
+	forst_memory_wait_end();
 
 	/*
 	 * The flush worker found this wait in a cycle (see flush/flush_worker.c): the
@@ -749,11 +749,52 @@ forst_table_slabs(ForstTableShared *ts, int *slabs)
 	return n;
 }
 
+/*
+ * Ends this backend's wait for memtable memory (set in wait_for_slab).
+ * Under the pool lock: the flush worker frees a slab that this backend's
+ * pin covers only while it holds that lock and sees the wait
+ * (forst_slab_free_retired), so once this returns every such slab has its
+ * new generation, and a view that holds it is seen to be stale
+ * (forst_table_view_stale) before it is read again.  Without the lock the
+ * worker could decide while this backend waited and free after it had
+ * checked its views: a cursor then read the slab while its pages were
+ * removed and reused ("malformed entry").  Also called when a transaction
+ * aborts, for a wait that a cancel ended.
+ */
+void
+forst_memory_wait_end(void)
+{
+	if (MyBackendId == InvalidBackendId || MyBackendId > MaxBackends ||
+		forst_shared == NULL || !forst_shared->waiting[MyBackendId])
+		return;
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	forst_shared->waiting[MyBackendId] = false;
+	LWLockRelease(forst_shared->lock);
+}
+
+bool
+forst_slab_free_retired(int slab, uint64 retired_epoch)
+{
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	if (!forst_slab_reusable(retired_epoch, forst_shared->waiting))
+	{
+		LWLockRelease(forst_shared->lock);
+		return false;
+	}
+	/* stale for every view from here on; its pages go next */
+	forst_shared->slabs[slab].generation++;
+	LWLockRelease(forst_shared->lock);
+	forst_slab_free(slab);
+	return true;
+}
+
 void
 forst_slab_free(int slab)
 {
 	/* before it is free: then another writer may take it at once */
 	slab_release_pages(slab);
+	if (forst_debug_slab_release_delay_ms > 0)
+		pg_usleep(forst_debug_slab_release_delay_ms * 1000L);
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
 	slab_free_locked(slab);
 	LWLockRelease(forst_shared->lock);

@@ -322,6 +322,15 @@ extern int	forst_table_slabs(ForstTableShared *ts, int *slabs);
 /* Returns a flushed slab to the pool and wakes waiting writers. */
 extern void forst_slab_free(int slab);
 
+/*
+ * Frees a slab retired at retired_epoch if no backend can still read it: a
+ * backend's pin counts unless the backend waits for memtable memory.  The
+ * check and the slab's new generation are under the pool lock, which
+ * forst_memory_wait_end takes to end a wait; false if the slab must wait.
+ */
+extern bool forst_slab_free_retired(int slab, uint64 retired_epoch);
+extern void forst_memory_wait_end(void);
+
 /* A pass over the tables with immutable memtables (forst_tables_next). */
 extern int	forst_tables_to_flush(ForstTableScan *scan, RelFileNode *out,
 								  int max);

@@ -23,6 +23,11 @@
  *	- a slab retired at epoch E may be reused when every backend's pin is 0
  *	  or greater than E (it pinned after the retirement, so no view of it
  *	  contains the slab);
+ *	- a backend that waits for memtable memory does not count (it would
+ *	  wait for itself); the worker decides and gives the slab its new
+ *	  generation under the pool lock, which the backend takes to end its
+ *	  wait (forst_memory_wait_end), so that it finds its views stale
+ *	  before it reads them again;
  *	- a backend unpins at the end of its transaction, and at the end of a
  *	  top-level executor run when no executor is open (cursors keep theirs
  *	  open) and it has not written a forst table with triggers in this
@@ -191,6 +196,7 @@ pin_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			inflight_clear();
+			forst_memory_wait_end();
 			/* FALLTHROUGH */
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
@@ -209,7 +215,10 @@ pin_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					 SubTransactionId parentSubid, void *arg)
 {
 	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
 		inflight_clear();
+		forst_memory_wait_end();
+	}
 }
 
 void
