@@ -28,6 +28,11 @@ CREATE TABLE nf (id int, v text, n int) USING forst;
 CREATE TABLE nh (id int, v text, n int) USING heap;
 CREATE INDEX nf_n ON nf (n);
 CREATE INDEX nh_n ON nh (n);
+-- partial indexes: rows enter and leave their WHERE as the DML changes them
+CREATE INDEX df_ap ON df (a) WHERE b IS NOT NULL;
+CREATE INDEX dh_ap ON dh (a) WHERE b IS NOT NULL;
+CREATE INDEX nf_idp ON nf (id) WHERE n > 500;
+CREATE INDEX nh_idp ON nh (id) WHERE n > 500;
 
 -- Runs one statement on table t ('@T@' in stmt); its outcome as text.
 CREATE FUNCTION diff_try(stmt text, t text) RETURNS text
@@ -121,8 +126,10 @@ BEGIN
 		format('SELECT a FROM @T@ ORDER BY a DESC LIMIT %s', n),
 		format('SELECT a, b FROM @T@ WHERE a = %s AND b COLLATE "C" >= %L ORDER BY a, b COLLATE "C"', a, rk2()),
 		format('SELECT k1, k2, b FROM @T@ WHERE b = %s ORDER BY k1, k2', rtext()),
-		format('SELECT count(*) FROM @T@ WHERE a < %s::bigint', a)
-		])[1 + r(27)];
+		format('SELECT count(*) FROM @T@ WHERE a < %s::bigint', a),
+		-- through the partial index (or the full one: the planner's choice)
+		format('SELECT a FROM @T@ WHERE b IS NOT NULL AND a BETWEEN %s AND %s ORDER BY a', a, a + r(300))
+		])[1 + r(28)];
 END $$;
 
 CREATE FUNCTION diff_scan_digest(q text, t text, seq boolean) RETURNS text
@@ -153,6 +160,12 @@ BEGIN
 	END IF;
 	-- the keyless twins through their index on n
 	q := format('SELECT id, v, n FROM @T@ WHERE n BETWEEN %s AND %s ORDER BY id, v, n', r(1000), 1000);
+	fi := diff_scan_digest(q, 'nf', false);
+	h := diff_scan_digest(q, 'nh', true);
+	IF fi IS DISTINCT FROM h THEN
+		RAISE EXCEPTION 'step %: % differs: forst index scan %, heap %', step, q, fi, h;
+	END IF;
+	q := format('SELECT id, v, n FROM @T@ WHERE n > 500 AND id BETWEEN %s AND %s ORDER BY id, v, n', r(50), 50);
 	fi := diff_scan_digest(q, 'nf', false);
 	h := diff_scan_digest(q, 'nh', true);
 	IF fi IS DISTINCT FROM h THEN

@@ -163,7 +163,6 @@ ALTER TABLE s ADD CONSTRAINT s_bd_u UNIQUE (b, d) DEFERRABLE;
 CREATE INDEX ON s USING hash (a);
 CREATE INDEX CONCURRENTLY ON s (a);
 CREATE INDEX ON s ((a + 1));
-CREATE INDEX ON s (a) WHERE a > 3;
 CREATE TABLE nd (k int PRIMARY KEY, t text) USING forst;
 CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 CREATE INDEX ON nd (t COLLATE ci);

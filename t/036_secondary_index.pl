@@ -26,6 +26,9 @@ CREATE INDEX f_a ON f (a);
 CREATE INDEX f_b ON f (b, a);
 CREATE INDEX h_a ON h (a);
 CREATE INDEX h_b ON h (b, a);
+-- partial: rows enter and leave its WHERE as c changes
+CREATE INDEX f_ay ON f (a) WHERE c = 'y';
+CREATE INDEX h_ay ON h (a) WHERE c = 'y';
 CREATE TABLE fu (k int PRIMARY KEY, u int UNIQUE, v text) USING forst;
 CREATE TABLE fp (k int PRIMARY KEY, v text) USING forst;
 CREATE TABLE fc (id int PRIMARY KEY, k int REFERENCES fp ON DELETE CASCADE, fu_k int REFERENCES fu);
@@ -119,7 +122,8 @@ my @queries = (
 	'SELECT a FROM @T WHERE a > 1040 ORDER BY a DESC',
 	"SELECT b, a FROM \@T WHERE b = 'b3' AND a < 20 ORDER BY b, a",
 	"SELECT k FROM \@T WHERE b IN ('kept', 'gone') ORDER BY k",
-	'SELECT count(*) FROM @T WHERE a = -1');
+	'SELECT count(*) FROM @T WHERE a = -1',
+	"SELECT a, k FROM \@T WHERE c = 'y' AND a BETWEEN 10 AND 1020 ORDER BY a, k");
 
 sub answers
 {
@@ -144,6 +148,12 @@ like(
 		"SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT k FROM f WHERE a = 7"),
 	qr/Index Scan using f_a on f/,
 	'the query reads the secondary index');
+like(
+	$primary->safe_psql(
+		'postgres',
+		"SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT k FROM f WHERE c = 'y' AND a = 7"),
+	qr/Index Scan using f_ay on f/,
+	'the query reads the partial index');
 ok( $primary->safe_psql(
 		'postgres',
 		"SELECT count(*) FROM forst.table_files('f')") > 0,
@@ -159,6 +169,10 @@ INSERT INTO f SELECT g, 4242, 'crash', 'z' FROM generate_series(200001, 200500) 
 INSERT INTO h SELECT g, 4242, 'crash', 'z' FROM generate_series(200001, 200500) g;
 UPDATE f SET a = 4243 WHERE k BETWEEN 200001 AND 200100;
 UPDATE h SET a = 4243 WHERE k BETWEEN 200001 AND 200100;
+UPDATE f SET c = 'z' WHERE c = 'y' AND k < 3000;
+UPDATE h SET c = 'z' WHERE c = 'y' AND k < 3000;
+UPDATE f SET c = 'y' WHERE k BETWEEN 200401 AND 200500;
+UPDATE h SET c = 'y' WHERE k BETWEEN 200401 AND 200500;
 });
 $primary->stop('immediate');
 $primary->start;

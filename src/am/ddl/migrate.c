@@ -68,8 +68,8 @@
  *
  * What forst cannot hold is refused before anything changes, with SQLSTATE
  * 0A000 and a hint (ddl/migrate_checks.c): indexes other than plain
- * btrees (tableam/secondary.h says which: not deferrable, not partial, not
- * on expressions), exclusion constraints, key columns of types forst cannot encode or of collations other than "C" (the hint
+ * btrees (tableam/secondary.h says which: not deferrable, not on
+ * expressions), exclusion constraints, key columns of types forst cannot encode or of collations other than "C" (the hint
  * says how to change the collation first: that changes how the column
  * sorts and compares, which the user should decide, and PostgreSQL's ALTER
  * COLUMN ... TYPE rebuilds what depends on it), deferrable or INCLUDE

@@ -13,6 +13,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_index.h"
 #include "commands/defrem.h"
+#include "executor/executor.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -30,6 +31,9 @@ forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
 	s->natts = index->rd_index->indnkeyatts;
 	s->unique = index->rd_index->indisunique;
 	s->nulls_not_distinct = index->rd_index->indnullsnotdistinct;
+	/* forst_secondaries_of prepares a predicate for writers */
+	s->predicate = NULL;
+	s->predicate_cxt = NULL;
 	for (int i = 0; i < s->natts; i++)
 	{
 		AttrNumber	attnum = index->rd_index->indkey.values[i];
@@ -47,6 +51,74 @@ forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
 			elog(ERROR, "forst: index \"%s\" has a column forst cannot encode",
 				 RelationGetRelationName(index));
 	}
+}
+
+/* A partial index's predicate, ready to be evaluated on a row. */
+typedef struct ForstIndexPredicate
+{
+	ExprState  *qual;
+	ExprContext *econtext;
+	TupleTableSlot *slot;		/* the row, as the predicate's Vars see it */
+} ForstIndexPredicate;
+
+/*
+ * In a context of its own, long-lived like the array it belongs to: the
+ * expression state, a standalone expression context (no executor state:
+ * an index predicate has no parameters or subqueries) and a virtual slot
+ * of a copy of the table's descriptor (a copy is not reference counted, so
+ * no resource owner tracks the slot).
+ */
+static void
+predicate_prepare(Relation heap, Relation index, MemoryContext mcxt,
+				  ForstSecondary *s)
+{
+	MemoryContext cxt = AllocSetContextCreate(mcxt, "forst index predicate",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	ForstIndexPredicate *p = palloc0(sizeof(ForstIndexPredicate));
+	List	   *pred = RelationGetIndexPredicate(index);
+
+	p->qual = ExecInitQual(pred, NULL);
+	p->econtext = CreateStandaloneExprContext();
+	p->slot = MakeSingleTupleTableSlot(CreateTupleDescCopy(RelationGetDescr(heap)),
+									   &TTSOpsVirtual);
+	MemoryContextSwitchTo(old);
+	s->predicate = p;
+	s->predicate_cxt = cxt;
+}
+
+bool
+forst_secondary_holds(const ForstSecondary *s, Datum *values, bool *isnull)
+{
+	ForstIndexPredicate *p = s->predicate;
+	TupleTableSlot *slot;
+	bool		holds;
+	int			natts;
+
+	if (p == NULL)
+		return true;
+	slot = p->slot;
+	natts = slot->tts_tupleDescriptor->natts;
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, values, sizeof(Datum) * natts);
+	memcpy(slot->tts_isnull, isnull, sizeof(bool) * natts);
+	ExecStoreVirtualTuple(slot);
+	p->econtext->ecxt_scantuple = slot;
+	holds = ExecQual(p->qual, p->econtext);
+	ResetExprContext(p->econtext);
+	ExecClearTuple(slot);
+	return holds;
+}
+
+void
+forst_secondaries_free(ForstSecondary *s, int n)
+{
+	if (s == NULL)
+		return;
+	for (int i = 0; i < n; i++)
+		if (s[i].predicate_cxt)
+			MemoryContextDelete(s[i].predicate_cxt);
+	pfree(s);
 }
 
 /*
@@ -83,6 +155,8 @@ forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
 		}
 		s = &res[n++];
 		forst_secondary_describe(rel, idx, s);
+		if (!heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL))
+			predicate_prepare(rel, idx, mcxt, s);
 		index_close(idx, AccessShareLock);
 	}
 	list_free(indexes);
@@ -114,12 +188,6 @@ forst_check_index_columns(Relation heap, Relation index)
 						name, RelationGetRelationName(heap)),
 				 errdetail("A forst table checks a unique constraint on its secondary index when it writes the row."),
 				 errhint("Declare the constraint without DEFERRABLE.")));
-	if (!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: it is partial",
-						name, RelationGetRelationName(heap)),
-				 errhint("Create the index without WHERE.")));
 	for (int i = 0; i < ix->indnkeyatts; i++)
 	{
 		AttrNumber	attnum = ix->indkey.values[i];

@@ -60,14 +60,35 @@ typedef struct ForstSecondary
 											 * as the encoding does */
 	bool		unique;			/* UNIQUE (write/index_entries.h) */
 	bool		nulls_not_distinct; /* UNIQUE NULLS NOT DISTINCT */
+	struct ForstIndexPredicate *predicate;	/* a partial index's WHERE, as
+											 * writers evaluate it; NULL:
+											 * every row has an entry */
+	MemoryContext predicate_cxt;	/* what predicate lives in, or NULL */
 } ForstSecondary;
 
 /*
  * The secondary indexes of rel (forst_key indexes other than its primary
- * key), in a palloc'd array in mcxt; returns how many.
+ * key), in a palloc'd array in mcxt; returns how many.  A partial index's
+ * predicate is made ready for writers in a context of its own under mcxt
+ * (predicate_cxt), which forst_secondaries_free deletes with the array.
  */
 extern int	forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
 								 ForstSecondary **out);
+extern void forst_secondaries_free(ForstSecondary *s, int n);
+
+/*
+ * Partial indexes.  A row has an entry in s exactly when s's predicate
+ * (the index's WHERE, an immutable condition on the row's columns) is true
+ * for it: an insert puts an entry only then, a delete removes one only
+ * then, and an update whose row enters or leaves the predicate puts or
+ * removes the entry (write/index_entries.c).  The entries are ordinary
+ * puts and tombstones, so replay, standbys and checkpoints never evaluate
+ * the predicate; the planner uses the index only for queries whose
+ * conditions imply it, as for a btree.  values and isnull are by attnum -
+ * 1 (a slot's tts_values); true for an index without a predicate.
+ */
+extern bool forst_secondary_holds(const ForstSecondary *s, Datum *values,
+								  bool *isnull);
 
 /* *s for index, a secondary index of heap. */
 extern void forst_secondary_describe(Relation heap, Relation index,
@@ -75,8 +96,8 @@ extern void forst_secondary_describe(Relation heap, Relation index,
 
 /*
  * Refuses what a secondary index of a forst table cannot be (0A000):
- * deferrable unique, exclusion, partial, on expressions, on columns forst
- * cannot encode.
+ * deferrable unique, exclusion, on expressions, on columns forst cannot
+ * encode.
  */
 extern void forst_check_index_columns(Relation heap, Relation index);
 

@@ -154,8 +154,7 @@ forst_relinfo(Relation rel)
 			pfree(info->pkname);
 		if (info->codec)
 			pfree(info->codec);
-		if (info->secondary)
-			pfree(info->secondary);
+		forst_secondaries_free(info->secondary, info->nsecondary);
 		info->pkname = NULL;
 		info->codec = NULL;
 		info->secondary = NULL;

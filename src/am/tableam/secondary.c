@@ -17,6 +17,7 @@
 #include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
 #include "commands/progress.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/predicate.h"
@@ -162,7 +163,11 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	StringInfoData up;
 	CommandId	cid = GetCurrentCommandId(true);
 	double		n = 0;
+	double		nheap = 0;
 	ForstExpiry x;
+	EState	   *estate;
+	ExprContext *econtext;
+	ExprState  *predicate;
 
 	forst_check_index_columns(heap, index);
 	forst_expiry_get(heap, &x);
@@ -195,6 +200,11 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	snap = RegisterSnapshot(GetLatestSnapshot());
 	scan = table_beginscan(heap, snap, 0, NULL);
 	slot = table_slot_create(heap, NULL);
+	/* a partial index holds the rows its predicate is true for */
+	estate = CreateExecutorState();
+	econtext = GetPerTupleExprContext(estate);
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		ForstVersion v;
@@ -202,6 +212,10 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		MinimalTuple payload;
 
 		CHECK_FOR_INTERRUPTS();
+		ResetPerTupleExprContext(estate);
+		nheap += 1;
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
 		slot_getallattrs(slot);
 		forst_fetch_or_error(heap, &slot->tts_tid, &v);
 		resetStringInfo(&up);
@@ -221,6 +235,7 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) n);
 	}
 	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
 	table_endscan(scan);
 	UnregisterSnapshot(snap);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) n);
@@ -231,7 +246,7 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	/* index_build sets pg_index.indcheckxmin (not for a REINDEX) */
 	indexInfo->ii_BrokenHotChain = true;
-	result->heap_tuples = n;
+	result->heap_tuples = nheap;
 	result->index_tuples = n;
 	return result;
 }

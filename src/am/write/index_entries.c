@@ -119,24 +119,28 @@ forst_index_entries_write(Relation rel, ForstTableShared *ts,
 	for (int i = 0; i < info->nsecondary; i++)
 	{
 		const ForstSecondary *s = &info->secondary[i];
+		/* the rows this index holds (all, unless it is partial) */
+		bool		in_old = old && forst_secondary_holds(s, old->values, old->isnull);
+		bool		in_new = new && forst_secondary_holds(s, new->values, new->isnull);
 		bool		same_key;
 
 		resetStringInfo(&a);
 		resetStringInfo(&b);
-		if (old)
+		if (in_old)
 			forst_index_entry_build(s, old->values, old->isnull,
 									fst_slice(old_up->data, old_up->len), &a);
-		if (new)
+		if (in_new)
 			forst_index_entry_build(s, new->values, new->isnull,
 									fst_slice(new_up->data, new_up->len), &b);
-		same_key = old && new && a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
+		same_key = in_old && in_new && a.len == b.len &&
+			memcmp(a.data, b.data, a.len) == 0;
 		/* an update that leaves this index's entry as it was */
 		if (same_key && same_ttl)
 			continue;
 		/* same entry, new TTL value: the new version replaces it */
-		if (old && !same_key)
+		if (in_old && !same_key)
 			forst_put_entry(ts, &a, FST_ENTRY_TOMBSTONE, cid, NULL, 0, &loc);
-		if (new)
+		if (in_new)
 			forst_put_entry(ts, &b, 0, cid, (const char *) pb,
 							pb ? pb->t_len : 0, &loc);
 	}
@@ -197,7 +201,8 @@ forst_index_row_has(Relation rel, ForstTableShared *ts,
 	forst_version_free(&v);
 	initStringInfo(&enc);
 	forst_index_entry_columns(s, r->values, r->isnull, &enc);
-	has = (size_t) enc.len == cols.len && memcmp(enc.data, cols.data, cols.len) == 0;
+	has = (size_t) enc.len == cols.len && memcmp(enc.data, cols.data, cols.len) == 0 &&
+		forst_secondary_holds(s, r->values, r->isnull);
 	pfree(enc.data);
 	forst_index_row_free(&mine);
 	*loc = newest.loc;
@@ -360,7 +365,7 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 			ForstLoc	taken;
 			bool		null = false;
 
-			if (!s->unique)
+			if (!s->unique || !forst_secondary_holds(s, new->values, new->isnull))
 				continue;
 			for (int k = 0; k < s->natts; k++)
 				null |= new->isnull[s->attnums[k] - 1];
@@ -370,7 +375,7 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 			initStringInfo(prefix);
 			forst_index_entry_head(prefix, s->indexoid);
 			forst_index_entry_columns(s, new->values, new->isnull, prefix);
-			if (old)
+			if (old && forst_secondary_holds(s, old->values, old->isnull))
 			{
 				/* an update that keeps the value: nothing new to check */
 				resetStringInfo(&a);
