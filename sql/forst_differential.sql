@@ -33,6 +33,9 @@ CREATE INDEX df_ap ON df (a) WHERE b IS NOT NULL;
 CREATE INDEX dh_ap ON dh (a) WHERE b IS NOT NULL;
 CREATE INDEX nf_idp ON nf (id) WHERE n > 500;
 CREATE INDEX nh_idp ON nh (id) WHERE n > 500;
+-- on an expression of two columns
+CREATE INDEX df_ex ON df ((coalesce(a, 0) + length(b)));
+CREATE INDEX dh_ex ON dh ((coalesce(a, 0) + length(b)));
 
 -- Runs one statement on table t ('@T@' in stmt); its outcome as text.
 CREATE FUNCTION diff_try(stmt text, t text) RETURNS text
@@ -128,8 +131,10 @@ BEGIN
 		format('SELECT k1, k2, b FROM @T@ WHERE b = %s ORDER BY k1, k2', rtext()),
 		format('SELECT count(*) FROM @T@ WHERE a < %s::bigint', a),
 		-- through the partial index (or the full one: the planner's choice)
-		format('SELECT a FROM @T@ WHERE b IS NOT NULL AND a BETWEEN %s AND %s ORDER BY a', a, a + r(300))
-		])[1 + r(28)];
+		format('SELECT a FROM @T@ WHERE b IS NOT NULL AND a BETWEEN %s AND %s ORDER BY a', a, a + r(300)),
+		-- through the expression index
+		format('SELECT coalesce(a, 0) + length(b) FROM @T@ WHERE coalesce(a, 0) + length(b) BETWEEN %s AND %s ORDER BY 1', a, a + r(300))
+		])[1 + r(29)];
 END $$;
 
 CREATE FUNCTION diff_scan_digest(q text, t text, seq boolean) RETURNS text

@@ -29,6 +29,9 @@ CREATE INDEX h_b ON h (b, a);
 -- partial: rows enter and leave its WHERE as c changes
 CREATE INDEX f_ay ON f (a) WHERE c = 'y';
 CREATE INDEX h_ay ON h (a) WHERE c = 'y';
+-- on an expression
+CREATE INDEX f_lb ON f (upper(b));
+CREATE INDEX h_lb ON h (upper(b));
 CREATE TABLE fu (k int PRIMARY KEY, u int UNIQUE, v text) USING forst;
 CREATE TABLE fp (k int PRIMARY KEY, v text) USING forst;
 CREATE TABLE fc (id int PRIMARY KEY, k int REFERENCES fp ON DELETE CASCADE, fu_k int REFERENCES fu);
@@ -123,7 +126,8 @@ my @queries = (
 	"SELECT b, a FROM \@T WHERE b = 'b3' AND a < 20 ORDER BY b, a",
 	"SELECT k FROM \@T WHERE b IN ('kept', 'gone') ORDER BY k",
 	'SELECT count(*) FROM @T WHERE a = -1',
-	"SELECT a, k FROM \@T WHERE c = 'y' AND a BETWEEN 10 AND 1020 ORDER BY a, k");
+	"SELECT a, k FROM \@T WHERE c = 'y' AND a BETWEEN 10 AND 1020 ORDER BY a, k",
+	"SELECT upper(b), k FROM \@T WHERE upper(b) BETWEEN 'B3' AND 'B5' ORDER BY 1, 2");
 
 sub answers
 {
@@ -154,6 +158,12 @@ like(
 		"SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT k FROM f WHERE c = 'y' AND a = 7"),
 	qr/Index Scan using f_ay on f/,
 	'the query reads the partial index');
+like(
+	$primary->safe_psql(
+		'postgres',
+		"SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT k FROM f WHERE upper(b) = 'B3'"),
+	qr/Index Scan using f_lb on f/,
+	'the query reads the expression index');
 ok( $primary->safe_psql(
 		'postgres',
 		"SELECT count(*) FROM forst.table_files('f')") > 0,

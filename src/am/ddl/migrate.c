@@ -194,7 +194,10 @@ plan_index_switch(Relation rel, Oid indexoid, Oid am, IndexSwitch *sw)
 	for (i = 0; i < sw->nkeys; i++)
 	{
 		AttrNumber	attnum = ind->indkey.values[i];
-		Oid			typid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
+
+		/* an expression column: the index's attribute has its type */
+		Oid			typid = attnum == 0 ? get_atttype(indexoid, i + 1) :
+			TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
 
 		sw->opclasses[i] = GetDefaultOpClass(typid, am);
 		/* the key of a referenced table: btree's twins (ddl/foreign_keys.c) */
@@ -205,9 +208,10 @@ plan_index_switch(Relation rel, Oid indexoid, Oid am, IndexSwitch *sw)
 		if (!OidIsValid(sw->opclasses[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("access method \"%s\" has no default operator class for type %s of column \"%s\" of index \"%s\"",
+					 errmsg("access method \"%s\" has no default operator class for type %s of column %s of index \"%s\"",
 							get_am_name(am), format_type_be(typid),
-							NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname),
+							attnum == 0 ? psprintf("%d (an expression)", i + 1) :
+							quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname)),
 							get_rel_name(indexoid))));
 	}
 	ReleaseSysCache(tup);

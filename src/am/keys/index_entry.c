@@ -13,7 +13,6 @@
 #include "access/htup_details.h"
 #include "catalog/pg_index.h"
 #include "commands/defrem.h"
-#include "executor/executor.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -31,19 +30,23 @@ forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
 	s->natts = index->rd_index->indnkeyatts;
 	s->unique = index->rd_index->indisunique;
 	s->nulls_not_distinct = index->rd_index->indnullsnotdistinct;
-	/* forst_secondaries_of prepares a predicate for writers */
-	s->predicate = NULL;
-	s->predicate_cxt = NULL;
+	/* forst_secondary_prepare makes its WHERE and expressions ready */
+	s->eval = NULL;
+	s->eval_cxt = NULL;
+	s->has_exprs = false;
 	for (int i = 0; i < s->natts; i++)
 	{
 		AttrNumber	attnum = index->rd_index->indkey.values[i];
 
-		if (attnum <= 0 || attnum > RelationGetDescr(heap)->natts)
+		if (attnum < 0 || attnum > RelationGetDescr(heap)->natts)
 			elog(ERROR, "forst: index \"%s\" has a column that is not a table column",
 				 RelationGetRelationName(index));
 		s->attnums[i] = attnum;
-		s->typids[i] = getBaseType(TupleDescAttr(RelationGetDescr(heap),
-												 attnum - 1)->atttypid);
+		s->has_exprs |= (attnum == 0);
+		/* an expression's type is the index column's */
+		s->typids[i] = getBaseType(attnum == 0 ?
+								   TupleDescAttr(RelationGetDescr(index), i)->atttypid :
+								   TupleDescAttr(RelationGetDescr(heap), attnum - 1)->atttypid);
 		s->encode[i] = forst_key_encoder(s->typids[i]);
 		s->bytewise[i] = !OidIsValid(index->rd_indcollation[i]) ||
 			forst_collation_is_bytewise(index->rd_indcollation[i]);
@@ -51,74 +54,6 @@ forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
 			elog(ERROR, "forst: index \"%s\" has a column forst cannot encode",
 				 RelationGetRelationName(index));
 	}
-}
-
-/* A partial index's predicate, ready to be evaluated on a row. */
-typedef struct ForstIndexPredicate
-{
-	ExprState  *qual;
-	ExprContext *econtext;
-	TupleTableSlot *slot;		/* the row, as the predicate's Vars see it */
-} ForstIndexPredicate;
-
-/*
- * In a context of its own, long-lived like the array it belongs to: the
- * expression state, a standalone expression context (no executor state:
- * an index predicate has no parameters or subqueries) and a virtual slot
- * of a copy of the table's descriptor (a copy is not reference counted, so
- * no resource owner tracks the slot).
- */
-static void
-predicate_prepare(Relation heap, Relation index, MemoryContext mcxt,
-				  ForstSecondary *s)
-{
-	MemoryContext cxt = AllocSetContextCreate(mcxt, "forst index predicate",
-											  ALLOCSET_SMALL_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	ForstIndexPredicate *p = palloc0(sizeof(ForstIndexPredicate));
-	List	   *pred = RelationGetIndexPredicate(index);
-
-	p->qual = ExecInitQual(pred, NULL);
-	p->econtext = CreateStandaloneExprContext();
-	p->slot = MakeSingleTupleTableSlot(CreateTupleDescCopy(RelationGetDescr(heap)),
-									   &TTSOpsVirtual);
-	MemoryContextSwitchTo(old);
-	s->predicate = p;
-	s->predicate_cxt = cxt;
-}
-
-bool
-forst_secondary_holds(const ForstSecondary *s, Datum *values, bool *isnull)
-{
-	ForstIndexPredicate *p = s->predicate;
-	TupleTableSlot *slot;
-	bool		holds;
-	int			natts;
-
-	if (p == NULL)
-		return true;
-	slot = p->slot;
-	natts = slot->tts_tupleDescriptor->natts;
-	ExecClearTuple(slot);
-	memcpy(slot->tts_values, values, sizeof(Datum) * natts);
-	memcpy(slot->tts_isnull, isnull, sizeof(bool) * natts);
-	ExecStoreVirtualTuple(slot);
-	p->econtext->ecxt_scantuple = slot;
-	holds = ExecQual(p->qual, p->econtext);
-	ResetExprContext(p->econtext);
-	ExecClearTuple(slot);
-	return holds;
-}
-
-void
-forst_secondaries_free(ForstSecondary *s, int n)
-{
-	if (s == NULL)
-		return;
-	for (int i = 0; i < n; i++)
-		if (s[i].predicate_cxt)
-			MemoryContextDelete(s[i].predicate_cxt);
-	pfree(s);
 }
 
 /*
@@ -155,8 +90,7 @@ forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
 		}
 		s = &res[n++];
 		forst_secondary_describe(rel, idx, s);
-		if (!heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL))
-			predicate_prepare(rel, idx, mcxt, s);
+		forst_secondary_prepare(rel, idx, mcxt, s);
 		index_close(idx, AccessShareLock);
 	}
 	list_free(indexes);
@@ -191,33 +125,42 @@ forst_check_index_columns(Relation heap, Relation index)
 	for (int i = 0; i < ix->indnkeyatts; i++)
 	{
 		AttrNumber	attnum = ix->indkey.values[i];
-		Form_pg_attribute att;
 		Oid			coll = index->rd_indcollation[i];
+		Oid			typid;
+		char	   *colname;
 
-		if (attnum <= 0)
+		if (attnum == 0)
+		{
+			/* an expression: the index column has its type */
+			typid = TupleDescAttr(RelationGetDescr(index), i)->atttypid;
+			colname = psprintf("%d of the index (an expression)", i + 1);
+		}
+		else
+		{
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(heap), attnum - 1);
+
+			typid = att->atttypid;
+			colname = psprintf("\"%s\"", NameStr(att->attname));
+		}
+		if (forst_key_encoder(typid) == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: it is on an expression",
-							name, RelationGetRelationName(heap)),
-					 errdetail("Column %d of the index is an expression.", i + 1),
-					 errhint("Store the expression in a generated column and index that column.")));
-		att = TupleDescAttr(RelationGetDescr(heap), attnum - 1);
-		if (forst_key_encoder(att->atttypid) == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: column \"%s\" has type %s",
+					 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: column %s has type %s",
 							name, RelationGetRelationName(heap),
-							NameStr(att->attname), format_type_be(att->atttypid)),
+							colname, format_type_be(typid)),
 					 errhint("Index columns may be of the types a forst primary key may have.")));
 		if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: column \"%s\" has nondeterministic collation \"%s\"",
+					 errmsg("index \"%s\" on table \"%s\" cannot be a forst index: column %s has nondeterministic collation \"%s\"",
 							name, RelationGetRelationName(heap),
-							NameStr(att->attname), get_collation_name(coll)),
+							colname, get_collation_name(coll)),
 					 errdetail("forst indexes compare bytes: strings that are equal must have equal bytes."),
+					 attnum == 0 ?
+					 errhint("Create the index with the expression COLLATE \"C\".") :
 					 errhint("Create the index with %s COLLATE \"C\".",
-							 quote_identifier(NameStr(att->attname)))));
+							 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(heap), attnum - 1)->attname)))));
+		pfree(colname);
 	}
 }
 
@@ -238,16 +181,18 @@ void
 forst_index_entry_columns(const ForstSecondary *s, Datum *values, bool *isnull,
 						  StringInfo out)
 {
+	Datum		v[INDEX_MAX_KEYS];
+	bool		n[INDEX_MAX_KEYS];
+
+	forst_secondary_values(s, values, isnull, v, n);
 	for (int i = 0; i < s->natts; i++)
 	{
-		int			a = s->attnums[i] - 1;
-
-		if (isnull[a])
+		if (n[i])
 			appendStringInfoChar(out, FORST_INDEX_NULL);
 		else
 		{
 			appendStringInfoChar(out, FORST_INDEX_NOTNULL);
-			s->encode[i] (out, values[a]);
+			s->encode[i] (out, v[i]);
 		}
 	}
 }

@@ -53,42 +53,65 @@ typedef struct ForstSecondary
 {
 	Oid			indexoid;
 	int			natts;
-	AttrNumber	attnums[INDEX_MAX_KEYS];	/* plain columns, 1-based */
+	AttrNumber	attnums[INDEX_MAX_KEYS];	/* table columns, 1-based; 0:
+											 * an expression */
 	Oid			typids[INDEX_MAX_KEYS];	/* their base types */
 	ForstKeyEncodeFn encode[INDEX_MAX_KEYS];	/* their types' encoders */
 	bool		bytewise[INDEX_MAX_KEYS];	/* the index's collation orders
 											 * as the encoding does */
 	bool		unique;			/* UNIQUE (write/index_entries.h) */
 	bool		nulls_not_distinct; /* UNIQUE NULLS NOT DISTINCT */
-	struct ForstIndexPredicate *predicate;	/* a partial index's WHERE, as
-											 * writers evaluate it; NULL:
-											 * every row has an entry */
-	MemoryContext predicate_cxt;	/* what predicate lives in, or NULL */
+	bool		has_exprs;		/* a column is an expression (attnum 0) */
+	struct ForstIndexEval *eval;	/* its WHERE and expressions, ready to
+									 * evaluate (keys/index_eval.c); NULL
+									 * if it has neither or is not
+									 * prepared */
+	MemoryContext eval_cxt;		/* what eval lives in, or NULL */
 } ForstSecondary;
 
 /*
  * The secondary indexes of rel (forst_key indexes other than its primary
- * key), in a palloc'd array in mcxt; returns how many.  A partial index's
- * predicate is made ready for writers in a context of its own under mcxt
- * (predicate_cxt), which forst_secondaries_free deletes with the array.
+ * key), in a palloc'd array in mcxt, prepared (forst_secondary_prepare);
+ * returns how many.  forst_secondaries_free frees the array and what was
+ * prepared.
  */
 extern int	forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
 								 ForstSecondary **out);
 extern void forst_secondaries_free(ForstSecondary *s, int n);
 
 /*
- * Partial indexes.  A row has an entry in s exactly when s's predicate
- * (the index's WHERE, an immutable condition on the row's columns) is true
- * for it: an insert puts an entry only then, a delete removes one only
+ * Partial indexes and indexes on expressions (keys/index_eval.c).
+ *
+ * A row has an entry in a partial index exactly when the index's
+ * predicate (its WHERE, an immutable condition on the row's columns) is
+ * true for it: an insert puts an entry only then, a delete removes one only
  * then, and an update whose row enters or leaves the predicate puts or
- * removes the entry (write/index_entries.c).  The entries are ordinary
- * puts and tombstones, so replay, standbys and checkpoints never evaluate
- * the predicate; the planner uses the index only for queries whose
- * conditions imply it, as for a btree.  values and isnull are by attnum -
- * 1 (a slot's tts_values); true for an index without a predicate.
+ * removes the entry (write/index_entries.c).  An expression column's value
+ * is computed from the row by whoever builds an entry: writers, CREATE
+ * INDEX, and scans and unique checks that compare a row with its entry.
+ * The entries are ordinary puts and tombstones, so replay, standbys and
+ * checkpoints never evaluate either; the planner uses a partial index only
+ * for queries whose conditions imply its predicate, and an expression
+ * index for conditions on the same expression, as for a btree.
+ *
+ * forst_secondary_prepare makes s's predicate and expressions ready to be
+ * evaluated, in a context of its own under mcxt (s->eval_cxt), which
+ * forst_secondary_release deletes; nothing for an index with neither.
+ * values and isnull are by attnum - 1 (a slot's tts_values).
  */
+extern void forst_secondary_prepare(Relation heap, Relation index,
+									MemoryContext mcxt, ForstSecondary *s);
+extern void forst_secondary_release(ForstSecondary *s);
+/* Whether the row belongs in s: true unless s is partial and it does not. */
 extern bool forst_secondary_holds(const ForstSecondary *s, Datum *values,
 								  bool *isnull);
+/*
+ * The row's values of s's columns, in the index's column order: table
+ * columns copied, expressions evaluated.  What an expression returns by
+ * reference is valid until the next call for s.
+ */
+extern void forst_secondary_values(const ForstSecondary *s, Datum *values,
+								   bool *isnull, Datum *out, bool *outnull);
 
 /* *s for index, a secondary index of heap. */
 extern void forst_secondary_describe(Relation heap, Relation index,
@@ -96,8 +119,8 @@ extern void forst_secondary_describe(Relation heap, Relation index,
 
 /*
  * Refuses what a secondary index of a forst table cannot be (0A000):
- * deferrable unique, exclusion, on expressions, on columns forst cannot
- * encode.
+ * deferrable unique, exclusion, on columns or expressions of types forst
+ * cannot encode or of nondeterministic collations.
  */
 extern void forst_check_index_columns(Relation heap, Relation index);
 
@@ -106,7 +129,8 @@ extern void forst_index_entry_head(StringInfo out, Oid indexoid);
 
 /*
  * Appends the encoded columns of s for a row, values and isnull indexed by
- * attnum - 1 (a slot's tts_values).
+ * attnum - 1 (a slot's tts_values); expressions are evaluated (s must be
+ * prepared).
  */
 extern void forst_index_entry_columns(const ForstSecondary *s, Datum *values,
 									  bool *isnull, StringInfo out);

@@ -17,7 +17,6 @@
 #include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
 #include "commands/progress.h"
-#include "executor/executor.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/predicate.h"
@@ -122,12 +121,9 @@ check_unique_build(Relation heap, Relation index, ForstSecondary *s,
 			bool		anynull = false;
 			char	   *desc;
 
+			forst_secondary_values(s, r.values, r.isnull, values, isnull);
 			for (int i = 0; i < s->natts; i++)
-			{
-				values[i] = r.values[s->attnums[i] - 1];
-				isnull[i] = r.isnull[s->attnums[i] - 1];
 				anynull |= isnull[i];
-			}
 			if (anynull && !s->nulls_not_distinct)
 			{
 				forst_index_row_free(&r);
@@ -165,13 +161,11 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	double		n = 0;
 	double		nheap = 0;
 	ForstExpiry x;
-	EState	   *estate;
-	ExprContext *econtext;
-	ExprState  *predicate;
 
 	forst_check_index_columns(heap, index);
 	forst_expiry_get(heap, &x);
 	forst_secondary_describe(heap, index, &s);
+	forst_secondary_prepare(heap, index, CurrentMemoryContext, &s);
 
 	/*
 	 * After a crash an unlogged (checkpoint-durable) table returns to its
@@ -200,11 +194,6 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	snap = RegisterSnapshot(GetLatestSnapshot());
 	scan = table_beginscan(heap, snap, 0, NULL);
 	slot = table_slot_create(heap, NULL);
-	/* a partial index holds the rows its predicate is true for */
-	estate = CreateExecutorState();
-	econtext = GetPerTupleExprContext(estate);
-	econtext->ecxt_scantuple = slot;
-	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		ForstVersion v;
@@ -212,11 +201,11 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		MinimalTuple payload;
 
 		CHECK_FOR_INTERRUPTS();
-		ResetPerTupleExprContext(estate);
 		nheap += 1;
-		if (predicate != NULL && !ExecQual(predicate, econtext))
-			continue;
 		slot_getallattrs(slot);
+		/* a partial index holds the rows its predicate is true for */
+		if (!forst_secondary_holds(&s, slot->tts_values, slot->tts_isnull))
+			continue;
 		forst_fetch_or_error(heap, &slot->tts_tid, &v);
 		resetStringInfo(&up);
 		forst_version_user_part(&v, &up);
@@ -235,7 +224,6 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) n);
 	}
 	ExecDropSingleTupleTableSlot(slot);
-	FreeExecutorState(estate);
 	table_endscan(scan);
 	UnregisterSnapshot(snap);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) n);
@@ -243,6 +231,7 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	pfree(up.data);
 	if (s.unique)
 		check_unique_build(heap, index, &s, ts);
+	forst_secondary_release(&s);
 
 	/* index_build sets pg_index.indcheckxmin (not for a REINDEX) */
 	indexInfo->ii_BrokenHotChain = true;
@@ -523,6 +512,7 @@ forst_secondary_endscan(IndexScanDesc scan)
 	pfree(st->hi.data);
 	pfree(st->cols.data);
 	MemoryContextDelete(st->rowcxt);
+	forst_secondary_release(&st->s);
 	pfree(st);
 	scan->opaque = NULL;
 }
@@ -536,7 +526,12 @@ start(IndexScanDesc scan, SecScan *st)
 
 	st->started = true;
 	if (st->s.indexoid == InvalidOid)
+	{
 		forst_secondary_describe(heap, scan->indexRelation, &st->s);
+		/* its expressions: a row is compared with its entry */
+		forst_secondary_prepare(heap, scan->indexRelation,
+								GetMemoryChunkContext(st), &st->s);
+	}
 	plan_range(scan, st);
 	if (st->empty)
 		return;

@@ -329,11 +329,7 @@ report_violation(Relation rel, const ForstSecondary *s, ForstIndexRow *r)
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
-	for (int i = 0; i < s->natts; i++)
-	{
-		values[i] = r->values[s->attnums[i] - 1];
-		isnull[i] = r->isnull[s->attnums[i] - 1];
-	}
+	forst_secondary_values(s, r->values, r->isnull, values, isnull);
 	forst_report_unique_violation(rel, index, values, isnull);
 }
 
@@ -367,8 +363,14 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 
 			if (!s->unique || !forst_secondary_holds(s, new->values, new->isnull))
 				continue;
-			for (int k = 0; k < s->natts; k++)
-				null |= new->isnull[s->attnums[k] - 1];
+			{
+				Datum		v[INDEX_MAX_KEYS];
+				bool		n[INDEX_MAX_KEYS];
+
+				forst_secondary_values(s, new->values, new->isnull, v, n);
+				for (int k = 0; k < s->natts; k++)
+					null |= n[k];
+			}
 			if (null && !s->nulls_not_distinct)
 				continue;
 			prefix = &locks->prefix[locks->n];
