@@ -40,6 +40,7 @@
 #include "utils/rel.h"
 
 #include "am/forst.h"
+#include "am/ddl/reindex.h"
 #include "am/ddl/partition.h"
 #include "am/ddl/pending.h"
 #include "am/ddl/publication.h"
@@ -343,11 +344,18 @@ check_index_stmt(IndexStmt *stmt)
 				 errmsg("forst tables support no indexes of access method \"%s\"", am),
 				 errdetail("Indexes of other access methods would store row locations, which forst rows do not have."),
 				 errhint("Create the index without USING: forst keeps its entries in the table.")));
-	if (stmt->concurrent)
+	/*
+	 * Concurrently: writers write the entries of an index being built from
+	 * the moment they see it (tableam.c, forst_index_validate_scan).  Not a
+	 * UNIQUE one: writers check a unique index they see, ready or not, and
+	 * would wait for the building transaction's entries.
+	 */
+	if (stmt->concurrent && stmt->unique)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("CREATE INDEX CONCURRENTLY is not supported on forst tables"),
-				 errhint("Use CREATE INDEX, which blocks writes to the table (not reads) while it runs.")));
+				 errmsg("CREATE UNIQUE INDEX CONCURRENTLY is not supported on forst tables"),
+				 errdetail("Writers check a unique index as soon as they see it, and would wait for the build to end."),
+				 errhint("Use CREATE UNIQUE INDEX, which blocks writes to the table (not reads) while it runs.")));
 	if (stmt->primary)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -665,6 +673,8 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	if (IsA(parsetree, DropdbStmt) && forst_preloaded)
 		dropped_db = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
 
+	if (IsA(parsetree, ReindexStmt) && forst_preloaded)
+		forst_check_reindex_stmt((ReindexStmt *) parsetree);
 	if ((IsA(parsetree, CreatePublicationStmt) ||
 		 IsA(parsetree, AlterPublicationStmt)) && forst_preloaded)
 		forst_check_publication_stmt(parsetree);

@@ -190,6 +190,13 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * for snapshots older than this transaction, which indcheckxmin keeps
 	 * from using the index (below).  The entries sort after every row, so
 	 * the scan never meets them.
+	 *
+	 * Concurrently (CREATE INDEX CONCURRENTLY, ShareUpdateExclusiveLock),
+	 * every writer has had the index in its list since PostgreSQL's first
+	 * wait, and writes its entries: the rows this snapshot does not see are
+	 * theirs.  An entry put here after a writer's tombstone over it names a
+	 * row version that is gone, which scans check (fetch_row);
+	 * PostgreSQL waits for older snapshots before the index becomes valid.
 	 */
 	snap = RegisterSnapshot(GetLatestSnapshot());
 	scan = table_beginscan(heap, snap, 0, NULL);
@@ -607,8 +614,14 @@ fetch_row(IndexScanDesc scan, SecScan *st, FstSlice row, FstSlice cols,
 	forst_index_row(heap, e.payload.data, e.payload.len, &r);
 	resetStringInfo(&st->cols);
 	forst_index_entry_columns(&st->s, r.values, r.isnull, &st->cols);
+	/*
+	 * And for a partial index, the row must still be one it holds: a build
+	 * that runs next to writers (CREATE INDEX CONCURRENTLY) may put an
+	 * entry after the tombstone of an update that took its row out.
+	 */
 	same = (size_t) st->cols.len == cols.len &&
-		memcmp(st->cols.data, cols.data, cols.len) == 0;
+		memcmp(st->cols.data, cols.data, cols.len) == 0 &&
+		forst_secondary_holds(&st->s, r.values, r.isnull);
 	if (same)
 	{
 		forst_tid_set(tid, &hit.loc);

@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ *
+ * reindex.h
+ *	  REINDEX ... CONCURRENTLY of forst tables.
+ *
+ * forst_check_reindex_stmt refuses (0A000, with a hint) a REINDEX ...
+ * CONCURRENTLY that would rebuild a forst table's primary key or a UNIQUE
+ * secondary index concurrently, before anything is built; the other
+ * secondary indexes are rebuilt as PostgreSQL does (ddl/reindex.c says
+ * why).  Called by the utility hook (ddl/utility.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FORST_REINDEX_H
+#define FORST_REINDEX_H
+
+#include "nodes/parsenodes.h"
+
+extern void forst_check_reindex_stmt(ReindexStmt *stmt);
+
+#endif							/* FORST_REINDEX_H */
