@@ -1,5 +1,4 @@
-# CREATE INDEX CONCURRENTLY and REINDEX INDEX CONCURRENTLY on a forst table
-# while clients insert, update (the indexed column, the partial index's
+# CREATE INDEX CONCURRENTLY on a forst table while clients insert, update (the indexed column, the partial index's
 # column, the key) and delete rows: the builds do not block them, and once
 # the writes stop every index answers exactly as a sequential scan does.
 # Writers write the entries of an index from the moment they see it; the
@@ -61,7 +60,6 @@ $node->safe_psql('postgres',
 	"CREATE INDEX CONCURRENTLY t_ay ON t (a) WHERE c = 'y'");
 $node->safe_psql('postgres',
 	'CREATE INDEX CONCURRENTLY t_expr ON t ((a % 10), k)');
-$node->safe_psql('postgres', 'REINDEX INDEX CONCURRENTLY t_a');
 my $built = time();
 $bench->finish;
 my $ended = time();
@@ -104,9 +102,28 @@ my ($rc, $o, $e) = $node->psql('postgres', 'CREATE UNIQUE INDEX CONCURRENTLY t_u
 like($e, qr/CREATE UNIQUE INDEX CONCURRENTLY is not supported on forst tables/,
 	'CREATE UNIQUE INDEX CONCURRENTLY is refused');
 ($rc, $o, $e) = $node->psql('postgres', 'REINDEX TABLE CONCURRENTLY t');
-like($e, qr/cannot reindex table concurrently: index "t_pkey" of forst table "t" is its primary key/,
-	'REINDEX TABLE CONCURRENTLY is refused for the primary key');
-is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname LIKE '%ccnew%' OR relname = 't_u'"),
+like($e, qr/cannot reindex table "t" concurrently: it has indexes of forst tables/,
+	'REINDEX TABLE CONCURRENTLY is refused');
+($rc, $o, $e) = $node->psql('postgres', 'REINDEX INDEX CONCURRENTLY t_a');
+like($e, qr/cannot reindex index "t_a" concurrently/, 'REINDEX INDEX CONCURRENTLY is refused');
+($rc, $o, $e) = $node->psql('postgres', 'DROP INDEX CONCURRENTLY t_a');
+like($e, qr/DROP INDEX CONCURRENTLY is not supported for index "t_a" of a forst table/,
+	'DROP INDEX CONCURRENTLY is refused');
+$node->safe_psql('postgres', q{
+CREATE TABLE pt (k int, ts timestamptz, PRIMARY KEY (k, ts)) PARTITION BY RANGE (ts);
+CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM ('2026-01-01') TO ('2027-01-01') USING forst;
+CREATE TABLE tt (k int PRIMARY KEY, a int, ts timestamptz) USING forst;
+SELECT forst.set_ttl('tt', 'ts', '1 hour');
+});
+($rc, $o, $e) = $node->psql('postgres', 'REINDEX TABLE CONCURRENTLY pt');
+like($e, qr/cannot reindex table "pt" concurrently/,
+	'REINDEX CONCURRENTLY of a partitioned table with forst partitions is refused');
+($rc, $o, $e) = $node->psql('postgres', 'REINDEX SCHEMA CONCURRENTLY public');
+like($e, qr/cannot reindex schema "public" concurrently/, 'REINDEX SCHEMA CONCURRENTLY is refused');
+($rc, $o, $e) = $node->psql('postgres', 'CREATE INDEX CONCURRENTLY tt_a ON tt (a)');
+like($e, qr/CREATE INDEX CONCURRENTLY is not supported on forst table "tt", whose rows expire/,
+	'CREATE INDEX CONCURRENTLY on a table whose rows expire is refused');
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname LIKE '%ccnew%' OR relname IN ('t_u', 'tt_a')"),
 	'0', 'no invalid index left behind');
 ok(!$node->log_contains('TRAP|terminated by signal'), 'no crash');
 

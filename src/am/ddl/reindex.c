@@ -1,25 +1,26 @@
 /*-------------------------------------------------------------------------
  *
  * reindex.c
- *	  REINDEX ... CONCURRENTLY of forst tables (ddl/reindex.h).
+ *	  REINDEX ... CONCURRENTLY and DROP INDEX CONCURRENTLY on forst tables
+ *	  (ddl/reindex.h).
  *
- * PostgreSQL rebuilds an index concurrently by building a copy next to it
- * (CREATE INDEX CONCURRENTLY's three phases) and swapping the two.  That
- * works for a forst secondary index that is not UNIQUE: writers write the
- * copy's entries from the moment they see it, and the old index's entries
- * go when it is dropped.  Not for the rest:
+ * Both are refused before anything happens, with a hint, for the indexes
+ * of forst tables (also reached through a partitioned table or index, a
+ * schema or a database):
  *
- *	- a UNIQUE index: writers check a unique index as soon as they see it,
- *	  ready or not, and the copy's build would hold them up (its entries
- *	  are the building transaction's, which they wait for);
- *	- the primary key: its copy would be built as a unique secondary index
- *	  (the copy is no primary key until the swap), whose entries nobody
- *	  would remove after the swap made it the key.
+ *	- a concurrent drop (also the drop of the old index that ends REINDEX
+ *	  ... CONCURRENTLY) commits between its steps, and forst removes a
+ *	  dropped index's entries in the dropping transaction (ddl/pending.c):
+ *	  the entries would stay, under an OID that a later index may get;
+ *	- the copy that REINDEX CONCURRENTLY builds of a primary key is no
+ *	  primary key until the swap, so it would be built as a unique
+ *	  secondary index with entries, and writers wait for the concurrent
+ *	  build of a unique index (ddl/utility.c refuses CREATE UNIQUE INDEX
+ *	  CONCURRENTLY for that reason).
  *
- * These are refused before anything is built, so that no invalid copy is
- * left behind: the index itself, the table that has one, or a schema or
- * database with such a table.  A forst primary key holds nothing to
- * rebuild, and REINDEX without CONCURRENTLY rebuilds the others.
+ * REINDEX and DROP INDEX without CONCURRENTLY do the same (a forst primary
+ * key holds nothing to rebuild), and CREATE INDEX CONCURRENTLY builds a new
+ * secondary index without blocking writers.
  *
  *-------------------------------------------------------------------------
  */
@@ -34,8 +35,11 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
+#include "commands/dbcommands.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -71,91 +75,71 @@ is_forst_table(Oid relid)
 	return OidIsValid(am) && strcmp(get_am_name(am), "forst") == 0;
 }
 
-/* Whether index indexoid is a primary key (primary) or UNIQUE. */
+/* Whether relid, or a partition below it, is a forst table. */
 static bool
-index_flag(Oid indexoid, bool primary)
+has_forst_table(Oid relid)
 {
-	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-	Form_pg_index ind;
-	bool		flag;
-
-	if (!HeapTupleIsValid(tup))
-		return false;
-	ind = (Form_pg_index) GETSTRUCT(tup);
-	flag = primary ? ind->indisprimary : ind->indisunique;
-	ReleaseSysCache(tup);
-	return flag;
-}
-
-static bool
-is_unique_index(Oid indexoid)
-{
-	return index_flag(indexoid, false);
-}
-
-/* The first primary key or UNIQUE index of forst table relid, or InvalidOid. */
-static Oid
-unique_index_of(Oid relid)
-{
-	Relation	rel = table_open(relid, AccessShareLock);
-	List	   *indexes = RelationGetIndexList(rel);
+	List	   *rels;
 	ListCell   *lc;
-	Oid			found = InvalidOid;
+	bool		found = false;
 
-	foreach(lc, indexes)
-	{
-		if (is_unique_index(lfirst_oid(lc)))
-		{
-			found = lfirst_oid(lc);
-			break;
-		}
-	}
-	list_free(indexes);
-	table_close(rel, AccessShareLock);
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return is_forst_table(relid);
+	rels = find_all_inheritors(relid, NoLock, NULL);
+	foreach(lc, rels)
+		found |= is_forst_table(lfirst_oid(lc));
+	list_free(rels);
+	return found;
+}
+
+/* Whether index indexoid, or an index partition below it, is a forst table's. */
+static bool
+has_forst_index(Oid indexoid)
+{
+	List	   *rels;
+	ListCell   *lc;
+	bool		found = false;
+
+	if (get_rel_relkind(indexoid) != RELKIND_PARTITIONED_INDEX)
+		return is_forst_table(IndexGetRelation(indexoid, false));
+	rels = find_all_inheritors(indexoid, NoLock, NULL);
+	foreach(lc, rels)
+		found |= is_forst_table(IndexGetRelation(lfirst_oid(lc), false));
+	list_free(rels);
 	return found;
 }
 
 static void
-refuse(const char *what, Oid relid, Oid indexoid)
+refuse(const char *what, const char *name)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("cannot reindex %s concurrently: index \"%s\" of forst table \"%s\" is %s",
-					what, get_rel_name(indexoid), get_rel_name(relid),
-					index_flag(indexoid, true) ? "its primary key" : "UNIQUE"),
-			 errdetail("A forst primary key holds no entries to rebuild, and writers would wait for the concurrent build of a unique index."),
-			 errhint("Use REINDEX without CONCURRENTLY for this index, and REINDEX INDEX CONCURRENTLY for the table's other indexes.")));
+			 errmsg("cannot reindex %s \"%s\" concurrently: it has indexes of forst tables", what, name),
+			 errdetail("A concurrent rebuild would leave the old index's entries behind in the table."),
+			 errhint("Use REINDEX without CONCURRENTLY, or CREATE INDEX CONCURRENTLY of a new index and DROP INDEX of the old one.")));
 }
 
 /* Refuses a forst table of the given schema (or any, if InvalidOid). */
 static void
-check_tables_in(Oid nspid, const char *what)
+check_tables_in(Oid nspid, const char *what, const char *name)
 {
 	Relation	pg_class = table_open(RelationRelationId, AccessShareLock);
 	TableScanDesc scan = table_beginscan_catalog(pg_class, 0, NULL);
 	HeapTuple	tup;
+	bool		found = false;
 
-	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	while (!found && (tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
 		Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
-		Oid			indexoid;
 
-		if (c->relkind != RELKIND_RELATION ||
-			(OidIsValid(nspid) && c->relnamespace != nspid) ||
-			!is_forst_table(c->oid))
-			continue;
-		indexoid = unique_index_of(c->oid);
-		if (OidIsValid(indexoid))
-		{
-			Oid			relid = c->oid;
-
-			table_endscan(scan);
-			table_close(pg_class, AccessShareLock);
-			refuse(what, relid, indexoid);
-		}
+		found = c->relkind == RELKIND_RELATION &&
+			(!OidIsValid(nspid) || c->relnamespace == nspid) &&
+			is_forst_table(c->oid);
 	}
 	table_endscan(scan);
 	table_close(pg_class, AccessShareLock);
+	if (found)
+		refuse(what, name);
 }
 
 void
@@ -169,34 +153,52 @@ forst_check_reindex_stmt(ReindexStmt *stmt)
 	{
 		case REINDEX_OBJECT_INDEX:
 			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-			if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_INDEX)
-				return;
-			if (is_forst_table(IndexGetRelation(relid, false)) &&
-				is_unique_index(relid))
-				refuse("index", IndexGetRelation(relid, false), relid);
+			if (OidIsValid(relid) &&
+				(get_rel_relkind(relid) == RELKIND_INDEX ||
+				 get_rel_relkind(relid) == RELKIND_PARTITIONED_INDEX) &&
+				has_forst_index(relid))
+				refuse("index", stmt->relation->relname);
 			break;
 		case REINDEX_OBJECT_TABLE:
 			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-			if (OidIsValid(relid) && is_forst_table(relid))
-			{
-				Oid			indexoid = unique_index_of(relid);
-
-				if (OidIsValid(indexoid))
-					refuse("table", relid, indexoid);
-			}
+			if (OidIsValid(relid) && has_forst_table(relid))
+				refuse("table", stmt->relation->relname);
 			break;
 		case REINDEX_OBJECT_SCHEMA:
 			{
 				Oid			nspid = get_namespace_oid(stmt->name, true);
 
 				if (OidIsValid(nspid))
-					check_tables_in(nspid, "schema");
+					check_tables_in(nspid, "schema", stmt->name);
 			}
 			break;
 		case REINDEX_OBJECT_DATABASE:
-			check_tables_in(InvalidOid, "database");
+			check_tables_in(InvalidOid, "database", stmt->name ? stmt->name : get_database_name(MyDatabaseId));
 			break;
 		case REINDEX_OBJECT_SYSTEM:
 			break;				/* catalogs only */
+	}
+}
+
+void
+forst_check_drop_index_stmt(DropStmt *stmt)
+{
+	ListCell   *lc;
+
+	if (stmt->removeType != OBJECT_INDEX || !stmt->concurrent)
+		return;
+	foreach(lc, stmt->objects)
+	{
+		RangeVar   *rv = makeRangeVarFromNameList((List *) lfirst(lc));
+		Oid			indexoid = RangeVarGetRelid(rv, NoLock, true);
+
+		if (OidIsValid(indexoid) && get_rel_relkind(indexoid) == RELKIND_INDEX &&
+			is_forst_table(IndexGetRelation(indexoid, false)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DROP INDEX CONCURRENTLY is not supported for index \"%s\" of a forst table",
+							rv->relname),
+					 errdetail("forst removes a dropped index's entries in the dropping transaction, which a concurrent drop commits between its steps."),
+					 errhint("Use DROP INDEX without CONCURRENTLY: it writes a tombstone over each entry and blocks writers of the table while it runs.")));
 	}
 }

@@ -41,6 +41,7 @@
 
 #include "am/forst.h"
 #include "am/ddl/reindex.h"
+#include "am/expiry/expiry.h"
 #include "am/ddl/partition.h"
 #include "am/ddl/pending.h"
 #include "am/ddl/publication.h"
@@ -356,6 +357,27 @@ check_index_stmt(IndexStmt *stmt)
 				 errmsg("CREATE UNIQUE INDEX CONCURRENTLY is not supported on forst tables"),
 				 errdetail("Writers check a unique index as soon as they see it, and would wait for the build to end."),
 				 errhint("Use CREATE UNIQUE INDEX, which blocks writes to the table (not reads) while it runs.")));
+
+	/*
+	 * Nor on a table whose rows expire: an entry carries its row's TTL
+	 * value, and the build's entry, put after a writer's entry for a newer
+	 * TTL value of the same row, would expire the row from the index early.
+	 */
+	if (stmt->concurrent)
+	{
+		Relation	rel = table_openrv(stmt->relation, AccessShareLock);
+		ForstExpiry x;
+
+		forst_expiry_get(rel, &x);
+		table_close(rel, AccessShareLock);
+		if (x.active)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("CREATE INDEX CONCURRENTLY is not supported on forst table \"%s\", whose rows expire",
+							stmt->relation->relname),
+					 errdetail("Its index entries carry the rows' TTL values, which writers may change while the index is built."),
+					 errhint("Use CREATE INDEX, which blocks writes to the table (not reads) while it runs.")));
+	}
 	if (stmt->primary)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -675,6 +697,8 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 
 	if (IsA(parsetree, ReindexStmt) && forst_preloaded)
 		forst_check_reindex_stmt((ReindexStmt *) parsetree);
+	if (IsA(parsetree, DropStmt) && forst_preloaded)
+		forst_check_drop_index_stmt((DropStmt *) parsetree);
 	if ((IsA(parsetree, CreatePublicationStmt) ||
 		 IsA(parsetree, AlterPublicationStmt)) && forst_preloaded)
 		forst_check_publication_stmt(parsetree);

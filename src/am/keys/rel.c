@@ -15,6 +15,7 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_constraint.h"
 #include "catalog/pg_index.h"
@@ -61,6 +62,8 @@ forst_is_forst_relation(Relation rel)
 	return forst_table_am != NULL && rel->rd_tableam == forst_table_am;
 }
 
+static void free_retired(XactEvent event, void *arg);
+
 static void
 relinfo_invalidate(Datum arg, Oid relid)
 {
@@ -81,13 +84,83 @@ void
 forst_relinfo_init(void)
 {
 	CacheRegisterRelcacheCallback(relinfo_invalidate, (Datum) 0);
+	RegisterXactCallback(free_retired, NULL);
 }
 
+/*
+ * What a rebuilt entry held is freed at the end of the transaction, not at
+ * once: a writer may be in the middle of using it (the index list, an
+ * index's prepared predicate and expressions, the key codec) when an
+ * invalidation makes a nested call rebuild the entry, e.g. while an index
+ * expression or predicate looks something up in the catalogs.
+ */
+typedef struct RetiredInfo
+{
+	char	   *pkname;
+	void	   *codec;
+	ForstSecondary *secondary;
+	int			nsecondary;
+} RetiredInfo;
+
+static List *retired = NIL;		/* of RetiredInfo, in TopMemoryContext */
+
+static void
+retire(ForstRelInfo *info)
+{
+	MemoryContext old;
+	RetiredInfo *r;
+
+	if (info->pkname == NULL && info->codec == NULL && info->secondary == NULL)
+		return;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	r = palloc(sizeof(RetiredInfo));
+	r->pkname = info->pkname;
+	r->codec = info->codec;
+	r->secondary = info->secondary;
+	r->nsecondary = info->nsecondary;
+	retired = lappend(retired, r);
+	MemoryContextSwitchTo(old);
+}
+
+static void
+free_retired(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PARALLEL_COMMIT &&
+		event != XACT_EVENT_PARALLEL_ABORT && event != XACT_EVENT_PREPARE)
+		return;
+	foreach(lc, retired)
+	{
+		RetiredInfo *r = lfirst(lc);
+
+		if (r->pkname)
+			pfree(r->pkname);
+		if (r->codec)
+			pfree(r->codec);
+		forst_secondaries_free(r->secondary, r->nsecondary);
+		pfree(r);
+	}
+	list_free(retired);
+	retired = NIL;
+}
+
+/*
+ * Marked valid before it reads the catalogs: an invalidation that arrives
+ * meanwhile (opening an index takes a lock, which accepts them) marks it
+ * invalid again, and forst_relinfo builds it once more.  Marked valid at
+ * the end instead, such an invalidation was lost, and a writer kept an
+ * index list without an index that CREATE INDEX CONCURRENTLY had just
+ * added, beyond PostgreSQL's wait for the writers of the moment.
+ */
 static void
 relinfo_build(ForstRelInfo *info, Relation rel)
 {
 	MemoryContext old = MemoryContextSwitchTo(CacheMemoryContext);
 	Oid			pk;
+
+	info->valid = true;
 
 	info->rnode = rel->rd_node;
 	info->pkindex = InvalidOid;
@@ -121,7 +194,6 @@ relinfo_build(ForstRelInfo *info, Relation rel)
 	info->nsecondary = forst_secondaries_of(rel, pk, CacheMemoryContext,
 											&info->secondary);
 	MemoryContextSwitchTo(old);
-	info->valid = true;
 }
 
 ForstRelInfo *
@@ -148,13 +220,10 @@ forst_relinfo(Relation rel)
 		memset(info, 0, sizeof(*info));
 		info->relid = relid;
 	}
-	if (!info->valid || !RelFileNodeEquals(info->rnode, rel->rd_node))
+	/* again if an invalidation arrived while it was built */
+	while (!info->valid || !RelFileNodeEquals(info->rnode, rel->rd_node))
 	{
-		if (info->pkname)
-			pfree(info->pkname);
-		if (info->codec)
-			pfree(info->codec);
-		forst_secondaries_free(info->secondary, info->nsecondary);
+		retire(info);
 		info->pkname = NULL;
 		info->codec = NULL;
 		info->secondary = NULL;

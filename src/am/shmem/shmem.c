@@ -363,14 +363,19 @@ slab_release_pages(int slab)
 #endif
 }
 
-/* Returns a slab to the pool; caller holds forst_shared->lock exclusively. */
+/*
+ * Returns a slab to the pool; caller holds forst_shared->lock exclusively.
+ * The generation advances once per reuse (a TID keeps it modulo 64,
+ * keys/tid.c): here, unless the caller advanced it already.
+ */
 static void
-slab_free_locked(int slab)
+slab_free_locked(int slab, bool advanced)
 {
 	ForstSlab  *s = &forst_shared->slabs[slab];
 
 	s->state = FORST_SLAB_FREE;
-	s->generation++;
+	if (!advanced)
+		s->generation++;
 	s->first_lsn = InvalidXLogRecPtr;
 	s->unlogged = false;
 	s->last_lsn = InvalidXLogRecPtr;
@@ -388,12 +393,12 @@ table_drop_locked(ForstTableShared *ts)
 	if (ts->active >= 0)
 	{
 		slab_release_pages(ts->active);
-		slab_free_locked(ts->active);
+		slab_free_locked(ts->active, false);
 	}
 	for (i = 0; i < ts->nimmutable; i++)
 	{
 		slab_release_pages(ts->immutable[i]);
-		slab_free_locked(ts->immutable[i]);
+		slab_free_locked(ts->immutable[i], false);
 	}
 	/* before the entry's memory can be reused: lookup caches drop it */
 	pg_atomic_fetch_add_u64(&forst_shared->tables_removed, 1);
@@ -784,7 +789,13 @@ forst_slab_free_retired(int slab, uint64 retired_epoch)
 	/* stale for every view from here on; its pages go next */
 	forst_shared->slabs[slab].generation++;
 	LWLockRelease(forst_shared->lock);
-	forst_slab_free(slab);
+	slab_release_pages(slab);
+	if (forst_debug_slab_release_delay_ms > 0)
+		pg_usleep(forst_debug_slab_release_delay_ms * 1000L);
+	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
+	slab_free_locked(slab, true);
+	LWLockRelease(forst_shared->lock);
+	ConditionVariableBroadcast(&forst_shared->slab_cv);
 	return true;
 }
 
@@ -793,10 +804,8 @@ forst_slab_free(int slab)
 {
 	/* before it is free: then another writer may take it at once */
 	slab_release_pages(slab);
-	if (forst_debug_slab_release_delay_ms > 0)
-		pg_usleep(forst_debug_slab_release_delay_ms * 1000L);
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	slab_free_locked(slab);
+	slab_free_locked(slab, false);
 	LWLockRelease(forst_shared->lock);
 	ConditionVariableBroadcast(&forst_shared->slab_cv);
 }

@@ -108,6 +108,10 @@ forst_index_entries_write(Relation rel, ForstTableShared *ts,
 	MinimalTuple pb = NULL;
 	bool		same_ttl;
 
+	/* as the list was when the write began (keys/rel.c keeps it alive) */
+	ForstSecondary *secondary = info->secondary;
+	int			nsecondary = info->nsecondary;
+
 	forst_expiry_get(rel, &x);
 	if (old)
 		pa = forst_index_entry_payload(rel, &x, old->values, old->isnull);
@@ -116,9 +120,9 @@ forst_index_entries_write(Relation rel, ForstTableShared *ts,
 	same_ttl = same_payload(pa, pb);
 	initStringInfo(&a);
 	initStringInfo(&b);
-	for (int i = 0; i < info->nsecondary; i++)
+	for (int i = 0; i < nsecondary; i++)
 	{
-		const ForstSecondary *s = &info->secondary[i];
+		const ForstSecondary *s = &secondary[i];
 		/* the rows this index holds (all, unless it is partial) */
 		bool		in_old = old && forst_secondary_holds(s, old->values, old->isnull);
 		bool		in_new = new && forst_secondary_holds(s, new->values, new->isnull);
@@ -339,23 +343,33 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 						ForstIndexRow *new, StringInfo new_up, bool raise,
 						ForstUniqueLocks *locks, ForstUniqueConflict *conflict)
 {
+	ForstSecondary *secondary;
+	int			nsecondary;
 	ForstExpiry x;
 	StringInfoData a;
 
 	/* ON CONFLICT retries until its check and this one agree */
 	CHECK_FOR_INTERRUPTS();
 	locks->n = 0;
-	if (locks->prefix == NULL)
-		locks->prefix = palloc(sizeof(StringInfoData) * info->nsecondary);
+	/* the list as it is now (keys/rel.c keeps it alive until commit) */
+	secondary = info->secondary;
+	nsecondary = info->nsecondary;
+	if (locks->prefix == NULL || locks->cap < nsecondary)
+	{
+		if (locks->prefix)
+			pfree(locks->prefix);
+		locks->prefix = palloc(sizeof(StringInfoData) * Max(nsecondary, 1));
+		locks->cap = nsecondary;
+	}
 	forst_expiry_get(rel, &x);
 	initStringInfo(&a);
 	for (;;)
 	{
 		bool		again = false;
 
-		for (int i = 0; i < info->nsecondary && !again; i++)
+		for (int i = 0; i < nsecondary && !again; i++)
 		{
-			const ForstSecondary *s = &info->secondary[i];
+			const ForstSecondary *s = &secondary[i];
 			StringInfo	prefix;
 			TransactionId xwait = InvalidTransactionId;
 			ForstLoc	taken;

@@ -90,6 +90,7 @@ typedef struct ForstUniqueLocks
 	int			n;
 	StringInfoData *prefix;		/* n locked column prefixes (palloc'd, one
 								 * slot per secondary index; NULL: none) */
+	int			cap;			/* slots in prefix */
 } ForstUniqueLocks;
 
 typedef struct ForstUniqueConflict
