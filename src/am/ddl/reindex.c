@@ -62,6 +62,11 @@ concurrently(ReindexStmt *stmt)
 	return false;
 }
 
+/*
+ * By its pg_class row, without opening the relation: a schema's or a
+ * database's tables are looked at here, and forst_relid_is_forst_table
+ * (ddl/utility.c) would lock each of them.
+ */
 static bool
 is_forst_table(Oid relid)
 {

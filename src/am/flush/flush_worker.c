@@ -150,6 +150,7 @@ free_retired(void)
 	{
 		Retiring   *r = lfirst(lc);
 
+		/* checked without the pool lock first: most passes find it pinned */
 		if (!forst_slab_reusable(r->epoch, forst_shared->waiting) ||
 			!forst_slab_free_retired(r->slab, r->epoch))
 		{
