@@ -58,6 +58,12 @@ EXCEPTION WHEN unique_violation THEN
 END $$;
 SELECT payload FROM events WHERE id = 6 AND at = date_trunc('day', now()) + interval '1 hour';
 
+-- an index on the partitioned table: each partition gets a forst_key copy,
+-- a secondary index in the partition, and so do those maintenance makes
+CREATE INDEX events_payload ON events (payload);
+SELECT count(*) AS partitions_with_it FROM pg_inherits h JOIN pg_index i ON i.indexrelid = h.inhrelid
+ WHERE h.inhparent = 'events_payload'::regclass;
+
 -- more partitions ahead, and a retention of 2 days: maintenance creates
 -- the new ones as forst tables and drops the old ones with their rows
 UPDATE partman.part_config SET premake = 4, retention = '2 days', retention_keep_table = false
@@ -70,6 +76,15 @@ SELECT min(at)::date >= current_date - 2 AS old_rows_gone, count(*) FROM events;
 -- a row for a partition that maintenance made
 INSERT INTO events VALUES (1000, now() + interval '3 days', 'ahead');
 SELECT tableoid::regclass::text LIKE 'events_p%', payload FROM events WHERE id = 1000;
+-- every partition has its copy of the index, a forst_key one, and a lookup
+-- by payload reads them
+SELECT count(*) = (SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass) AS all_have_it,
+       bool_and(ic.relam = (SELECT oid FROM pg_am WHERE amname = 'forst_key')) AS all_forst_key
+  FROM pg_inherits h JOIN pg_class ic ON ic.oid = h.inhrelid
+ WHERE h.inhparent = 'events_payload'::regclass;
+SET enable_seqscan = off;
+SELECT id, payload FROM events WHERE payload IN ('ahead', 'e600') ORDER BY id;
+RESET enable_seqscan;
 
 DROP VIEW parts;
 DROP TABLE events;

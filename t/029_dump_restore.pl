@@ -78,6 +78,10 @@ CREATE TABLE pm_1_a PARTITION OF pm_1 FOR VALUES IN ('a');
 CREATE TABLE pm_1_b PARTITION OF pm_1 FOR VALUES IN ('b');
 CREATE TABLE pm_2 PARTITION OF pm FOR VALUES FROM (10) TO (20);
 INSERT INTO pm SELECT g, g % 20, CASE WHEN g % 2 = 0 THEN 'a' ELSE 'b' END, g FROM generate_series(1, 2000) g;
+-- indexes on the partitioned tables: forst_key copies in every partition
+-- (pg_dump: CREATE INDEX ON ONLY, then each partition's, then ATTACH)
+CREATE INDEX pe_n ON pe (n);
+CREATE INDEX pm_n ON pm ((n % 100)) WHERE t = 'a';
 -- a heap table next to them
 CREATE TABLE h (id int PRIMARY KEY, t text);
 INSERT INTO h SELECT g, 'h' || g FROM generate_series(1, 100) g;
@@ -190,6 +194,21 @@ SELECT string_agg(a.amname, ',' ORDER BY c.relname) FROM pg_class c JOIN pg_am a
 INSERT INTO pm VALUES (4, 4, 'a', 0) ON CONFLICT (k, d, t) DO UPDATE SET n = pm.n + 1 RETURNING n;
 UPDATE pm SET n = n - 1 WHERE k = 4;}), "forst_key\n60\nforst 1\n8\nforst_key,forst_key,forst_key\n5",
 		"$what: the partitioned table's key is forst's");
+	# the partitioned tables' indexes: forst_key at every level, valid,
+	# and lookups through them find the rows
+	is($n->safe_psql($db, q{
+SELECT string_agg(c.relname || ':' || a.amname || ':' || i.indisvalid, ',' ORDER BY c.relname)
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+ WHERE NOT i.indisprimary AND c.relname ~ '^p[em]_';
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT k || ' ' || day FROM pe WHERE n = 2345;
+SELECT count(*) || ' ' || sum(n) FROM pm WHERE n % 100 = 42 AND t = 'a';}),
+		"pe_1_n_idx:forst_key:true,pe_2_n_idx:forst_key:true,pe_n:forst_key:true,"
+		  . "pm_1_a_expr_idx:forst_key:true,pm_1_b_expr_idx:forst_key:true,"
+		  . "pm_1_expr_idx:forst_key:true,pm_2_expr_idx:forst_key:true,pm_n:forst_key:true\n"
+		  . "k45 2024-02-16\n20 19840",
+		"$what: the partitioned tables' indexes are forst's and answer lookups");
 	($ret, $out, $err) = $n->psql($db, q{INSERT INTO pe VALUES ('k7', '2024-01-01', 0)});
 	like($err, qr/duplicate key value violates unique constraint "pe_1_pkey"/,
 		"$what: a duplicate key through the partitioned table is refused");

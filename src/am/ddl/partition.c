@@ -42,9 +42,16 @@
  * transaction.  A partitioned partition gets the key as a btree, with the
  * parent's relabelled btree for the statement (PostgreSQL clones a unique
  * index onto a partitioned table only so), and both are forst's again when
- * it ends.  Refused, with hints: partitions of other access methods,
+ * it ends.
+ *
+ * Other (non-unique) indexes of a partitioned table whose partitions are
+ * forst tables are forst_key indexes (ddl/utility.c makes them so): the
+ * partitioned index stores nothing, and PostgreSQL gives every partition a
+ * forst_key copy, a secondary index of that partition.  A partitioned
+ * table with such an index takes forst partitions only, as one keyed by
+ * forst does.  Refused, with hints: partitions of other access methods,
  * partitioned tables attached without a forst key, and forst partitions of
- * a parent with other indexes.
+ * a parent with indexes of other access methods.
  *
  *-------------------------------------------------------------------------
  */
@@ -119,6 +126,52 @@ forst_partitioned_key_index(Oid relid)
 	keyidx = forst_partitioned_key(rel);
 	relation_close(rel, AccessShareLock);
 	return keyidx;
+}
+
+static bool leaves_all_forst(Oid relid, bool *any);
+
+/* Whether partitioned table rel has a forst_key index besides its key. */
+static bool
+has_forst_secondary(Relation rel)
+{
+	Oid			forst_key_am = get_index_am_oid("forst_key", false);
+	Oid			keyidx = forst_primary_key_index(rel);
+	ListCell   *lc;
+
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		Oid			idx = lfirst_oid(lc);
+
+		if (idx != keyidx && forst_index_am(idx) == forst_key_am)
+			return true;
+	}
+	return false;
+}
+
+bool
+forst_partitioned_is_forst(Oid relid)
+{
+	Relation	rel;
+	bool		result;
+
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return false;
+	rel = relation_open(relid, AccessShareLock);
+	result = OidIsValid(forst_partitioned_key(rel)) || has_forst_secondary(rel);
+	relation_close(rel, AccessShareLock);
+	return result;
+}
+
+bool
+forst_partitioned_index_is_forst(Oid relid)
+{
+	bool		any;
+
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return false;
+	if (forst_partitioned_is_forst(relid))
+		return true;
+	return leaves_all_forst(relid, &any) && (any || default_am_is_forst());
 }
 
 /*
@@ -238,16 +291,18 @@ refuse_indexes(const char *parent, const char *partition)
 }
 
 /*
- * Makes partitioned table relid's primary key forst's if it is its only
- * index, a btree that no partition's index is attached to yet; otherwise,
- * with "partition" (the forst table that is to join it), refuses.
- * Returns whether the key is forst's now.
+ * Makes partitioned table relid's primary key forst's if it is a btree that
+ * no partition's index is attached to yet and its other indexes are
+ * forst_key indexes; otherwise, with "partition" (the forst table that is
+ * to join it), refuses.  Returns whether the key is forst's now.
  */
 static bool
 make_key_forst(Oid relid, const char *partition)
 {
+	Oid			forst_key_am = get_index_am_oid("forst_key", false);
 	Relation	rel;
 	List	   *indexes;
+	ListCell   *lc;
 	Oid			keyidx;
 	bool		ok;
 
@@ -257,9 +312,13 @@ make_key_forst(Oid relid, const char *partition)
 	rel = relation_open(relid, AccessExclusiveLock);
 	indexes = RelationGetIndexList(rel);
 	keyidx = forst_primary_key_index(rel);
-	ok = OidIsValid(keyidx) && list_length(indexes) == 1 &&
-		forst_index_am(keyidx) == BTREE_AM_OID &&
+	ok = OidIsValid(keyidx) && forst_index_am(keyidx) == BTREE_AM_OID &&
 		find_inheritance_children(keyidx, NoLock) == NIL;
+	foreach(lc, indexes)
+	{
+		if (lfirst_oid(lc) != keyidx && forst_index_am(lfirst_oid(lc)) != forst_key_am)
+			ok = false;
+	}
 	if (ok)
 		relabel_key_index(rel, keyidx, get_index_am_oid("forst_key", false));
 	else if (partition != NULL)
@@ -277,6 +336,7 @@ forst_partition_joins(Oid parent, const char *partition)
 {
 	Relation	rel = relation_open(parent, AccessShareLock);
 	bool		has_indexes = RelationGetIndexList(rel) != NIL;
+	bool		keyless = !OidIsValid(forst_primary_key_index(rel));
 	bool		any;
 
 	relation_close(rel, AccessShareLock);
@@ -284,6 +344,21 @@ forst_partition_joins(Oid parent, const char *partition)
 		return;
 	if (!leaves_all_forst(parent, &any))
 		refuse_indexes(get_rel_name(parent), partition);
+	/* a table without a key whose indexes are all forst_key ones */
+	if (keyless && forst_partitioned_is_forst(parent))
+	{
+		Oid			forst_key_am = get_index_am_oid("forst_key", false);
+		ListCell   *lc;
+
+		rel = relation_open(parent, AccessShareLock);
+		foreach(lc, RelationGetIndexList(rel))
+		{
+			if (forst_index_am(lfirst_oid(lc)) != forst_key_am)
+				refuse_indexes(get_rel_name(parent), partition);
+		}
+		relation_close(rel, AccessShareLock);
+		return;
+	}
 	(void) make_key_forst(parent, partition);
 }
 
@@ -301,12 +376,14 @@ refuse_partitioned_partition(const char *partition, const char *parent)
 }
 
 static void
-refuse_other_am(const char *partition, const char *parent)
+refuse_other_am(const char *partition, const char *parent, bool keyed)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("partition \"%s\" of \"%s\" must be a forst table", partition, parent),
-			 errdetail("The primary key of \"%s\" is forst's, and every partition gets a copy of it.", parent),
+			 keyed ?
+			 errdetail("The primary key of \"%s\" is forst's, and every partition gets a copy of it.", parent) :
+			 errdetail("The indexes of \"%s\" are forst's, and every partition gets a copy of them.", parent),
 			 errhint("Create partitions USING forst or while default_table_access_method = forst "
 					 "(for pg_partman, set it for the role that runs it), "
 					 "or change this one's access method with ALTER TABLE ... SET ACCESS METHOD forst.")));
@@ -327,11 +404,15 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 	if (!OidIsValid(parent) || get_rel_relkind(parent) != RELKIND_PARTITIONED_TABLE)
 		return;
 
-	if (OidIsValid(forst_partitioned_key_index(parent)))
+	if (forst_partitioned_is_forst(parent))
 	{
 		if (stmt->partspec != NULL)
 		{
 			Relation	rel;
+
+			/* its copies of the parent's other indexes are forst_key ones */
+			if (!OidIsValid(forst_partitioned_key_index(parent)))
+				return;
 
 			if (!pg_class_ownercheck(parent, GetUserId()))
 				aclcheck_error(ACLCHECK_NOT_OWNER,
@@ -349,7 +430,8 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 			*is_forst = true;
 		}
 		else if (!*is_forst)
-			refuse_other_am(stmt->relation->relname, get_rel_name(parent));
+			refuse_other_am(stmt->relation->relname, get_rel_name(parent),
+							OidIsValid(forst_partitioned_key_index(parent)));
 		return;
 	}
 	if (*is_forst && stmt->partspec == NULL)
@@ -442,15 +524,17 @@ forst_partition_before_alter(AlterTableStmt *stmt)
 
 			if (!OidIsValid(child))
 				continue;
-			if (OidIsValid(forst_partitioned_key_index(relid)))
+			if (forst_partitioned_is_forst(relid))
 			{
 				if (get_rel_relkind(child) == RELKIND_PARTITIONED_TABLE)
 				{
-					if (!OidIsValid(forst_partitioned_key_index(child)))
+					if (OidIsValid(forst_partitioned_key_index(relid)) &&
+						!OidIsValid(forst_partitioned_key_index(child)))
 						refuse_partitioned_partition(name->relname, get_rel_name(relid));
 				}
 				else if (!forst_relid_is_forst_table(child))
-					refuse_other_am(name->relname, get_rel_name(relid));
+					refuse_other_am(name->relname, get_rel_name(relid),
+									OidIsValid(forst_partitioned_key_index(relid)));
 				else
 					forst_prepare_partition(child);
 			}

@@ -24,6 +24,20 @@
 extern Oid	forst_partitioned_key_index(Oid relid);
 
 /*
+ * Whether partitioned table relid's partitions must be forst tables: its
+ * key is forst's or it has a forst_key index besides its key (every
+ * partition gets a copy of each).
+ */
+extern bool forst_partitioned_is_forst(Oid relid);
+
+/*
+ * Whether an index created on partitioned table relid is to be a forst_key
+ * index: its partitions must be forst tables, or it has partitions and
+ * they all are, or it has none and default_table_access_method is forst.
+ */
+extern bool forst_partitioned_index_is_forst(Oid relid);
+
+/*
  * Before CREATE TABLE ... PARTITION OF: under a parent keyed by forst, a
  * partition without USING becomes a forst table (*is_forst set) and one of
  * another access method is refused; a forst partition of a parent whose

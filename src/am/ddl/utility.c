@@ -318,14 +318,37 @@ check_index_stmt(IndexStmt *stmt)
 	{
 		Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 
-		if (OidIsValid(forst_partitioned_key_index(relid)))
+		/*
+		 * A partitioned table whose partitions are (or will be) forst
+		 * tables: PostgreSQL gives each partition a copy of the index, of
+		 * the same access method, so it must be forst_key.  The partitioned
+		 * index itself stores nothing.
+		 */
+		if (forst_partitioned_index_is_forst(relid))
 		{
+			bool		other_am = am != NULL && strcmp(am, "btree") != 0 &&
+				strcmp(am, "forst_key") != 0;
+			bool		is_forst = forst_partitioned_is_forst(relid);
+
 			if (stmt->primary && am && strcmp(am, "forst_key") == 0)
 				return;
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("a partitioned table keyed by forst supports no indexes besides its primary key"),
-					 errhint("Create the index on each partition.")));
+			if (other_am && is_forst)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("partitioned table \"%s\" with forst partitions supports no indexes of access method \"%s\"",
+								stmt->relation->relname, am),
+						 errdetail("Each partition gets a copy of the index, and forst tables have no row locations to store in one."),
+						 errhint("Create the index without USING: forst keeps its entries in the partitions.")));
+			if ((stmt->unique || stmt->primary) && is_forst)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("a partitioned table with forst partitions supports no unique indexes besides its primary key"),
+						 errhint("Create the unique index on each partition.")));
+			if (other_am || stmt->unique || stmt->primary)
+				return;
+			map_btree_classes(stmt);
+			stmt->accessMethod = pstrdup("forst_key");
+			return;
 		}
 
 		/*
