@@ -46,7 +46,7 @@ forst_ensure_pg_user
 # --- the source
 if [ -z "${PG_SOURCE:-}" ]; then
 	cache=${FORST_PGSRC_CACHE:-${TMPDIR:-/tmp}/forst-pgsrc}
-	PG_SOURCE=$(find "$cache" -maxdepth 1 -type d -name 'postgresql-15-*' 2>/dev/null | sort | tail -n 1)
+	PG_SOURCE=$( (find "$cache" -maxdepth 1 -type d -name 'postgresql-15-*' 2>/dev/null || true) | sort | tail -n 1)
 	if [ -z "$PG_SOURCE" ]; then
 		log "source: apt-get source postgresql-15 into $cache"
 		if ! grep -rqs '^Types: deb-src' /etc/apt/sources.list.d/ &&

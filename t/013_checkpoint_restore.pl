@@ -67,6 +67,11 @@ sub store_keys
 }
 
 my $rows = q{SELECT count(*) || ':' || coalesce(md5(string_agg(k || '/' || w || '=' || v, ',' ORDER BY k, w)), '') FROM %s};
+# the rows with k % 1000 = 3, found through the secondary index f_m1000 (or
+# its copy), or by reading the table
+my $w3 = q{SELECT count(*) || ':' || coalesce(md5(string_agg(k || '/' || w || '=' || v, ',' ORDER BY k, w)), '') FROM %s WHERE k % 1000 = 3};
+sub by_index { return "SET enable_seqscan = off; SET enable_bitmapscan = off; " . sprintf($w3, $_[0]); }
+sub by_rows { return "SET enable_indexscan = off; SET enable_bitmapscan = off; " . sprintf($w3, $_[0]); }
 
 # ---------------------------------------------------------------- A
 my $a = server('a');
@@ -75,6 +80,7 @@ CREATE TABLE f (k bigint, w int, v text, PRIMARY KEY (k, w)) USING forst;
 INSERT INTO f SELECT g, g % 5, md5(g::text) FROM generate_series(1, 30000) g;
 UPDATE f SET v = v || '+' WHERE k % 7 = 0;
 DELETE FROM f WHERE k % 11 = 0;
+CREATE INDEX f_m1000 ON f ((k % 1000));
 });
 my $cluster_a = $a->safe_psql('postgres', 'SELECT forst.cluster_id()');
 
@@ -83,6 +89,7 @@ my $bg = $a->background_psql('postgres');
 $bg->query_safe("BEGIN; INSERT INTO f SELECT g, 99, 'running' FROM generate_series(1, 2000) g;");
 
 my $expected = $a->safe_psql('postgres', sprintf($rows, 'f'));
+my $expected_w3 = $a->safe_psql('postgres', by_rows('f'));
 my $t0 = time;
 my $ck = $a->safe_psql('postgres', 'SELECT forst.checkpoint()');
 my $ck_time = time - $t0;
@@ -114,6 +121,12 @@ is($b->safe_psql('postgres', sprintf($rows, 'f')), $expected,
 	'B\'s table equals A\'s rows at the checkpoint');
 is($b->safe_psql('postgres', "SELECT count(*) FROM f WHERE w = 99"), '0',
 	'rows of the transaction running at the cut are not there');
+is($b->safe_psql('postgres', "SELECT string_agg(indexrelid::regclass::text, ',') FROM pg_index WHERE indrelid = 'f'::regclass AND NOT indisprimary"),
+	'f_m1000', 'B\'s table has A\'s secondary index, by its name');
+like($b->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; EXPLAIN SELECT * FROM f WHERE k % 1000 = 3"),
+	qr/Index Scan using f_m1000/, 'lookups by k % 1000 on B use it');
+is($b->safe_psql('postgres', by_index('f')), $expected_w3,
+	'the index on B finds A\'s rows at the checkpoint, read from A\'s files');
 
 # no_claim: B's clone diverges, A's table is untouched
 $b->safe_psql('postgres', q{
@@ -142,12 +155,15 @@ is($b->safe_psql('postgres',
 is($b->safe_psql('postgres',
 		'SELECT count(*) FROM f_lo WHERE forst.key_group(k) >= 64'), '0',
 	'split: no foreign key group in a half');
+is($b->safe_psql('postgres', by_index('(SELECT * FROM f_lo UNION ALL SELECT * FROM f_hi) u')),
+	$expected_w3, 'split: each half\'s copy of the index finds its own rows, together all');
 my $cluster_b = $b->safe_psql('postgres', 'SELECT forst.cluster_id()');
 $b->safe_psql('postgres', q{
 INSERT INTO f_lo SELECT g, 3, 'lo' FROM generate_series(70001, 71000) g WHERE forst.key_group(g::bigint) < 64;
 INSERT INTO f_hi SELECT g, 3, 'hi' FROM generate_series(70001, 71000) g WHERE forst.key_group(g::bigint) >= 64;
 });
 my $halves = $b->safe_psql('postgres', sprintf($rows, '(SELECT * FROM f_lo UNION ALL SELECT * FROM f_hi) u'));
+my $halves_w3 = $b->safe_psql('postgres', by_rows('(SELECT * FROM f_lo UNION ALL SELECT * FROM f_hi) u'));
 my $ck_b = $b->safe_psql('postgres', 'SELECT forst.checkpoint()');
 $a->safe_psql('postgres', qq{
 SELECT forst.attach('f_lo', $ck_b, cluster => '$cluster_b', as_table => 'f_m', key_groups => '[0,64)');
@@ -155,6 +171,8 @@ SELECT forst.attach('f_hi', $ck_b, cluster => '$cluster_b', as_table => 'f_m', k
 });
 is($a->safe_psql('postgres', sprintf($rows, 'f_m')), $halves,
 	'merge on A of B\'s two halves: their union');
+is($a->safe_psql('postgres', by_index('f_m')), $halves_w3,
+	'merge: the index of the merged table finds the rows of both halves');
 
 # claim: B takes A's table over; A's writer is fenced
 my $ck_a2 = $a->safe_psql('postgres', 'SELECT forst.checkpoint()');

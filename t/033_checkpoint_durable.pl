@@ -91,6 +91,9 @@ my $wal_u = wal_bytes('u');
 ok($wal_u * 10 < $wal_l,
 	"5000 rows into the unlogged table wrote $wal_u bytes of WAL, the logged one $wal_l");
 app('TRUNCATE u, l');
+# a secondary index, created while the table is empty: its entries are in
+# the checkpoint with the rows, and come back with them
+app('CREATE INDEX u_v ON u (v)');
 
 # --- round 1, then the checkpoint
 app(q{
@@ -174,6 +177,14 @@ sub diff
 }
 is(diff('u', 'snap_u'), '0', 'after kill -9 the unlogged table equals its twin of the checkpoint');
 is(diff('uk', 'snap_uk'), '0', 'so does the keyless one');
+my $by_index = q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT count(*) FROM ((SELECT * FROM u WHERE v IN (1, 2) EXCEPT ALL SELECT * FROM snap_u WHERE v IN (1, 2))
+            UNION ALL (SELECT * FROM snap_u WHERE v IN (1, 2) EXCEPT ALL SELECT * FROM u WHERE v IN (1, 2))) d
+UNION ALL SELECT count(*) FROM u WHERE v = 1};
+is(app($by_index), "0\n" . app('SELECT count(*) FROM snap_u WHERE v = 1'),
+	'lookups through its index find the checkpoint\'s rows, and only those');
+like(app(q{SET enable_seqscan = off; SET enable_bitmapscan = off; EXPLAIN SELECT * FROM u WHERE v = 1}),
+	qr/Index Scan using u_v/, 'those lookups use the index');
 is(app("SELECT count(*) FROM u WHERE id = -1"), '0',
 	'the transaction open across the checkpoint is not there');
 is(app('SELECT pos FROM uoffsets'), '3000', 'the unlogged offset is the checkpoint\'s: one cut');

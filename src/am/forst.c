@@ -37,6 +37,7 @@
 #include "am/write/onconflict.h"
 #include "am/shmem/shmem.h"
 #include "am/base/stats.h"
+#include "am/keys/index_entry.h"
 #include "am/wal/unlogged.h"
 #include "am/wal/wal.h"
 #include "am/checkpoint/gc.h"
@@ -54,6 +55,7 @@ _PG_init(void)
 	/* before anything can fail: the AM hands this slot type out */
 	forst_slot_init();
 	forst_table_am = forst_table_am_routine();
+	forst_index_options_init();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;

@@ -48,6 +48,8 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/array.h"
+#include "catalog/pg_type.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
@@ -232,6 +234,27 @@ fence_source(const char *prefix, const char *claimer)
 	fst_manifest_free(&m);
 }
 
+/* The entry ids of rel's secondary indexes, ascending, in *ids. */
+static int
+target_entry_ids(Relation rel, uint32 **ids)
+{
+	ForstRelInfo *info = forst_relinfo(rel);
+	int			n = info->nsecondary;
+
+	*ids = palloc(sizeof(uint32) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		(*ids)[i] = info->secondary[i].entry_id;
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && (*ids)[j - 1] > (*ids)[j]; j--)
+		{
+			uint32		t = (*ids)[j];
+
+			(*ids)[j] = (*ids)[j - 1];
+			(*ids)[j - 1] = t;
+		}
+	return n;
+}
+
 /* forst_attach_manifest's work, under ts->manifest_lock. */
 static uint64
 attach_locked(Relation rel, ForstTableShared *ts, const FstManifest *srcp,
@@ -255,6 +278,8 @@ attach_locked(Relation rel, ForstTableShared *ts, const FstManifest *srcp,
 	int			stride;
 	FstError	err;
 	uint64		attached = 0;
+	uint32	   *ids;
+	int			nids;
 
 	LWLockAcquire(&ts->lock, LW_SHARED);
 	base_version = ts->manifest_version;
@@ -291,7 +316,12 @@ attach_locked(Relation rel, ForstTableShared *ts, const FstManifest *srcp,
 					 errhint("A table owns one interval of key groups; merge adjoining ranges.")));
 	}
 
-	/* the rules: the target's, then the checkpoint's, then the source's */
+	/*
+	 * The rules: the target's, then the checkpoint's, then the source's.
+	 * The new ones show the entries of the target's secondary indexes
+	 * (their entry ids are the source's: forst_attach_files).
+	 */
+	nids = target_entry_ids(rel, &ids);
 	initStringInfo(&schema);
 	appendStringInfoString(&schema, "forst-table 1\n");
 	nrules = 0;
@@ -299,7 +329,7 @@ attach_locked(Relation rel, ForstTableShared *ts, const FstManifest *srcp,
 		for (i = 0; i < base_vis->n; i++, nrules++)
 			forst_vis_format(&schema, &base_vis->items[i]);
 	forst_vis_build(&rule, (uint16) kg_lo, (uint16) kg_hi, (TransactionId) lo,
-					(TransactionId) xmax, ranges);
+					(TransactionId) xmax, ranges, ids, nids);
 	forst_vis_format(&schema, &rule);
 	own_rule = nrules++;
 	rule_map = palloc(sizeof(int) * Max(src_visp->n, 1));
@@ -314,6 +344,7 @@ attach_locked(Relation rel, ForstTableShared *ts, const FstManifest *srcp,
 			rule_map[i] = -1;	/* none of its rows is wanted */
 			continue;
 		}
+		forst_vis_keep_indexes(&r, ids, nids);
 		forst_vis_format(&schema, &r);
 		rule_map[i] = nrules++;
 	}
@@ -378,8 +409,10 @@ attach_locked(Relation rel, ForstTableShared *ts, const FstManifest *srcp,
 						bi;
 			char		okey[FORST_KEY_LEN];
 
-			if (f->meta.kg_max < kg_lo || f->meta.kg_min > kg_hi)
-				continue;	/* holds no wanted key group */
+			/* holds no wanted key group (nor index entries, if shown) */
+			if ((f->meta.kg_max < kg_lo || f->meta.kg_min > kg_hi) &&
+				!(nids > 0 && f->meta.kg_max == FST_KG_INDEX))
+				continue;
 			if (f->owner == NULL)
 			{
 				FstObjKey	k = *src_keyp;
@@ -529,6 +562,42 @@ forst_attach_manifest(Relation rel, const char *prefix, uint64 version,
 	return attached;
 }
 
+/*
+ * The secondary indexes of the target must be among those of the
+ * checkpoint (entries: their entry ids, a bigint[], or NULL from the SQL
+ * of an extension version before 1.5, which creates none): each reads the
+ * entries the attached files hold for it, and another index would have no
+ * entries for the attached rows.  The checkpoint's other indexes' entries
+ * stay hidden (objects/borrowed.h).
+ */
+static void
+check_carried_indexes(Relation rel, ArrayType *entries)
+{
+	ForstRelInfo *info = forst_relinfo(rel);
+	Datum	   *elems = NULL;
+	bool	   *nulls;
+	int			n = 0;
+
+	if (entries != NULL)
+		deconstruct_array(entries, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+						  &elems, &nulls, &n);
+	for (int i = 0; i < info->nsecondary; i++)
+	{
+		bool		found = false;
+
+		for (int j = 0; j < n && !found; j++)
+			found = !nulls[j] && DatumGetInt64(elems[j]) == (int64) info->secondary[i].entry_id;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot attach a checkpoint to forst table \"%s\" because it has index \"%s\", which the checkpoint does not have",
+							RelationGetRelationName(rel),
+							get_rel_name(info->secondary[i].indexoid)),
+					 errdetail("The attached rows would have no entries in that index."),
+					 errhint("Attach into a table whose indexes are the checkpoint's (forst.attach creates them), or drop the index, attach, and create it again.")));
+	}
+}
+
 Datum
 forst_attach_files(PG_FUNCTION_ARGS)
 {
@@ -554,14 +623,8 @@ forst_attach_files(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a forst table", RelationGetRelationName(rel))));
-	if (forst_relinfo(rel)->nsecondary > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot attach a checkpoint to forst table \"%s\" because it has index \"%s\"",
-						RelationGetRelationName(rel),
-						get_rel_name(forst_relinfo(rel)->secondary[0].indexoid)),
-				 errdetail("The attached rows would have no entries in the table's indexes."),
-				 errhint("Attach to a table without indexes besides its primary key, then create the indexes: CREATE INDEX builds them from the attached rows.")));
+	check_carried_indexes(rel, PG_NARGS() > 11 && !PG_ARGISNULL(11) ?
+						  PG_GETARG_ARRAYTYPE_P(11) : NULL);
 	if (version <= 0)
 	{
 		/* the table was empty at the checkpoint: nothing to attach */

@@ -221,6 +221,7 @@ typedef struct CkptTable
 	char	   *columns;		/* column definitions */
 	char	   *constraints;	/* table constraints, comma separated */
 	char	   *dropped;		/* names of placeholder columns to drop */
+	char	   *indexes;		/* secondary indexes, a JSON array */
 	bool		unlogged;		/* checkpoint-durable (UNLOGGED) */
 	RelFileNode rnode;
 	uint64		version;
@@ -251,7 +252,10 @@ set_phase(int slot, const char *phase, int done)
  * The forst tables of the database with what it takes to create them
  * again: column definitions (dropped columns as placeholders of the same
  * length and alignment, so that stored rows keep their layout), DEFAULTs,
- * NOT NULL, CHECK and PRIMARY KEY constraints.
+ * NOT NULL, CHECK and PRIMARY KEY constraints; and its secondary indexes
+ * (valid ones) with the entry ids their entries carry, their names, and
+ * their definitions as CREATE INDEX ... USING forst_key takes them: the
+ * key columns (with INCLUDE, NULLS NOT DISTINCT) and the predicate.
  */
 static List *
 collect_tables(void)
@@ -284,7 +288,25 @@ collect_tables(void)
 					  "  FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype IN ('p', 'c')),"
 					  " (SELECT string_agg(quote_ident('forst_dropped_' || a.attnum), ',' ORDER BY a.attnum)"
 					  "  FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND a.attisdropped),"
-					  " c.relpersistence = 'u'"
+					  " c.relpersistence = 'u',"
+					  " (SELECT json_agg(json_build_object("
+					  "   'entry', x.entry, 'name', x.name, 'unique', x.uniq,"
+					  "   'keys', CASE WHEN left(x.def, length(x.head)) = x.head THEN"
+					  "    regexp_replace(left(substr(x.def, length(x.head) + 1),"
+					  "                        length(x.def) - length(x.head) - coalesce(length(x.pred) + 7, 0)),"
+					  "                   ' WITH \\(entry_id=''?[0-9.]+''?\\)$', '') END,"
+					  "   'where', x.pred) ORDER BY x.oid)"
+					  "  FROM (SELECT ic.oid, ic.relname AS name, i.indisunique AS uniq,"
+					  "          coalesce((SELECT o.option_value::numeric::bigint"
+					  "                      FROM pg_options_to_table(ic.reloptions) o"
+					  "                     WHERE o.option_name = 'entry_id'), ic.oid::bigint) AS entry,"
+					  "          pg_get_indexdef(ic.oid) AS def, pg_get_expr(i.indpred, i.indrelid) AS pred,"
+					  "          'CREATE ' || CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END ||"
+					  "          'INDEX ' || quote_ident(ic.relname) || ' ON ' || quote_ident(n.nspname) ||"
+					  "          '.' || quote_ident(c.relname) || ' USING forst_key ' AS head"
+					  "          FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid"
+					  "         WHERE i.indrelid = c.oid AND NOT i.indisprimary AND i.indisvalid"
+					  "           AND i.indisready AND ic.relam = (SELECT oid FROM pg_am WHERE amname = 'forst_key')) x)"
 					  " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
 					  " JOIN pg_am am ON am.oid = c.relam"
 					  " WHERE am.amname = 'forst' AND c.relkind = 'r' AND c.relpersistence IN ('p', 'u')"
@@ -308,6 +330,8 @@ collect_tables(void)
 		s = SPI_getvalue(tup, desc, 5);
 		t->dropped = s ? s : "";
 		t->unlogged = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+		s = SPI_getvalue(tup, desc, 7);
+		t->indexes = s ? s : "[]";
 		if (t->columns == NULL)
 			t->columns = "";
 		out = lappend(out, t);
@@ -588,6 +612,7 @@ checkpoint_body(int slot, StringInfo json)
 		appendStringInfoChar(json, ',');
 		append_json_str(json, "dropped", t->dropped);
 		appendStringInfo(json, ",\"unlogged\":%s,", t->unlogged ? "true" : "false");
+		appendStringInfo(json, "\"indexes\":%s,", t->indexes);
 		forst_expiry_append_watermark(json, watermarks, t->relid);
 		appendStringInfoChar(json, '}');
 	}

@@ -33,6 +33,7 @@
 #include "utils/relcache.h"
 
 #include "am/ddl/pending.h"
+#include "am/keys/index_entry.h"
 #include "am/keys/rel.h"
 #include "am/ddl/migrate.h"
 #include "am/wal/wal.h"
@@ -190,7 +191,7 @@ forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 typedef struct DroppedIndex
 {
 	Oid			heapid;
-	Oid			indexoid;
+	uint32		entry_id;		/* what its entries carry */
 } DroppedIndex;
 
 static List *dropped_indexes = NIL;		/* in TopTransactionContext */
@@ -216,7 +217,7 @@ note_dropped_index(Relation index)
 		old = MemoryContextSwitchTo(TopTransactionContext);
 		d = palloc(sizeof(DroppedIndex));
 		d->heapid = heapid;
-		d->indexoid = RelationGetRelid(index);
+		d->entry_id = forst_index_entry_id(index);
 		dropped_indexes = lappend(dropped_indexes, d);
 		MemoryContextSwitchTo(old);
 	}
@@ -243,7 +244,7 @@ forst_dropped_indexes_apply(void)
 			continue;
 		heap = table_open(d->heapid, AccessExclusiveLock);
 		if (forst_is_forst_relation(heap))
-			forst_index_entries_drop(heap, d->indexoid);
+			forst_index_entries_drop(heap, d->entry_id);
 		table_close(heap, NoLock);
 	}
 	list_free_deep(todo);

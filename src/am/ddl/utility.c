@@ -458,6 +458,30 @@ prepare_referenced(AlterTableStmt *stmt, Constraint *con, bool adds_key)
 	forst_prepare_referenced(con);
 }
 
+/*
+ * A forst index's entry_id names the entries it reads and writes: changing
+ * it would lose them (keys/index_entry.h).
+ */
+static void
+refuse_entry_id_change(AlterTableStmt *stmt, List *options)
+{
+	ListCell   *lc;
+
+	if (stmt->objtype != OBJECT_INDEX)
+		return;
+	foreach(lc, options)
+	{
+		DefElem    *d = lfirst_node(DefElem, lc);
+
+		if (d->defnamespace == NULL && strcmp(d->defname, "entry_id") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("the entry_id of a forst index cannot be changed"),
+					 errdetail("It names the entries the index has in its table."),
+					 errhint("Create another index instead.")));
+	}
+}
+
 static void
 rewrite_alter(AlterTableStmt *stmt)
 {
@@ -470,6 +494,9 @@ rewrite_alter(AlterTableStmt *stmt)
 	{
 		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 
+		if (cmd->subtype == AT_SetRelOptions || cmd->subtype == AT_ResetRelOptions ||
+			cmd->subtype == AT_ReplaceRelOptions)
+			refuse_entry_id_change(stmt, (List *) cmd->def);
 		if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint))
 			prepare_referenced(stmt, (Constraint *) cmd->def, adds_key);
 		else if (cmd->subtype == AT_AddColumn && IsA(cmd->def, ColumnDef))

@@ -9,9 +9,12 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "catalog/pg_index.h"
+#include "access/reloptions.h"
 #include "commands/defrem.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -27,6 +30,7 @@ void
 forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
 {
 	s->indexoid = RelationGetRelid(index);
+	s->entry_id = forst_index_entry_id(index);
 	s->natts = index->rd_index->indnkeyatts;
 	s->unique = index->rd_index->indisunique;
 	s->nulls_not_distinct = index->rd_index->indnullsnotdistinct;
@@ -165,16 +169,66 @@ forst_check_index_columns(Relation heap, Relation index)
 }
 
 void
-forst_index_entry_head(StringInfo out, Oid indexoid)
+forst_index_entry_head(StringInfo out, uint32 entry_id)
 {
 	char		b[FORST_INDEX_ENTRY_HEAD];
 
 	fst_put_be16(b, FST_KG_INDEX);
-	b[2] = (char) ((indexoid >> 24) & 0xFF);
-	b[3] = (char) ((indexoid >> 16) & 0xFF);
-	b[4] = (char) ((indexoid >> 8) & 0xFF);
-	b[5] = (char) (indexoid & 0xFF);
+	b[2] = (char) ((entry_id >> 24) & 0xFF);
+	b[3] = (char) ((entry_id >> 16) & 0xFF);
+	b[4] = (char) ((entry_id >> 8) & 0xFF);
+	b[5] = (char) (entry_id & 0xFF);
 	appendBinaryStringInfo(out, b, sizeof(b));
+}
+
+static relopt_kind index_relopt_kind;
+
+void
+forst_index_options_init(void)
+{
+	index_relopt_kind = add_reloption_kind();
+	add_real_reloption(index_relopt_kind, "entry_id",
+					   "the id the entries of this forst index carry (set by forst.attach)",
+					   0, 0, (double) PG_UINT32_MAX, AccessExclusiveLock);
+}
+
+bytea *
+forst_index_options(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"entry_id", RELOPT_TYPE_REAL, offsetof(ForstIndexOptions, entry_id)}
+	};
+	ForstIndexOptions *opts;
+
+	opts = (ForstIndexOptions *) build_reloptions(reloptions, validate,
+												  index_relopt_kind,
+												  sizeof(ForstIndexOptions),
+												  tab, lengthof(tab));
+	if (validate && opts != NULL && opts->entry_id != floor(opts->entry_id))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("entry_id must be a whole number")));
+	return (bytea *) opts;
+}
+
+uint32
+forst_index_entry_id(Relation index)
+{
+	ForstIndexOptions *opts = (ForstIndexOptions *) index->rd_options;
+
+	if (opts != NULL && opts->entry_id >= 1)
+		return (uint32) opts->entry_id;
+	return (uint32) RelationGetRelid(index);
+}
+
+uint32
+forst_index_entry_id_of(Oid indexoid)
+{
+	Relation	index = index_open(indexoid, AccessShareLock);
+	uint32		id = forst_index_entry_id(index);
+
+	index_close(index, AccessShareLock);
+	return id;
 }
 
 void
@@ -208,7 +262,7 @@ forst_index_entry_build(const ForstSecondary *s, Datum *values, bool *isnull,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("forst: a primary key of %zu bytes is too long for an index entry",
 						row.len)));
-	forst_index_entry_head(out, s->indexoid);
+	forst_index_entry_head(out, s->entry_id);
 	forst_index_entry_columns(s, values, isnull, out);
 	appendBinaryStringInfo(out, row.data, row.len);
 	fst_put_be16(len, (uint16) row.len);
@@ -230,4 +284,40 @@ forst_index_entry_split(FstSlice user_key, FstSlice *columns, FstSlice *row)
 	*row = fst_slice(user_key.data + user_key.len - 2 - rowlen, rowlen);
 	*columns = fst_slice(user_key.data + head, user_key.len - 2 - rowlen - head);
 	return true;
+}
+
+void
+forst_check_entry_id(Relation heap, Relation index)
+{
+	uint32		mine = forst_index_entry_id(index);
+	List	   *indexes = RelationGetIndexList(heap);
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Oid			other = lfirst_oid(lc);
+		Relation	o;
+		bool		same;
+
+		if (other == RelationGetRelid(index))
+			continue;
+		o = index_open(other, AccessShareLock);
+		same = o->rd_rel->relam == index->rd_rel->relam &&
+			!o->rd_index->indisprimary && forst_index_entry_id(o) == mine;
+		if (same)
+		{
+			bool		set = forst_index_entry_id(index) != RelationGetRelid(index);
+
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("index \"%s\" of forst table \"%s\" would share its entries with index \"%s\"",
+							RelationGetRelationName(index), RelationGetRelationName(heap),
+							RelationGetRelationName(o)),
+					 errdetail("Both would carry entry id %u.", mine),
+					 set ? errhint("Give it another entry_id, or none.") :
+					 errhint("Create the index again: it gets another OID.")));
+		}
+		index_close(o, AccessShareLock);
+	}
+	list_free(indexes);
 }

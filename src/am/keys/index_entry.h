@@ -11,8 +11,12 @@
  * entry is visible to a snapshot exactly when the row version it was
  * written with is.  An entry's user part is
  *
- *	[FST_KG_INDEX 2B][index OID 4B][column 1]...[column n][row][row length 2B]
+ *	[FST_KG_INDEX 2B][entry id 4B][column 1]...[column n][row][row length 2B]
  *
+ * where the entry id is the index's OID, or the entry_id storage parameter
+ * of an index that forst.attach created for the entries of a checkpointed
+ * table's index (then the source index's entry id, which its entries in
+ * the borrowed files carry: see forst_index_entry_id),
  * where each column is 0x01 and the value's key encoding
  * (keys/keycodec.h), or 0x02 for NULL (NULLs last, as btree's default
  * order), "row" is the user part of the row (key group and primary key, or
@@ -52,6 +56,7 @@
 typedef struct ForstSecondary
 {
 	Oid			indexoid;
+	uint32		entry_id;		/* what its entries carry (forst_index_entry_id) */
 	int			natts;
 	AttrNumber	attnums[INDEX_MAX_KEYS];	/* table columns, 1-based; 0:
 											 * an expression */
@@ -124,8 +129,38 @@ extern void forst_secondary_describe(Relation heap, Relation index,
  */
 extern void forst_check_index_columns(Relation heap, Relation index);
 
-/* Appends [FST_KG_INDEX][index OID] to out. */
-extern void forst_index_entry_head(StringInfo out, Oid indexoid);
+/* Appends [FST_KG_INDEX][entry id] to out. */
+extern void forst_index_entry_head(StringInfo out, uint32 entry_id);
+
+/*
+ * Storage parameters of forst_key indexes: entry_id, the id a secondary
+ * index's entries carry, when not its OID.  forst.attach sets it on the
+ * indexes it creates for a checkpoint's indexes, so that they read the
+ * entries in the attached files; nothing else should (ddl/utility.c
+ * refuses changing it, and CREATE INDEX refuses one that another index of
+ * the table has).  forst_index_options_init registers it (_PG_init, every
+ * process); forst_index_options parses a reloptions array (amoptions).
+ */
+typedef struct ForstIndexOptions
+{
+	int32		vl_len_;		/* varlena header */
+	double		entry_id;		/* 0: the index's OID */
+} ForstIndexOptions;
+
+extern void forst_index_options_init(void);
+extern bytea *forst_index_options(Datum reloptions, bool validate);
+
+/* The entry id of a secondary index (its entry_id, or its OID). */
+extern uint32 forst_index_entry_id(Relation index);
+
+/* The same from the catalog, for an index not open. */
+extern uint32 forst_index_entry_id_of(Oid indexoid);
+
+/*
+ * Refuses (42710) a secondary index whose entry id another secondary index
+ * of heap has: they would read and write each other's entries.
+ */
+extern void forst_check_entry_id(Relation heap, Relation index);
 
 /*
  * Appends the encoded columns of s for a row, values and isnull indexed by

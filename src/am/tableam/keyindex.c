@@ -46,6 +46,7 @@
 #include "utils/selfuncs.h"
 
 #include "am/forst.h"
+#include "am/keys/index_entry.h"
 #include "am/keys/rel.h"
 #include "am/keys/tid.h"
 #include "am/read/mvcc.h"
@@ -101,6 +102,11 @@ fkey_build(Relation heap, Relation index, IndexInfo *indexInfo)
 				 errhint("Use btree for \"%s\".", RelationGetRelationName(heap))));
 	if (!index->rd_index->indisprimary)
 		return forst_secondary_build(heap, index, indexInfo);
+	if (forst_index_entry_id(index) != RelationGetRelid(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("entry_id applies to secondary indexes of forst tables, not to primary key \"%s\"",
+						RelationGetRelationName(index))));
 	forst_check_key_columns(RelationGetDescr(heap), index->rd_index->indnkeyatts,
 							index->rd_index->indkey.values);
 	ts = forst_table_shared(&heap->rd_node, false);
@@ -196,7 +202,7 @@ fkey_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 static bytea *
 fkey_options(Datum reloptions, bool validate)
 {
-	return NULL;
+	return forst_index_options(reloptions, validate);
 }
 
 static bool

@@ -65,7 +65,7 @@ check_unique_build(Relation heap, Relation index, ForstSecondary *s,
 	initStringInfo(&hi);
 	initStringInfo(&run_cols);
 	initStringInfo(&run_row);
-	forst_index_entry_head(&lo, s->indexoid);
+	forst_index_entry_head(&lo, s->entry_id);
 	appendBinaryStringInfo(&hi, lo.data, lo.len);
 	if (!forst_key_successor_prefix(&hi))
 		elog(ERROR, "forst: no range for the entries of index %u", s->indexoid);
@@ -163,6 +163,7 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	ForstExpiry x;
 
 	forst_check_index_columns(heap, index);
+	forst_check_entry_id(heap, index);
 	forst_expiry_get(heap, &x);
 	forst_secondary_describe(heap, index, &s);
 	forst_secondary_prepare(heap, index, CurrentMemoryContext, &s);
@@ -353,7 +354,7 @@ plan_range(IndexScanDesc scan, SecScan *st)
 	resetStringInfo(&st->lo);
 	resetStringInfo(&st->hi);
 	initStringInfo(&prefix);
-	forst_index_entry_head(&prefix, st->s.indexoid);
+	forst_index_entry_head(&prefix, st->s.entry_id);
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
 		int			f = scan->keyData[i].sk_flags;

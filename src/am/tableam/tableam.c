@@ -663,8 +663,10 @@ forst_index_build_range_scan(Relation table_rel, Relation index_rel,
 					RelationGetRelationName(index_rel),
 					get_am_name(index_rel->rd_rel->relam),
 					RelationGetRelationName(table_rel)),
-			 errdetail("Indexes of other access methods store row locations, which forst rows do not have; a UNIQUE constraint besides the primary key would need one."),
-			 errhint("Use CREATE INDEX without USING and without UNIQUE: forst keeps its entries in the table.")));
+			 errdetail("Indexes of other access methods store row locations, which forst rows do not have."),
+			 table_rel->rd_rel->relkind == RELKIND_MATVIEW ?
+			 errhint("A materialized view stored by forst takes no indexes: create it USING heap.") :
+			 errhint("Create the index without USING: forst keeps its entries in the table.")));
 	return 0;
 }
 

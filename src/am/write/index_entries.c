@@ -389,13 +389,13 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 				continue;
 			prefix = &locks->prefix[locks->n];
 			initStringInfo(prefix);
-			forst_index_entry_head(prefix, s->indexoid);
+			forst_index_entry_head(prefix, s->entry_id);
 			forst_index_entry_columns(s, new->values, new->isnull, prefix);
 			if (old && forst_secondary_holds(s, old->values, old->isnull))
 			{
 				/* an update that keeps the value: nothing new to check */
 				resetStringInfo(&a);
-				forst_index_entry_head(&a, s->indexoid);
+				forst_index_entry_head(&a, s->entry_id);
 				forst_index_entry_columns(s, old->values, old->isnull, &a);
 				if (a.len == prefix->len &&
 					memcmp(a.data, prefix->data, a.len) == 0)
@@ -436,7 +436,7 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 }
 
 void
-forst_index_entries_drop(Relation heap, Oid indexoid)
+forst_index_entries_drop(Relation heap, uint32 entry_id)
 {
 	ForstTableShared *ts = forst_table_for_write(heap);
 	Snapshot	snap = RegisterSnapshot(GetLatestSnapshot());
@@ -451,10 +451,10 @@ forst_index_entries_drop(Relation heap, Oid indexoid)
 	initStringInfo(&lo);
 	initStringInfo(&hi);
 	initStringInfo(&up);
-	forst_index_entry_head(&lo, indexoid);
+	forst_index_entry_head(&lo, entry_id);
 	appendBinaryStringInfo(&hi, lo.data, lo.len);
 	if (!forst_key_successor_prefix(&hi))
-		elog(ERROR, "forst: no range for the entries of index %u", indexoid);
+		elog(ERROR, "forst: no range for index entries %u", entry_id);
 	fst_put_be16(kg, FST_KG_INDEX);
 
 	/*

@@ -136,6 +136,6 @@ extern bool forst_index_row_has(Relation rel, ForstTableShared *ts,
  * rollback of the drop keeps them).  The caller holds a lock that keeps
  * writers of heap out.
  */
-extern void forst_index_entries_drop(Relation heap, Oid indexoid);
+extern void forst_index_entries_drop(Relation heap, uint32 entry_id);
 
 #endif							/* FORST_INDEX_ENTRIES_H */
