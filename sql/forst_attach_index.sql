@@ -125,7 +125,20 @@ DROP INDEX cl_v_idx;
 CREATE INDEX cl_v ON cl (v);
 SELECT * FROM by_index('cl', 'snap_cl');
 
-DROP TABLE src, snap, snap_cl, cl, half, other_half, plain, indexed, from_sp;
+-- SET ACCESS METHOD drops the storage parameters with the access method
+-- that took them: a heap table's btrees have no entry_id, and back on
+-- forst the rebuilt indexes carry their own OIDs
+SELECT forst.attach('src', :ck, as_table => 'mig') AS attached;
+ALTER TABLE mig SET ACCESS METHOD heap;
+SELECT c.relname, a.amname, c.reloptions FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'mig'::regclass) ORDER BY 1;
+SELECT * FROM by_index('mig', 'snap');
+ALTER TABLE mig SET ACCESS METHOD forst;
+SELECT c.relname, a.amname, c.reloptions FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'mig'::regclass) ORDER BY 1;
+SELECT * FROM by_index('mig', 'snap');
+
+DROP TABLE src, snap, snap_cl, cl, half, other_half, plain, indexed, from_sp, mig;
 SELECT forst.drop_savepoint('attach_index_sp', force => true) >= 0 AS dropped;
 DROP FUNCTION by_index(regclass, regclass);
 DROP EXTENSION forst;

@@ -273,7 +273,8 @@ plan_other_switches(Relation rel, Migration *m)
  * Sets index indexoid's access method to am and the operator classes of
  * its nkeys key columns to opclasses in pg_index, with no options and not
  * clustered, and its dependencies on operator classes (as index_create()
- * records them).  The collations stay.  No CommandCounterIncrement.
+ * records them); a change of access method drops its storage parameters.
+ * The collations stay.  No CommandCounterIncrement.
  */
 void
 forst_set_key_index_am(Oid indexoid, Oid am, const Oid *opclasses, int nkeys)
@@ -312,10 +313,31 @@ forst_set_key_index_am(Oid indexoid, Oid am, const Oid *opclasses, int nkeys)
 	heap_freetuple(tup);
 	table_close(indrel, RowExclusiveLock);
 
+	/*
+	 * The storage parameters go with the access method that took them (a
+	 * btree's fillfactor, a forst index's entry_id): the other would refuse
+	 * them when pg_dump's CREATE INDEX names them, and the rewrite that
+	 * follows builds the index again anyway.
+	 */
 	classrel = table_open(RelationRelationId, RowExclusiveLock);
 	tup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(indexoid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for relation %u", indexoid);
+	if (((Form_pg_class) GETSTRUCT(tup))->relam != am)
+	{
+		Datum		cvalues[Natts_pg_class];
+		bool		cnulls[Natts_pg_class];
+		bool		creplaces[Natts_pg_class];
+
+		memset(cvalues, 0, sizeof(cvalues));
+		memset(cnulls, false, sizeof(cnulls));
+		memset(creplaces, false, sizeof(creplaces));
+		cnulls[Anum_pg_class_reloptions - 1] = true;
+		creplaces[Anum_pg_class_reloptions - 1] = true;
+		newtup = heap_modify_tuple(tup, RelationGetDescr(classrel), cvalues, cnulls, creplaces);
+		heap_freetuple(tup);
+		tup = newtup;
+	}
 	((Form_pg_class) GETSTRUCT(tup))->relam = am;
 	CatalogTupleUpdate(classrel, &tup->t_self, tup);
 	heap_freetuple(tup);
