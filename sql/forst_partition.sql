@@ -129,8 +129,8 @@ SELECT (SELECT count(*) FROM (SELECT tableoid::regclass::text, * FROM pt
                               EXCEPT ALL SELECT tableoid::regclass::text, * FROM pt) b) AS only_heap,
        (SELECT count(*) FROM pt) AS total;
 
--- Partitions of other access methods and unique indexes besides the key
--- are refused (indexes: sql/forst_partition_index.sql)
+-- Partitions of other access methods are refused; a unique index over
+-- duplicate values fails as on heap (indexes: sql/forst_partition_index.sql)
 CREATE TABLE pt_h PARTITION OF pt FOR VALUES FROM ('2025-01-01') TO ('2025-02-01') USING heap;
 CREATE TABLE lone_heap (tenant text COLLATE "C" NOT NULL, day date NOT NULL, n int, note text);
 ALTER TABLE pt ATTACH PARTITION lone_heap FOR VALUES FROM ('2025-01-01') TO ('2025-02-01');

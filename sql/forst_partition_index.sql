@@ -146,6 +146,79 @@ ALTER INDEX pd_v ATTACH PARTITION pd_1_v;
 SELECT indisvalid FROM pg_index WHERE indexrelid = 'pd_v'::regclass;
 SELECT count(*) FROM pd WHERE v = 5;
 
+-- UNIQUE indexes (with the partition key columns, PostgreSQL's rule):
+-- created on the partitioned table alone as PostgreSQL requires, made
+-- forst's, and copied to every partition, one level down too
+SET default_table_access_method = forst;
+CREATE TABLE pu (k int, day date, code text COLLATE "C", n int, PRIMARY KEY (k, day))
+  PARTITION BY RANGE (day);
+RESET default_table_access_method;
+CREATE TABLE pu_1 PARTITION OF pu FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+CREATE TABLE pu_2 PARTITION OF pu FOR VALUES FROM ('2026-02-01') TO ('2026-03-01')
+  PARTITION BY HASH (day);
+CREATE TABLE pu_2a PARTITION OF pu_2 FOR VALUES WITH (modulus 2, remainder 0);
+CREATE TABLE pu_2b PARTITION OF pu_2 FOR VALUES WITH (modulus 2, remainder 1);
+CREATE TABLE hu (k int, day date, code text COLLATE "C", n int, PRIMARY KEY (k, day))
+  PARTITION BY RANGE (day);
+CREATE TABLE hu_1 PARTITION OF hu FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+CREATE TABLE hu_2 PARTITION OF hu FOR VALUES FROM ('2026-02-01') TO ('2026-03-01')
+  PARTITION BY HASH (day);
+CREATE TABLE hu_2a PARTITION OF hu_2 FOR VALUES WITH (modulus 2, remainder 0);
+CREATE TABLE hu_2b PARTITION OF hu_2 FOR VALUES WITH (modulus 2, remainder 1);
+INSERT INTO pu SELECT g, '2026-01-01'::date + g % 59, 'c' || (g / 59), g FROM generate_series(1, 590) g;
+INSERT INTO hu SELECT * FROM pu;
+CREATE UNIQUE INDEX pu_code ON pu (code, day);
+CREATE UNIQUE INDEX hu_code ON hu (code, day);
+SELECT c.relname, (SELECT amname FROM pg_am WHERE oid = c.relam) AS am, i.indisunique, i.indisvalid
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+ WHERE c.relname LIKE 'pu%code%' ORDER BY 1;
+-- a duplicate is refused in a partition and one level down
+INSERT INTO pu VALUES (1000, '2026-01-05', 'c1', 0);
+INSERT INTO pu VALUES (1000, '2026-02-05', 'c1', 0);
+-- ON CONFLICT through the partitioned table, on the unique index or the key
+INSERT INTO pu VALUES (1000, '2026-01-05', 'c1', -1), (1001, '2026-02-06', 'c2', -2), (1002, '2026-02-07', 'new', -3)
+  ON CONFLICT (code, day) DO UPDATE SET n = excluded.n;
+INSERT INTO hu VALUES (1000, '2026-01-05', 'c1', -1), (1001, '2026-02-06', 'c2', -2), (1002, '2026-02-07', 'new', -3)
+  ON CONFLICT (code, day) DO UPDATE SET n = excluded.n;
+INSERT INTO pu VALUES (1, '2026-01-02', 'x', 7), (1003, '2026-01-09', 'c9', 7) ON CONFLICT (k, day) DO NOTHING;
+INSERT INTO hu VALUES (1, '2026-01-02', 'x', 7), (1003, '2026-01-09', 'c9', 7) ON CONFLICT (k, day) DO NOTHING;
+INSERT INTO pu VALUES (1004, '2026-01-09', 'c9', 8) ON CONFLICT DO NOTHING;
+INSERT INTO hu VALUES (1004, '2026-01-09', 'c9', 8) ON CONFLICT DO NOTHING;
+-- an update onto a taken value, and one that moves the row to another
+-- partition where its value is free
+UPDATE pu SET code = 'c2' WHERE k = 2;
+UPDATE pu SET day = day + 31, code = 'moved' WHERE k = 3;
+UPDATE hu SET day = day + 31, code = 'moved' WHERE k = 3;
+-- a partition created later gets its copy, a partitioned one too
+CREATE TABLE pu_3 PARTITION OF pu FOR VALUES FROM ('2026-03-01') TO ('2026-04-01');
+CREATE TABLE pu_4 PARTITION OF pu FOR VALUES FROM ('2026-04-01') TO ('2026-05-01')
+  PARTITION BY HASH (day);
+CREATE TABLE pu_4a PARTITION OF pu_4 FOR VALUES WITH (modulus 1, remainder 0);
+SELECT c.relname, (SELECT amname FROM pg_am WHERE oid = c.relam) AS am, i.indisunique
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+ WHERE c.relname ~ '^pu_[34]' AND NOT i.indisprimary ORDER BY 1;
+INSERT INTO pu VALUES (2000, '2026-04-10', 'd', 1);
+INSERT INTO pu VALUES (2001, '2026-04-10', 'd', 2);
+SELECT (SELECT count(*) FROM (SELECT * FROM pu WHERE day < '2026-03-01' EXCEPT ALL TABLE hu) a) AS only_forst,
+       (SELECT count(*) FROM (TABLE hu EXCEPT ALL SELECT * FROM pu WHERE day < '2026-03-01') b) AS only_heap,
+       (SELECT count(*) FROM pu WHERE day < '2026-03-01') AS total;
+-- a partial one
+CREATE UNIQUE INDEX pu_n_some ON pu (n, day) WHERE n < 0;
+INSERT INTO pu VALUES (3000, '2026-01-05', 'p', -1);
+INSERT INTO pu VALUES (3001, '2026-01-05', 'q', 1);
+-- pg_dump's form: ON ONLY, then each partition's, attached
+CREATE UNIQUE INDEX pu_n ON ONLY pu USING forst_key (n, day);
+SELECT indisvalid FROM pg_index WHERE indexrelid = 'pu_n'::regclass;
+-- refused: an expression column, a unique constraint (a unique index
+-- does it), a duplicate in the rows of a partition
+CREATE UNIQUE INDEX ON pu ((n + 1), day);
+ALTER TABLE pu ADD CONSTRAINT pu_u UNIQUE (n, day);
+CREATE UNIQUE INDEX ON pu (code);
+UPDATE pu SET code = 'dup' WHERE k IN (10, 69);
+CREATE UNIQUE INDEX ON pu (code, k);
+SELECT count(*) AS unique_indexes FROM pg_index WHERE indrelid = 'pu'::regclass AND indisunique;
+DROP TABLE pu, hu;
+
 -- a partitioned table without a key, whose partitions are forst tables
 CREATE TABLE kl (a int, b int) PARTITION BY RANGE (a);
 CREATE TABLE kl_1 PARTITION OF kl FOR VALUES FROM (0) TO (100) USING forst;
@@ -157,10 +230,8 @@ SELECT c.relname, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
 SELECT * FROM kl WHERE b IN (20, 300, 301);
 
 -- Refused: a partition of another access method (every partition gets a
--- copy of the indexes), unique indexes besides the key, other index
--- access methods
+-- copy of the indexes), other index access methods
 CREATE TABLE kl_h PARTITION OF kl FOR VALUES FROM (200) TO (300) USING heap;
-CREATE UNIQUE INDEX ON pt (n, day);
 CREATE INDEX ON pt USING hash (n);
 CREATE INDEX ON kl USING brin (b);
 -- a partitioned table whose partitions are heap tables keeps btree

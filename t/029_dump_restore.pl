@@ -82,6 +82,7 @@ INSERT INTO pm SELECT g, g % 20, CASE WHEN g % 2 = 0 THEN 'a' ELSE 'b' END, g FR
 -- (pg_dump: CREATE INDEX ON ONLY, then each partition's, then ATTACH)
 CREATE INDEX pe_n ON pe (n);
 CREATE INDEX pm_n ON pm ((n % 100)) WHERE t = 'a';
+CREATE UNIQUE INDEX pm_u ON pm (n, d, t);
 -- a heap table next to them
 CREATE TABLE h (id int PRIMARY KEY, t text);
 INSERT INTO h SELECT g, 'h' || g FROM generate_series(1, 100) g;
@@ -205,10 +206,17 @@ SET enable_bitmapscan = off;
 SELECT k || ' ' || day FROM pe WHERE n = 2345;
 SELECT count(*) || ' ' || sum(n) FROM pm WHERE n % 100 = 42 AND t = 'a';}),
 		"pe_1_n_idx:forst_key:true,pe_2_n_idx:forst_key:true,pe_n:forst_key:true,"
-		  . "pm_1_a_expr_idx:forst_key:true,pm_1_b_expr_idx:forst_key:true,"
-		  . "pm_1_expr_idx:forst_key:true,pm_2_expr_idx:forst_key:true,pm_n:forst_key:true\n"
+		  . "pm_1_a_expr_idx:forst_key:true,pm_1_a_n_d_t_idx:forst_key:true,pm_1_b_expr_idx:forst_key:true,"
+		  . "pm_1_b_n_d_t_idx:forst_key:true,pm_1_expr_idx:forst_key:true,pm_1_n_d_t_idx:forst_key:true,"
+		  . "pm_2_expr_idx:forst_key:true,pm_2_n_d_t_idx:forst_key:true,pm_n:forst_key:true,pm_u:forst_key:true\n"
 		  . "k45 2024-02-16\n20 19840",
 		"$what: the partitioned tables' indexes are forst's and answer lookups");
+	($ret, $out, $err) = $n->psql($db, q{INSERT INTO pm VALUES (100000, 4, 'a', 4)});
+	like($err, qr/duplicate key value violates unique constraint "pm_1_a_n_d_t_idx"/,
+		"$what: the partitioned table's unique index is enforced in its partitions");
+	is($n->safe_psql($db, q{
+INSERT INTO pm VALUES (100000, 4, 'a', 4) ON CONFLICT (n, d, t) DO UPDATE SET n = pm.n RETURNING k}),
+		'4', "$what: and is an arbiter of ON CONFLICT through the partitioned table");
 	($ret, $out, $err) = $n->psql($db, q{INSERT INTO pe VALUES ('k7', '2024-01-01', 0)});
 	like($err, qr/duplicate key value violates unique constraint "pe_1_pkey"/,
 		"$what: a duplicate key through the partitioned table is refused");

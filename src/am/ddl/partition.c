@@ -49,9 +49,12 @@
  * partitioned index stores nothing, and PostgreSQL gives every partition a
  * forst_key copy, a secondary index of that partition.  A partitioned
  * table with such an index takes forst partitions only, as one keyed by
- * forst does.  Refused, with hints: partitions of other access methods,
- * partitioned tables attached without a forst key, and forst partitions of
- * a parent with indexes of other access methods.
+ * forst does.  Unique ones are made as ddl/partition_unique.c says; a
+ * partitioned partition created under a table with unique forst_key
+ * indexes gets them as btrees for the statement, as for the key.  Refused,
+ * with hints: partitions of other access methods, partitioned tables
+ * attached without a forst key, and forst partitions of a parent with
+ * indexes of other access methods.
  *
  *-------------------------------------------------------------------------
  */
@@ -218,14 +221,28 @@ relabel_key_index(Relation parent, Oid indexoid, Oid to_am)
 	int			nkeys;
 	bool		isnull;
 
+	const char *what;
+
 	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for index %u", indexoid);
 	idx = (Form_pg_index) GETSTRUCT(tup);
 	nkeys = idx->indnkeyatts;
+	what = idx->indisprimary ? "primary key" : "unique index";
+	for (int i = 0; i < nkeys; i++)
+		if (idx->indkey.values[i] == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s \"%s\" of partitioned table \"%s\" has an expression column",
+							what, get_rel_name(indexoid), RelationGetRelationName(parent)),
+					 errhint("Create the unique index on each partition.")));
 
-	/* the key columns must be ones a forst key can hold */
-	forst_check_key_columns(desc, nkeys, idx->indkey.values);
+	/*
+	 * A key's columns must be ones a forst key can hold (a unique index's
+	 * are checked when each partition builds its copy)
+	 */
+	if (idx->indisprimary)
+		forst_check_key_columns(desc, nkeys, idx->indkey.values);
 
 	/* indclass has one entry per key column (INCLUDE columns have none) */
 	oldclass = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, tup,
@@ -243,16 +260,16 @@ relabel_key_index(Relation parent, Oid indexoid, Oid to_am)
 			 oldclass->values[i] != forst_btree_twin_class(defclass)))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("primary key \"%s\" of partitioned table \"%s\" uses a non-default operator class on column \"%s\"",
-							get_rel_name(indexoid), RelationGetRelationName(parent),
+					 errmsg("%s \"%s\" of partitioned table \"%s\" uses a non-default operator class on column \"%s\"",
+							what, get_rel_name(indexoid), RelationGetRelationName(parent),
 							NameStr(att->attname)),
 					 errdetail("The partitions of this table are forst tables, whose keys use the default ordering of their types.")));
 		classes[i] = GetDefaultOpClass(att->atttypid, to_am);
 		if (!OidIsValid(classes[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("forst: primary key column \"%s\" has type %s, which forst cannot use as a key",
-							NameStr(att->attname), format_type_be(att->atttypid))));
+					 errmsg("forst: %s column \"%s\" has type %s, which forst cannot index",
+							what, NameStr(att->attname), format_type_be(att->atttypid))));
 	}
 	ReleaseSysCache(tup);
 
@@ -276,6 +293,38 @@ relabel_key_index(Relation parent, Oid indexoid, Oid to_am)
 			RelationInitIndexAccessInfo(index);
 		index_close(index, NoLock);
 	}
+}
+
+/* rel's unique indexes (its key too) of access method am. */
+static List *
+unique_indexes(Relation rel, Oid am)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		Oid			idx = lfirst_oid(lc);
+		HeapTuple	tup;
+		bool		unique;
+
+		if (forst_index_am(idx) != am)
+			continue;
+		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(idx));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for index %u", idx);
+		unique = ((Form_pg_index) GETSTRUCT(tup))->indisunique;
+		ReleaseSysCache(tup);
+		if (unique)
+			out = lappend_oid(out, idx);
+	}
+	return out;
+}
+
+void
+forst_relabel_partitioned_index(Relation parent, Oid indexoid, Oid to_am)
+{
+	relabel_key_index(parent, indexoid, to_am);
 }
 
 static void
@@ -409,9 +458,14 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 		if (stmt->partspec != NULL)
 		{
 			Relation	rel;
+			List	   *uniques;
+			ListCell   *lc;
 
 			/* its copies of the parent's other indexes are forst_key ones */
-			if (!OidIsValid(forst_partitioned_key_index(parent)))
+			rel = relation_open(parent, AccessShareLock);
+			uniques = unique_indexes(rel, get_index_am_oid("forst_key", false));
+			relation_close(rel, AccessShareLock);
+			if (uniques == NIL)
 				return;
 
 			if (!pg_class_ownercheck(parent, GetUserId()))
@@ -419,7 +473,8 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 							   get_relkind_objtype(RELKIND_PARTITIONED_TABLE),
 							   get_rel_name(parent));
 			rel = relation_open(parent, AccessExclusiveLock);
-			relabel_key_index(rel, forst_primary_key_index(rel), BTREE_AM_OID);
+			foreach(lc, uniques)
+				relabel_key_index(rel, lfirst_oid(lc), BTREE_AM_OID);
 			relation_close(rel, NoLock);
 			sub_parent = parent;
 			return;
@@ -474,12 +529,20 @@ forst_partition_after_create(CreateStmt *stmt)
 		Oid			forst_key_am = get_index_am_oid("forst_key", false);
 		Relation	rel;
 
+		ListCell   *lc;
+		List	   *uniques;
+
+		/* the parent's unique indexes, and their copies in the new table */
 		rel = relation_open(sub_parent, AccessExclusiveLock);
-		relabel_key_index(rel, forst_primary_key_index(rel), forst_key_am);
+		uniques = unique_indexes(rel, BTREE_AM_OID);
+		foreach(lc, uniques)
+			relabel_key_index(rel, lfirst_oid(lc), forst_key_am);
 		relation_close(rel, NoLock);
 		relid = RangeVarGetRelid(stmt->relation, NoLock, false);
 		rel = relation_open(relid, AccessExclusiveLock);
-		relabel_key_index(rel, forst_primary_key_index(rel), forst_key_am);
+		uniques = unique_indexes(rel, BTREE_AM_OID);
+		foreach(lc, uniques)
+			relabel_key_index(rel, lfirst_oid(lc), forst_key_am);
 		relation_close(rel, NoLock);
 		sub_parent = InvalidOid;
 		return;

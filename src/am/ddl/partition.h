@@ -38,6 +38,25 @@ extern bool forst_partitioned_is_forst(Oid relid);
 extern bool forst_partitioned_index_is_forst(Oid relid);
 
 /*
+ * Relabels unique index indexoid of partitioned table parent (or of a
+ * partitioned partition) to access method to_am (forst_key, or btree) and
+ * its key columns' operator classes to to_am's defaults: PostgreSQL 15
+ * creates a partitioned unique index as a btree only.
+ */
+extern void forst_relabel_partitioned_index(Relation parent, Oid indexoid,
+											Oid to_am);
+
+/*
+ * CREATE UNIQUE INDEX on a partitioned table whose partitions are forst
+ * tables (ddl/partition_unique.c): before, the statement is made to create
+ * a btree on the partitioned table alone; after (stmt the same statement),
+ * the index is relabelled forst_key, and without ONLY each partition gets
+ * a forst_key unique index attached to it.
+ */
+extern void forst_partition_unique_before(IndexStmt *stmt, Oid relid);
+extern void forst_partition_unique_after(Node *stmt);
+
+/*
  * Before CREATE TABLE ... PARTITION OF: under a parent keyed by forst, a
  * partition without USING becomes a forst table (*is_forst set) and one of
  * another access method is refused; a forst partition of a parent whose

@@ -109,7 +109,7 @@ rewrite_constraint(Constraint *con, List **keycols, bool partitioned)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("a partitioned table keyed by forst supports no UNIQUE constraint besides its primary key"),
-					 errhint("Add the constraint to each partition.")));
+					 errhint("Create a unique index on the partitioned table instead: CREATE UNIQUE INDEX ... ON it (columns).")));
 		if (con->indexname != NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -339,11 +339,15 @@ check_index_stmt(IndexStmt *stmt)
 								stmt->relation->relname, am),
 						 errdetail("Each partition gets a copy of the index, and forst tables have no row locations to store in one."),
 						 errhint("Create the index without USING: forst keeps its entries in the partitions.")));
-			if ((stmt->unique || stmt->primary) && is_forst)
+			if (stmt->unique && !stmt->primary && is_forst)
+			{
+				forst_partition_unique_before(stmt, relid);
+				return;
+			}
+			if (stmt->primary && is_forst)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("a partitioned table with forst partitions supports no unique indexes besides its primary key"),
-						 errhint("Create the unique index on each partition.")));
+						 errmsg("the primary key of a partitioned table with forst partitions must use access method forst_key")));
 			if (other_am || stmt->unique || stmt->primary)
 				return;
 			map_btree_classes(stmt);
@@ -508,7 +512,20 @@ rewrite_alter(AlterTableStmt *stmt)
 		}
 	}
 	if (!rangevar_is_forst(stmt->relation))
+	{
+		/* PostgreSQL would build a btree on each forst partition */
+		if (stmt->objtype == OBJECT_TABLE &&
+			forst_partitioned_is_forst(RangeVarGetRelid(stmt->relation, NoLock, true)))
+			foreach(lc, stmt->cmds)
+			{
+				AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+				if (cmd->subtype == AT_AddConstraint && IsA(cmd->def, Constraint) &&
+					((Constraint *) cmd->def)->contype == CONSTR_UNIQUE)
+					rewrite_constraint((Constraint *) cmd->def, NULL, true);
+			}
 		return;
+	}
 	foreach(lc, stmt->cmds)
 	{
 		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
@@ -772,6 +789,8 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		forst_drop_database_at_commit(dropped_db);
 	if (forst_preloaded)
 		forst_dropped_indexes_apply();
+	if (forst_preloaded && IsA(parsetree, IndexStmt))
+		forst_partition_unique_after(parsetree);
 	if (forst_preloaded && IsA(parsetree, CreateStmt))
 		forst_partition_after_create((CreateStmt *) parsetree);
 

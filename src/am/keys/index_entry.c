@@ -13,6 +13,7 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "access/reloptions.h"
 #include "commands/defrem.h"
@@ -20,6 +21,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/relcache.h"
 
 #include "am/keys/index_entry.h"
@@ -64,6 +66,20 @@ forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
  * The secondary indexes of rel.  An index being built is among them, as in
  * the executor's list: rows written from here on get its entries.
  */
+/* pg_class.relam of relid, as the catalog has it. */
+static Oid
+forst_catalog_relam(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			am;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+	ReleaseSysCache(tup);
+	return am;
+}
+
 int
 forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
 					 ForstSecondary **out)
@@ -87,7 +103,13 @@ forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
 		if (indexoid == pkindex)
 			continue;
 		idx = index_open(indexoid, AccessShareLock);
-		if (idx->rd_rel->relam != forst_key_am || idx->rd_index->indisprimary)
+
+		/*
+		 * By the catalog's access method: while an INSERT ... ON CONFLICT
+		 * routes rows through a partitioned table, the relcache entry of a
+		 * partition's unique index says btree (write/routed_arbiters.c).
+		 */
+		if (forst_catalog_relam(indexoid) != forst_key_am || idx->rd_index->indisprimary)
 		{
 			index_close(idx, AccessShareLock);
 			continue;

@@ -69,11 +69,15 @@
 #include "access/xact.h"
 #include "catalog/pg_am.h"
 #include "catalog/index.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "commands/defrem.h"
 #include "executor/executor.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "am/keys/rel.h"
 #include "am/read/mvcc.h"
@@ -131,6 +135,40 @@ open_arbiter_indexes(ResultRelInfo *rri)
 	}
 }
 
+/*
+ * Whether partitioned table rel has a unique forst_key index (its key, or
+ * one that ddl/partition_unique.c made): its forst partitions have copies.
+ */
+static bool
+has_forst_unique(Relation rel)
+{
+	Oid			forst_key_am = get_index_am_oid("forst_key", false);
+	ListCell   *lc;
+
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	tup;
+		bool		unique;
+
+		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(tup))
+			continue;
+		unique = ((Form_pg_index) GETSTRUCT(tup))->indisunique;
+		ReleaseSysCache(tup);
+		if (!unique)
+			continue;
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(tup))
+			continue;
+		unique = ((Form_pg_class) GETSTRUCT(tup))->relam == forst_key_am;
+		ReleaseSysCache(tup);
+		if (unique)
+			return true;
+	}
+	return false;
+}
+
 static bool
 prepare_planstate(PlanState *ps, void *context)
 {
@@ -150,7 +188,7 @@ prepare_planstate(PlanState *ps, void *context)
 				Relation	rel = rri->ri_RelationDesc;
 
 				if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE &&
-					OidIsValid(forst_partitioned_key(rel)))
+					has_forst_unique(rel))
 					forst_routed_arbiters_open(ps->state, rel);
 				if (rel->rd_rel->relkind == RELKIND_RELATION &&
 					forst_is_forst_relation(rel) &&

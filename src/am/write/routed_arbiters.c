@@ -8,20 +8,24 @@
  * partition's indexes with ExecOpenIndices(speculative = true), whose
  * BuildSpeculativeIndexInfo refuses every unique index whose access method
  * is not btree ("unexpected non-btree speculative unique index").  A forst
- * partition's key is a forst_key index; for a table that is not a
+ * partition's key and its unique secondary indexes (copies of the
+ * partitioned table's, ddl/partition_unique.c) are forst_key indexes; for
+ * a table that is not a
  * partition, write/onconflict.c opens its indexes before the executor does,
  * but a routed partition's ResultRelInfo is made during execution, with no
  * hook in between.
  *
- * So for the length of such a statement, the keys of the partitioned
- * table's forst partitions are held open and their relcache entries say
+ * So for the length of such a statement, the unique indexes of the
+ * partitioned table's forst partitions are held open and their relcache
+ * entries say
  * btree in rd_rel->relam, the one field BuildSpeculativeIndexInfo looks at;
  * it then takes the equality operator of each column from the index's own
  * operator families (forst's, with btree's strategy numbers), as
  * write/onconflict.c does for an unpartitioned table.  Nothing else
  * changes: the catalog still says forst_key, the index's routine
- * (rd_indam) is forst_key's, so every scan and insertion is forst's, and
- * forst finds a table's key by rd_pkindex, not by access method.
+ * (rd_indam) is forst_key's, so every scan and insertion is forst's, forst
+ * finds a table's key by rd_pkindex and its secondary indexes by the
+ * catalog's access method (keys/index_entry.c), not by the relcache's.
  *
  * What else reads rd_rel->relam during the statement is the planner, for a
  * query planned while it runs (in a trigger or a function) that reads such
@@ -188,26 +192,26 @@ forst_routed_arbiters_open(EState *estate, Relation root)
 	{
 		Oid			leaf = lfirst_oid(lc);
 		Relation	rel;
-		Oid			pk;
+		List	   *indexes = NIL;
+		ListCell   *lc2;
 
 		if (get_rel_relkind(leaf) != RELKIND_RELATION)
 			continue;
 		rel = table_open(leaf, NoLock);
-		pk = InvalidOid;
 		if (forst_is_forst_relation(rel))
-		{
-			(void) RelationGetIndexList(rel);	/* computes rd_pkindex */
-			pk = rel->rd_pkindex;
-		}
+			indexes = RelationGetIndexList(rel);
 		table_close(rel, NoLock);
-		if (OidIsValid(pk))
+
+		/* its key and its unique secondary indexes (ddl/partition_unique.c) */
+		foreach(lc2, indexes)
 		{
-			Relation	index = index_open(pk, RowExclusiveLock);
+			Relation	index = index_open(lfirst_oid(lc2), RowExclusiveLock);
 			RoutedArbiter *a;
 			MemoryContext old;
 
-			if (index->rd_rel->relam != forst_key_am &&
-				index->rd_rel->relam != BTREE_AM_OID)
+			if (!index->rd_index->indisunique ||
+				(index->rd_rel->relam != forst_key_am &&
+				 index->rd_rel->relam != BTREE_AM_OID))
 			{
 				index_close(index, NoLock);
 				continue;
