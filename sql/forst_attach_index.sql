@@ -120,6 +120,10 @@ EXCEPTION WHEN duplicate_object THEN
   RAISE NOTICE 'an entry id another index of the table has is refused (%)', SQLSTATE;
 END $$;
 CREATE TABLE keyed (k int, PRIMARY KEY (k) WITH (entry_id = 9)) USING forst;
+-- btree's storage parameters are taken (an index declared for btree is a
+-- forst index here) and change nothing; others are refused
+CREATE INDEX cl_ff ON cl (w) WITH (fillfactor = 70, deduplicate_items = off);
+CREATE INDEX ON cl (w) WITH (pages_per_range = 4);
 -- a dropped index takes its entries; one created again is built from rows
 DROP INDEX cl_v_idx;
 CREATE INDEX cl_v ON cl (v);
@@ -138,7 +142,12 @@ SELECT c.relname, a.amname, c.reloptions FROM pg_class c JOIN pg_am a ON a.oid =
  WHERE c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'mig'::regclass) ORDER BY 1;
 SELECT * FROM by_index('mig', 'snap');
 
-DROP TABLE src, snap, snap_cl, cl, half, other_half, plain, indexed, from_sp, mig;
+-- a heap copy LIKE a table with such indexes gets btrees, without entry_id
+CREATE TABLE heap_copy (LIKE cl INCLUDING INDEXES) USING heap;
+SELECT c.relname, a.amname, c.reloptions FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'heap_copy'::regclass) ORDER BY 1;
+
+DROP TABLE src, snap, snap_cl, cl, half, other_half, plain, indexed, from_sp, mig, heap_copy;
 SELECT forst.drop_savepoint('attach_index_sp', force => true) >= 0 AS dropped;
 DROP FUNCTION by_index(regclass, regclass);
 DROP EXTENSION forst;

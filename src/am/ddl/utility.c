@@ -357,11 +357,25 @@ check_index_stmt(IndexStmt *stmt)
 
 		/*
 		 * An index copied from a forst table (CREATE TABLE ... LIKE ...
-		 * INCLUDING INDEXES) to a table of another kind: a btree.
+		 * INCLUDING INDEXES) to a table of another kind: a btree, without
+		 * a forst index's entry_id.
 		 */
 		if (am && strcmp(am, "forst_key") == 0 && OidIsValid(relid) &&
 			get_rel_relkind(relid) == RELKIND_RELATION)
+		{
+			List	   *options = NIL;
+			ListCell   *lc;
+
 			stmt->accessMethod = pstrdup("btree");
+			foreach(lc, stmt->options)
+			{
+				DefElem    *d = lfirst_node(DefElem, lc);
+
+				if (d->defnamespace != NULL || strcmp(d->defname, "entry_id") != 0)
+					options = lappend(options, d);
+			}
+			stmt->options = options;
+		}
 		return;
 	}
 	if (stmt->primary && am && strcmp(am, "forst_key") == 0)

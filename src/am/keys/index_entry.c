@@ -212,13 +212,21 @@ forst_index_options_init(void)
 	add_real_reloption(index_relopt_kind, "entry_id",
 					   "the id the entries of this forst index carry (set by forst.attach)",
 					   0, 0, (double) PG_UINT32_MAX, AccessExclusiveLock);
+	add_int_reloption(index_relopt_kind, "fillfactor",
+					  "accepted for btree's sake; forst indexes have no pages to fill",
+					  90, 10, 100, ShareUpdateExclusiveLock);
+	add_bool_reloption(index_relopt_kind, "deduplicate_items",
+					   "accepted for btree's sake; each forst index entry is one row's",
+					   true, ShareUpdateExclusiveLock);
 }
 
 bytea *
 forst_index_options(Datum reloptions, bool validate)
 {
 	static const relopt_parse_elt tab[] = {
-		{"entry_id", RELOPT_TYPE_REAL, offsetof(ForstIndexOptions, entry_id)}
+		{"entry_id", RELOPT_TYPE_REAL, offsetof(ForstIndexOptions, entry_id)},
+		{"fillfactor", RELOPT_TYPE_INT, offsetof(ForstIndexOptions, fillfactor)},
+		{"deduplicate_items", RELOPT_TYPE_BOOL, offsetof(ForstIndexOptions, deduplicate_items)}
 	};
 	ForstIndexOptions *opts;
 

@@ -134,7 +134,11 @@ extern void forst_index_entry_head(StringInfo out, uint32 entry_id);
 
 /*
  * Storage parameters of forst_key indexes: entry_id, the id a secondary
- * index's entries carry, when not its OID.  forst.attach sets it on the
+ * index's entries carry, when not its OID; and btree's fillfactor and
+ * deduplicate_items, accepted so that an index declared for btree (which
+ * CREATE INDEX on a forst table makes a forst index) is taken as it is,
+ * with no effect: forst's entries have no pages to fill, and each is one
+ * row's.  forst.attach sets it on the
  * indexes it creates for a checkpoint's indexes, so that they read the
  * entries in the attached files; nothing else should (ddl/utility.c
  * refuses changing it, and CREATE INDEX refuses one that another index of
@@ -145,6 +149,8 @@ typedef struct ForstIndexOptions
 {
 	int32		vl_len_;		/* varlena header */
 	double		entry_id;		/* 0: the index's OID */
+	int			fillfactor;		/* btree's, accepted and ignored */
+	bool		deduplicate_items;	/* btree's, accepted and ignored */
 } ForstIndexOptions;
 
 extern void forst_index_options_init(void);
