@@ -219,6 +219,46 @@ CREATE UNIQUE INDEX ON pu (code, k);
 SELECT count(*) AS unique_indexes FROM pg_index WHERE indrelid = 'pu'::regclass AND indisunique;
 DROP TABLE pu, hu;
 
+-- ATTACH under a table with a unique index: a forst table gets its copy
+-- (built from its rows, so a duplicate stops it) or keeps a matching one;
+-- a partitioned table must have it already
+SET default_table_access_method = forst;
+CREATE TABLE pa (k int, day date, code text COLLATE "C", PRIMARY KEY (k, day)) PARTITION BY RANGE (day);
+CREATE TABLE pp (k int, day date, code text COLLATE "C", PRIMARY KEY (k, day)) PARTITION BY HASH (day);
+RESET default_table_access_method;
+CREATE TABLE pp_0 PARTITION OF pp FOR VALUES WITH (modulus 1, remainder 0);
+CREATE UNIQUE INDEX pa_code ON pa (code, day);
+CREATE TABLE pa_1 (k int NOT NULL, day date NOT NULL, code text COLLATE "C", PRIMARY KEY (k, day)) USING forst;
+INSERT INTO pa_1 VALUES (1, '2026-01-02', 'a'), (2, '2026-01-03', 'a');
+ALTER TABLE pa ATTACH PARTITION pa_1 FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+CREATE TABLE pa_2 (k int NOT NULL, day date NOT NULL, code text COLLATE "C", PRIMARY KEY (k, day)) USING forst;
+INSERT INTO pa_2 VALUES (1, '2026-02-02', 'a'), (2, '2026-02-02', 'a');
+ALTER TABLE pa ATTACH PARTITION pa_2 FOR VALUES FROM ('2026-02-01') TO ('2026-03-01');
+CREATE TABLE pa_3 (k int NOT NULL, day date NOT NULL, code text COLLATE "C", PRIMARY KEY (k, day)) USING forst;
+CREATE UNIQUE INDEX pa_3_mine ON pa_3 (code, day);
+ALTER TABLE pa ATTACH PARTITION pa_3 FOR VALUES FROM ('2026-03-01') TO ('2026-04-01');
+ALTER TABLE pa ATTACH PARTITION pp FOR VALUES FROM ('2026-04-01') TO ('2026-05-01');
+CREATE UNIQUE INDEX ON pp USING forst_key (code, day);
+ALTER TABLE pa ATTACH PARTITION pp FOR VALUES FROM ('2026-04-01') TO ('2026-05-01');
+SELECT c.relname, p.relname AS parent_index FROM pg_inherits h
+  JOIN pg_class c ON c.oid = h.inhrelid JOIN pg_class p ON p.oid = h.inhparent
+ WHERE p.relname IN ('pa_code', 'pp_code_day_idx') ORDER BY 1;
+INSERT INTO pa VALUES (3, '2026-04-05', 'z'), (4, '2026-04-05', 'z');
+DROP TABLE pa, pa_2;
+
+-- a partitioned table without a key: the unique index is forst's too
+CREATE TABLE ku (a int, b int) PARTITION BY RANGE (a);
+CREATE TABLE ku_1 PARTITION OF ku FOR VALUES FROM (0) TO (10) USING forst;
+CREATE UNIQUE INDEX ku_ab ON ku (a, b);
+INSERT INTO ku VALUES (1, 1), (1, 2);
+INSERT INTO ku VALUES (1, 1);
+INSERT INTO ku VALUES (1, 1), (2, 2) ON CONFLICT (a, b) DO NOTHING;
+CREATE TABLE ku_2 PARTITION OF ku FOR VALUES FROM (10) TO (20);
+SELECT c.relname, (SELECT amname FROM pg_am WHERE oid = c.relam) AS am FROM pg_class c
+ WHERE c.relname LIKE 'ku%' ORDER BY 1;
+SELECT * FROM ku ORDER BY 1, 2;
+DROP TABLE ku;
+
 -- a partitioned table without a key, whose partitions are forst tables
 CREATE TABLE kl (a int, b int) PARTITION BY RANGE (a);
 CREATE TABLE kl_1 PARTITION OF kl FOR VALUES FROM (0) TO (100) USING forst;

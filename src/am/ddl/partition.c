@@ -594,6 +594,7 @@ forst_partition_before_alter(AlterTableStmt *stmt)
 					if (OidIsValid(forst_partitioned_key_index(relid)) &&
 						!OidIsValid(forst_partitioned_key_index(child)))
 						refuse_partitioned_partition(name->relname, get_rel_name(relid));
+					forst_partition_unique_check_attach(relid, child);
 				}
 				else if (!forst_relid_is_forst_table(child))
 					refuse_other_am(name->relname, get_rel_name(relid),

@@ -57,6 +57,14 @@ extern void forst_partition_unique_before(IndexStmt *stmt, Oid relid);
 extern void forst_partition_unique_after(Node *stmt);
 
 /*
+ * Before partitioned table child is attached to partitioned table parent:
+ * refuses (0A000, with the CREATE UNIQUE INDEX to run) when child lacks a
+ * copy of one of parent's unique forst_key indexes, which PostgreSQL would
+ * try to create and cannot.
+ */
+extern void forst_partition_unique_check_attach(Oid parent, Oid child);
+
+/*
  * Before CREATE TABLE ... PARTITION OF: under a parent keyed by forst, a
  * partition without USING becomes a forst table (*is_forst set) and one of
  * another access method is refused; a forst partition of a parent whose

@@ -30,6 +30,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relation.h"
 #include "catalog/pg_inherits.h"
 #include "commands/defrem.h"
@@ -98,14 +99,72 @@ definition_tail(Oid indexoid, Oid relid)
 {
 	char	   *def = text_to_cstring(DatumGetTextPP(DirectFunctionCall1(pg_get_indexdef,
 																		 ObjectIdGetDatum(indexoid))));
-	char	   *head = psprintf("CREATE UNIQUE INDEX %s ON ONLY %s USING forst_key ",
-								quote_identifier(get_rel_name(indexoid)),
-								qualified_name(relid));
 
-	if (strncmp(def, head, strlen(head)) != 0)
-		elog(ERROR, "forst: unexpected definition of index \"%s\": %s",
-			 get_rel_name(indexoid), def);
-	return def + strlen(head);
+	for (int only = 1; only >= 0; only--)
+	{
+		char	   *head = psprintf("CREATE UNIQUE INDEX %s ON %s%s USING forst_key ",
+									quote_identifier(get_rel_name(indexoid)),
+									only ? "ONLY " : "", qualified_name(relid));
+
+		if (strncmp(def, head, strlen(head)) == 0)
+			return def + strlen(head);
+	}
+	elog(ERROR, "forst: unexpected definition of index \"%s\": %s",
+		 get_rel_name(indexoid), def);
+	return NULL;				/* keep compiler quiet */
+}
+
+/* The unique forst_key indexes of relid other than its key. */
+static List *
+unique_secondaries(Oid relid)
+{
+	Oid			forst_key_am = get_index_am_oid("forst_key", false);
+	Relation	rel = relation_open(relid, AccessShareLock);
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+
+		if (index->rd_index->indisunique && !index->rd_index->indisprimary &&
+			index->rd_rel->relam == forst_key_am)
+			out = lappend_oid(out, RelationGetRelid(index));
+		index_close(index, AccessShareLock);
+	}
+	relation_close(rel, AccessShareLock);
+	return out;
+}
+
+void
+forst_partition_unique_check_attach(Oid parent, Oid child)
+{
+	List	   *mine = unique_secondaries(parent);
+	List	   *theirs;
+	ListCell   *lc;
+
+	if (mine == NIL)
+		return;
+	theirs = unique_secondaries(child);
+	foreach(lc, mine)
+	{
+		char	   *tail = definition_tail(lfirst_oid(lc), parent);
+		bool		found = false;
+		ListCell   *lc2;
+
+		foreach(lc2, theirs)
+			found |= strcmp(definition_tail(lfirst_oid(lc2), child), tail) == 0;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("partitioned table \"%s\" cannot be attached to \"%s\" without a copy of its unique index \"%s\"",
+							get_rel_name(child), get_rel_name(parent),
+							get_rel_name(lfirst_oid(lc))),
+					 errdetail("PostgreSQL would create it on \"%s\" as an index of access method forst_key, which it cannot do for a partitioned table.",
+							   get_rel_name(child)),
+					 errhint("Create it first: CREATE UNIQUE INDEX ON %s USING forst_key %s",
+							 qualified_name(child), tail)));
+	}
 }
 
 static void

@@ -339,7 +339,7 @@ check_index_stmt(IndexStmt *stmt)
 								stmt->relation->relname, am),
 						 errdetail("Each partition gets a copy of the index, and forst tables have no row locations to store in one."),
 						 errhint("Create the index without USING: forst keeps its entries in the partitions.")));
-			if (stmt->unique && !stmt->primary && is_forst)
+			if (stmt->unique && !stmt->primary && !other_am)
 			{
 				forst_partition_unique_before(stmt, relid);
 				return;
