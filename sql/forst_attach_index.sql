@@ -16,6 +16,11 @@ INSERT INTO src SELECT g, g % 100, 'n' || g, g FROM generate_series(1, 5000) g;
 CREATE INDEX src_v ON src (v);
 CREATE UNIQUE INDEX src_note ON src (lower(note)) WHERE w > 10;
 CREATE INDEX src_w ON src (w) INCLUDE (v) WHERE v < 50;
+-- an index on a function of schema public
+CREATE FUNCTION public.twice(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 * 2';
+CREATE TABLE fx (k int PRIMARY KEY, w int) USING forst;
+INSERT INTO fx SELECT g, g FROM generate_series(1, 100) g;
+CREATE INDEX fx_twice ON fx (twice(w));
 SELECT forst.checkpoint() AS ck \gset
 -- a heap twin of what the checkpoint holds
 CREATE TABLE snap AS TABLE src;
@@ -101,6 +106,16 @@ SELECT forst.attach('src', :ck, as_table => 'plain', into_existing => true) AS a
 CREATE INDEX plain_v ON plain (v);
 SELECT count(*) FROM plain WHERE v = 7;
 
+-- the checkpoint names what is outside pg_catalog with its schema: the
+-- index is created again under another search_path
+SELECT i->>'keys' AS keys FROM jsonb_array_elements(forst.checkpoint_read(:ck)->'tables') t,
+       jsonb_array_elements(t->'indexes') i WHERE t->>'name' = 'public.fx';
+SET search_path = pg_catalog;
+SELECT forst.attach('public.fx', :ck, as_table => 'public.fx2') AS attached;
+RESET search_path;
+EXPLAIN (COSTS OFF) SELECT * FROM fx2 WHERE twice(w) = 20;
+SELECT * FROM fx2 WHERE twice(w) = 20;
+
 -- from a savepoint
 SELECT forst.savepoint('attach_index_sp') IS NOT NULL AS saved;
 SELECT forst.attach('src', savepoint => 'attach_index_sp', as_table => 'from_sp') AS attached;
@@ -147,7 +162,8 @@ CREATE TABLE heap_copy (LIKE cl INCLUDING INDEXES) USING heap;
 SELECT c.relname, a.amname, c.reloptions FROM pg_class c JOIN pg_am a ON a.oid = c.relam
  WHERE c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'heap_copy'::regclass) ORDER BY 1;
 
-DROP TABLE src, snap, snap_cl, cl, half, other_half, plain, indexed, from_sp, mig, heap_copy;
+DROP TABLE src, snap, snap_cl, cl, half, other_half, plain, indexed, from_sp, mig, heap_copy, fx, fx2;
+DROP FUNCTION twice(int);
 SELECT forst.drop_savepoint('attach_index_sp', force => true) >= 0 AS dropped;
 DROP FUNCTION by_index(regclass, regclass);
 DROP EXTENSION forst;

@@ -263,7 +263,16 @@ collect_tables(void)
 	List	   *out = NIL;
 	uint64		i;
 	int			ret;
+	int			nestlevel;
 
+	/*
+	 * Names outside pg_catalog come out schema-qualified (types, functions
+	 * of expressions, collations, operator classes), so that the
+	 * definitions mean the same under the search_path of whoever attaches.
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	ret = SPI_execute(
 					  "SELECT c.oid,"
 					  " quote_ident(n.nspname) || '.' || quote_ident(c.relname),"
@@ -336,6 +345,7 @@ collect_tables(void)
 			t->columns = "";
 		out = lappend(out, t);
 	}
+	AtEOXact_GUC(false, nestlevel);
 	return out;
 }
 
