@@ -177,24 +177,73 @@ CREATE TABLE steal (k int REFERENCES priv);
 INSERT INTO steal VALUES (1);
 RESET ROLE;
 
--- partitions share their key's operator classes: a partitioned table keyed
--- by forst and its partitions cannot be referenced, and a referenced forst
--- table cannot become a partition until no foreign key references it
+-- a partitioned table keyed by forst may be referenced: its key and its
+-- partitions' keys get btree's twin classes (partitions share their key's
+-- classes), and so do partitions created or attached later; a forst
+-- partition itself cannot be referenced, and a referenced forst table
+-- cannot become a partition of a table that is not referenced
 SET ROLE fk_owner;
 SET default_table_access_method = forst;
 CREATE TABLE parted (k int, d date, PRIMARY KEY (k, d)) PARTITION BY RANGE (d);
 CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+CREATE TABLE parted_3 PARTITION OF parted FOR VALUES FROM ('2026-03-01') TO ('2026-04-01')
+  PARTITION BY HASH (k);
+CREATE TABLE parted_3a PARTITION OF parted_3 FOR VALUES WITH (modulus 2, remainder 0);
+CREATE TABLE parted_3b PARTITION OF parted_3 FOR VALUES WITH (modulus 2, remainder 1);
 RESET default_table_access_method;
-CREATE TABLE parted_ref (k int, d date, FOREIGN KEY (k, d) REFERENCES parted);
-CREATE TABLE parted_ref (k int, d date, FOREIGN KEY (k, d) REFERENCES parted_1);
+INSERT INTO parted SELECT g, '2026-01-01'::date + g % 28 FROM generate_series(1, 50) g;
+INSERT INTO parted SELECT g, '2026-03-01'::date + g % 28 FROM generate_series(1, 50) g;
+CREATE TABLE parted_ref (id int PRIMARY KEY, k int, d date,
+                         FOREIGN KEY (k, d) REFERENCES parted ON DELETE CASCADE) USING forst;
+CREATE TABLE parted_href (k int, d date, FOREIGN KEY (k, d) REFERENCES parted);
+CREATE TABLE parted_ref1 (k int, d date, FOREIGN KEY (k, d) REFERENCES parted_1);
+CREATE VIEW parted_keys AS
+SELECT c.relname, am.amname, string_agg(oc.opcname || ':' || ocam.amname, ', ' ORDER BY x.n) AS classes
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam,
+     unnest(i.indclass) WITH ORDINALITY x(cls, n) JOIN pg_opclass oc ON oc.oid = x.cls
+     JOIN pg_am ocam ON ocam.oid = oc.opcmethod
+WHERE c.relname LIKE 'parted%pkey' GROUP BY 1, 2;
+SELECT * FROM parted_keys ORDER BY 1;
+-- the checks, through the partitioned table and its partitions' keys
+INSERT INTO parted_ref VALUES (1, 1, '2026-01-02'), (2, 2, '2026-03-03'), (3, 3, '2026-03-04');
+INSERT INTO parted_ref VALUES (4, 1, '2026-01-03');
+INSERT INTO parted_href VALUES (2, '2026-03-03');
+DELETE FROM parted WHERE k = 1;
+DELETE FROM parted WHERE k = 2;
+UPDATE parted SET d = d + 1 WHERE k = 3;
+SELECT * FROM parted_ref ORDER BY id;
+-- partitions created and attached later get the twins
+CREATE TABLE parted_4 PARTITION OF parted FOR VALUES FROM ('2026-04-01') TO ('2026-05-01');
+CREATE TABLE parted_5 PARTITION OF parted FOR VALUES FROM ('2026-05-01') TO ('2026-06-01')
+  PARTITION BY HASH (k);
+CREATE TABLE parted_5a PARTITION OF parted_5 FOR VALUES WITH (modulus 1, remainder 0);
 CREATE TABLE parted_2 (k int, d date, PRIMARY KEY (k, d)) USING forst;
-CREATE TABLE parted_2_ref (k int, d date, FOREIGN KEY (k, d) REFERENCES parted_2);
+INSERT INTO parted_2 VALUES (7, '2026-02-07');
 ALTER TABLE parted ATTACH PARTITION parted_2 FOR VALUES FROM ('2026-02-01') TO ('2026-03-01');
-DROP TABLE parted_2_ref;
-ALTER TABLE parted ATTACH PARTITION parted_2 FOR VALUES FROM ('2026-02-01') TO ('2026-03-01');
-INSERT INTO parted VALUES (1, '2026-02-02');
-SELECT tableoid::regclass, * FROM parted;
-DROP TABLE parted;
+SELECT * FROM parted_keys ORDER BY 1;
+INSERT INTO parted VALUES (8, '2026-04-08'), (9, '2026-05-09');
+INSERT INTO parted_ref VALUES (7, 7, '2026-02-07'), (8, 8, '2026-04-08'), (9, 9, '2026-05-09');
+INSERT INTO parted_ref VALUES (10, 9, '2026-05-10');
+DELETE FROM parted WHERE k IN (7, 8, 9);
+SELECT count(*) AS referencing_rows_left FROM parted_ref;
+-- a referenced forst table joins a table that is not referenced only
+-- when nothing references it any more
+SET default_table_access_method = forst;
+CREATE TABLE lone_parted (k int, d date, PRIMARY KEY (k, d)) PARTITION BY RANGE (d);
+RESET default_table_access_method;
+CREATE TABLE lone_1 (k int, d date, PRIMARY KEY (k, d)) USING forst;
+CREATE TABLE lone_1_ref (k int, d date, FOREIGN KEY (k, d) REFERENCES lone_1);
+ALTER TABLE lone_parted ATTACH PARTITION lone_1 FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+DROP TABLE lone_1_ref;
+ALTER TABLE lone_parted ATTACH PARTITION lone_1 FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+RESET ROLE;
+-- a role without REFERENCES cannot reference it
+SET ROLE fk_other;
+CREATE TABLE parted_steal (k int, d date, FOREIGN KEY (k, d) REFERENCES parted);
+RESET ROLE;
+SET ROLE fk_owner;
+DROP VIEW parted_keys;
+DROP TABLE parted_ref, parted_href, parted, lone_parted;
 RESET ROLE;
 
 -- ADD COLUMN ... PRIMARY KEY gives a keyless forst table its key; a key

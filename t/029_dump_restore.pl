@@ -83,6 +83,9 @@ INSERT INTO pm SELECT g, g % 20, CASE WHEN g % 2 = 0 THEN 'a' ELSE 'b' END, g FR
 CREATE INDEX pe_n ON pe (n);
 CREATE INDEX pm_n ON pm ((n % 100)) WHERE t = 'a';
 CREATE UNIQUE INDEX pm_u ON pm (n, d, t);
+-- a foreign key referencing the partitioned table keyed by forst
+CREATE TABLE peref (id int PRIMARY KEY, k text, day date, FOREIGN KEY (k, day) REFERENCES pe);
+INSERT INTO peref SELECT g, 'k' || (g % 50), '2024-01-01'::date + (g / 50) FROM generate_series(0, 99) g;
 -- a heap table next to them
 CREATE TABLE h (id int PRIMARY KEY, t text);
 INSERT INTO h SELECT g, 'h' || g FROM generate_series(1, 100) g;
@@ -93,7 +96,7 @@ COMMENT ON CONSTRAINT ev_pkey ON ev IS 'tenant first';
 COMMENT ON TABLE logk IS 'no key';
 });
 
-my @tables = qw(kv ev win logk ul pe pm h);
+my @tables = qw(kv ev win logk ul pe pm h peref);
 
 # the rows of each table as text, in files the servers read and write
 for my $t (@tables)
@@ -187,6 +190,7 @@ CREATE TABLE pe_3 PARTITION OF pe FOR VALUES FROM ('2024-03-01') TO ('2024-04-01
 INSERT INTO pe VALUES ('k1', '2024-03-05', 1);
 SELECT a.amname || ' ' || (SELECT count(*) FROM pe_3)
   FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'pe_3';
+ALTER TABLE pe DETACH PARTITION pe_3;
 DROP TABLE pe_3;
 INSERT INTO pe VALUES ('k7', '2024-01-01', 0) ON CONFLICT (k, day) DO UPDATE SET n = pe.n + 1 RETURNING n;
 UPDATE pe SET n = n - 1 WHERE k = 'k7' AND day = '2024-01-01';
@@ -211,6 +215,12 @@ SELECT count(*) || ' ' || sum(n) FROM pm WHERE n % 100 = 42 AND t = 'a';}),
 		  . "pm_2_expr_idx:forst_key:true,pm_2_n_d_t_idx:forst_key:true,pm_n:forst_key:true,pm_u:forst_key:true\n"
 		  . "k45 2024-02-16\n20 19840",
 		"$what: the partitioned tables' indexes are forst's and answer lookups");
+	($ret, $out, $err) = $n->psql($db, q{INSERT INTO peref VALUES (1000, 'k1', '2025-01-01')});
+	like($err, qr/violates foreign key constraint "peref_k_day_fkey"/,
+		"$what: the foreign key referencing the partitioned table is checked");
+	($ret, $out, $err) = $n->psql($db, q{DELETE FROM pe WHERE k = 'k1' AND day = '2024-01-01'});
+	like($err, qr/is still referenced from table "peref"/,
+		"$what: and keeps its referenced rows");
 	($ret, $out, $err) = $n->psql($db, q{INSERT INTO pm VALUES (100000, 4, 'a', 4)});
 	like($err, qr/duplicate key value violates unique constraint "pm_1_a_n_d_t_idx"/,
 		"$what: the partitioned table's unique index is enforced in its partitions");

@@ -44,12 +44,14 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/nbtree.h"
+#include "access/relation.h"
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_opclass.h"
 #include "commands/defrem.h"
 #include "access/xact.h"
@@ -271,6 +273,113 @@ references_primary_key(Relation rel, Oid pkindex, List *pk_attrs)
 	return ok;
 }
 
+/* Whether index indexoid's key columns have btree's twin classes. */
+static bool
+has_twin_classes(Oid indexoid)
+{
+	Oid			classes[INDEX_MAX_KEYS];
+	int			nkeys;
+
+	/* mapping to twins changes nothing when they are twins already */
+	Oid			am,
+				family,
+				intype;
+
+	return !mapped_classes(indexoid, forst_btree_twin_class, classes, &nkeys) &&
+		nkeys > 0 && class_info(classes[0], &am, &family, &intype) &&
+		am == BTREE_AM_OID;
+}
+
+/*
+ * Gives the key of relid (a partitioned table keyed by forst, or a forst
+ * partition) and the keys of all its partitions btree's twin classes.
+ */
+static void
+relabel_tree(Oid relid)
+{
+	List	   *all = find_all_inheritors(relid, ShareRowExclusiveLock, NULL);
+	ListCell   *lc;
+
+	foreach(lc, all)
+	{
+		Relation	r = relation_open(lfirst_oid(lc), ShareRowExclusiveLock);
+		Oid			pk = RelationGetPrimaryKeyIndex(r);
+
+		if (OidIsValid(pk) && forst_index_am(pk) == get_index_am_oid("forst_key", false))
+			relabel_index(pk, r);
+		relation_close(r, NoLock);
+	}
+	CommandCounterIncrement();
+}
+
+bool
+forst_partitioned_key_referenced(Oid relid)
+{
+	Oid			keyidx = forst_partitioned_key_index(relid);
+
+	return OidIsValid(keyidx) && has_twin_classes(keyidx);
+}
+
+void
+forst_partition_tree_twins(Oid relid)
+{
+	relabel_tree(relid);
+}
+
+/*
+ * A foreign key referencing partitioned table relid, keyed by forst: its key
+ * and the keys of all its partitions get btree's twin classes (PostgreSQL
+ * takes the equality operators from the partitioned table's key, and a
+ * partition's key must match it); partitions created or attached later get
+ * them too (ddl/partition.c).  The RI queries run on the partitioned table,
+ * pruned to one partition and its forst key.
+ */
+static void
+prepare_referenced_partitioned(Oid relid, Constraint *con)
+{
+	Relation	rel;
+	Oid			pkindex;
+	List	   *leaves;
+	ListCell   *lc;
+
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_REFERENCES) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(relid, GetUserId(), ACL_REFERENCES,
+								  ACLMASK_ANY) != ACLCHECK_OK)
+		return;
+	rel = table_open(relid, ShareRowExclusiveLock);
+	pkindex = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkindex) || !references_primary_key(rel, pkindex, con->pk_attrs))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign keys may reference only the primary key of partitioned table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("Its partitions are forst tables, and an update of another unique column of a forst table does not wait for the rows being inserted that reference it."),
+				 errhint("Reference the primary key.")));
+	table_close(rel, NoLock);
+
+	/* expired rows would leave the rows that reference them dangling */
+	leaves = find_all_inheritors(relid, ShareRowExclusiveLock, NULL);
+	foreach(lc, leaves)
+	{
+		Relation	leaf;
+		ForstExpiry x;
+
+		if (!forst_relid_is_forst_table(lfirst_oid(lc)))
+			continue;
+		leaf = table_open(lfirst_oid(lc), NoLock);
+		forst_expiry_get(leaf, &x);
+		if (x.active || x.attnum > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("foreign keys cannot reference partitioned table \"%s\", whose partition \"%s\" has rows that expire",
+							get_rel_name(relid), RelationGetRelationName(leaf)),
+					 errdetail("Rows that expire would leave the rows referencing them dangling."),
+					 errhint("Reference a table without a TTL column.")));
+		table_close(leaf, NoLock);
+	}
+	relabel_tree(relid);
+}
+
 void
 forst_prepare_referenced(Constraint *con)
 {
@@ -287,16 +396,21 @@ forst_prepare_referenced(Constraint *con)
 
 	/*
 	 * The indexes of a partition tree share operator classes: a partition
-	 * with btree's would not match the parent's key when attached again.
+	 * with btree's would not match its parent's key.  A partitioned table
+	 * keyed by forst is referenced through all of them (below).
 	 */
-	if (OidIsValid(forst_partitioned_key_index(relid)) ||
-		(forst_relid_is_forst_table(relid) && get_rel_relispartition(relid)))
+	if (forst_relid_is_forst_table(relid) && get_rel_relispartition(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("foreign keys referencing \"%s\" are not supported",
 						get_rel_name(relid)),
-				 errdetail("It is a partitioned table keyed by forst, or a forst partition of one."),
-				 errhint("Reference a forst table that is not partitioned, or a heap table.")));
+				 errdetail("It is a forst partition of a partitioned table."),
+				 errhint("Reference the partitioned table.")));
+	if (OidIsValid(forst_partitioned_key_index(relid)))
+	{
+		prepare_referenced_partitioned(relid, con);
+		return;
+	}
 	if (!forst_relid_is_forst_table(relid))
 		return;
 
@@ -339,6 +453,17 @@ forst_prepare_referenced(Constraint *con)
 	relabel_index(pkindex, rel);
 	table_close(rel, NoLock);
 	CommandCounterIncrement();
+}
+
+void
+forst_prepare_partition_of(Oid relid, Oid parent)
+{
+	if (OidIsValid(parent) && forst_partitioned_key_referenced(parent))
+	{
+		relabel_tree(relid);
+		return;
+	}
+	forst_prepare_partition(relid);
 }
 
 void

@@ -48,4 +48,18 @@ extern void forst_record_index_classes(Oid indexoid, Oid am,
  */
 extern void forst_prepare_partition(Oid relid);
 
+/*
+ * The same for a table (forst, or partitioned keyed by forst) about to be
+ * attached to partitioned table parent: when foreign keys reference parent
+ * (its key has btree's twin classes), the table's key and its partitions'
+ * get the twins instead, to match it.
+ */
+extern void forst_prepare_partition_of(Oid relid, Oid parent);
+
+/* Whether foreign keys reference partitioned table relid (keyed by forst). */
+extern bool forst_partitioned_key_referenced(Oid relid);
+
+/* Gives the keys of relid and of all its partitions btree's twin classes. */
+extern void forst_partition_tree_twins(Oid relid);
+
 #endif							/* FORST_DDL_FOREIGN_KEYS_H */

@@ -106,7 +106,17 @@ static Constraint *key_constraint = NULL;
  */
 static Oid	sub_parent = InvalidOid;
 
+/*
+ * A partition being created under partitioned table ref_parent, which
+ * foreign keys reference: its key has forst's classes for the statement
+ * (PostgreSQL copies the parent's classes by name onto the new partition's
+ * forst_key index, and forst_key has no btree classes), the twins again
+ * after it, the new partition's too (ddl/foreign_keys.c).
+ */
+static Oid	ref_parent = InvalidOid;
+
 static bool children_all_leaves(Oid relid);
+static bool finish_sub_parent(CreateStmt *stmt);
 static void set_not_null(Oid relid, List *cols);
 
 static bool
@@ -445,6 +455,7 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 
 	/* left over from a statement that failed between before and after */
 	sub_parent = InvalidOid;
+	ref_parent = InvalidOid;
 
 	if (stmt->partbound == NULL || list_length(stmt->inhRelations) != 1)
 		return;
@@ -452,6 +463,21 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 							  NoLock, true);
 	if (!OidIsValid(parent) || get_rel_relkind(parent) != RELKIND_PARTITIONED_TABLE)
 		return;
+
+	if (forst_partitioned_key_referenced(parent))
+	{
+		Relation	rel;
+
+		if (!pg_class_ownercheck(parent, GetUserId()))
+			aclcheck_error(ACLCHECK_NOT_OWNER,
+						   get_relkind_objtype(RELKIND_PARTITIONED_TABLE),
+						   get_rel_name(parent));
+		rel = relation_open(parent, AccessExclusiveLock);
+		relabel_key_index(rel, forst_primary_key_index(rel),
+						  get_index_am_oid("forst_key", false));
+		relation_close(rel, NoLock);
+		ref_parent = parent;
+	}
 
 	if (forst_partitioned_is_forst(parent))
 	{
@@ -524,6 +550,36 @@ forst_partition_after_create(CreateStmt *stmt)
 {
 	Oid			relid;
 
+	if (OidIsValid(ref_parent))
+	{
+		Oid			parent = ref_parent;
+
+		ref_parent = InvalidOid;
+		(void) finish_sub_parent(stmt);
+		forst_partition_tree_twins(parent);
+		return;
+	}
+	if (finish_sub_parent(stmt))
+		return;
+
+	if (stmt->partspec == NULL || stmt->partbound != NULL ||
+		stmt->accessMethod != NULL || !default_am_is_forst())
+		return;
+	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	if (!OidIsValid(relid))
+		return;
+	(void) make_key_forst(relid, NULL);
+}
+
+/*
+ * After a partitioned partition is created under sub_parent (see above);
+ * whether there was one.
+ */
+static bool
+finish_sub_parent(CreateStmt *stmt)
+{
+	Oid			relid;
+
 	if (OidIsValid(sub_parent))
 	{
 		Oid			forst_key_am = get_index_am_oid("forst_key", false);
@@ -545,16 +601,9 @@ forst_partition_after_create(CreateStmt *stmt)
 			relabel_key_index(rel, lfirst_oid(lc), forst_key_am);
 		relation_close(rel, NoLock);
 		sub_parent = InvalidOid;
-		return;
+		return true;
 	}
-
-	if (stmt->partspec == NULL || stmt->partbound != NULL ||
-		stmt->accessMethod != NULL || !default_am_is_forst())
-		return;
-	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-	if (!OidIsValid(relid))
-		return;
-	(void) make_key_forst(relid, NULL);
+	return false;
 }
 
 static bool
@@ -595,12 +644,14 @@ forst_partition_before_alter(AlterTableStmt *stmt)
 						!OidIsValid(forst_partitioned_key_index(child)))
 						refuse_partitioned_partition(name->relname, get_rel_name(relid));
 					forst_partition_unique_check_attach(relid, child);
+					if (forst_partitioned_key_referenced(relid))
+						forst_partition_tree_twins(child);
 				}
 				else if (!forst_relid_is_forst_table(child))
 					refuse_other_am(name->relname, get_rel_name(relid),
 									OidIsValid(forst_partitioned_key_index(relid)));
 				else
-					forst_prepare_partition(child);
+					forst_prepare_partition_of(child, relid);
 			}
 			else if (forst_relid_is_forst_table(child))
 			{
