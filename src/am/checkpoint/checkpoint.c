@@ -39,6 +39,7 @@
 
 #include "am/forst.h"
 #include "am/checkpoint/checkpoint.h"
+#include "am/checkpoint/describe.h"
 #include "am/expiry/cut.h"
 #include "am/base/privileges.h"
 #include "am/base/progress.h"
@@ -216,13 +217,7 @@ cut_end(bool *open)
 
 typedef struct CkptTable
 {
-	Oid			relid;
-	char	   *name;			/* schema-qualified, quoted */
-	char	   *columns;		/* column definitions */
-	char	   *constraints;	/* table constraints, comma separated */
-	char	   *dropped;		/* names of placeholder columns to drop */
-	char	   *indexes;		/* secondary indexes, a JSON array */
-	bool		unlogged;		/* checkpoint-durable (UNLOGGED) */
+	ForstTableDesc d;			/* what it takes to create it again */
 	RelFileNode rnode;
 	uint64		version;
 	uint64		bytes;
@@ -248,107 +243,6 @@ set_phase(int slot, const char *phase, int done)
 	forst_progress_update(phase, done, total, "tables");
 }
 
-/*
- * The forst tables of the database with what it takes to create them
- * again: column definitions (dropped columns as placeholders of the same
- * length and alignment, so that stored rows keep their layout), DEFAULTs,
- * NOT NULL, CHECK and PRIMARY KEY constraints; and its secondary indexes
- * (valid ones) with the entry ids their entries carry, their names, and
- * their definitions as CREATE INDEX ... USING forst_key takes them: the
- * key columns (with INCLUDE, NULLS NOT DISTINCT) and the predicate.
- */
-static List *
-collect_tables(void)
-{
-	List	   *out = NIL;
-	uint64		i;
-	int			ret;
-	int			nestlevel;
-
-	/*
-	 * Names outside pg_catalog come out schema-qualified (types, functions
-	 * of expressions, collations, operator classes), so that the
-	 * definitions mean the same under the search_path of whoever attaches.
-	 */
-	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	ret = SPI_execute(
-					  "SELECT c.oid,"
-					  " quote_ident(n.nspname) || '.' || quote_ident(c.relname),"
-					  " (SELECT string_agg(CASE WHEN a.attisdropped"
-					  "   THEN quote_ident('forst_dropped_' || a.attnum) || ' ' ||"
-					  "    (SELECT format_type(t.oid, NULL) FROM pg_type t WHERE t.typlen = a.attlen"
-					  "      AND t.typalign = a.attalign AND t.typtype = 'b' AND t.typelem = 0"
-					  "      ORDER BY t.oid LIMIT 1)"
-					  "   ELSE quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod) ||"
-					  "    CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation"
-					  "     THEN ' COLLATE ' || quote_ident(co.collname) ELSE '' END ||"
-					  "    CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END ||"
-					  "    COALESCE(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), '') END,"
-					  "   ', ' ORDER BY a.attnum)"
-					  "  FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid OR a.attisdropped AND t.oid = 'int4'::regtype"
-					  "  LEFT JOIN pg_collation co ON co.oid = a.attcollation"
-					  "  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum"
-					  "  WHERE a.attrelid = c.oid AND a.attnum > 0),"
-					  " (SELECT string_agg(CASE WHEN k.contype = 'p' THEN '' ELSE"
-					  "   'CONSTRAINT ' || quote_ident(k.conname) || ' ' END ||"
-					  "   pg_get_constraintdef(k.oid), ', ' ORDER BY k.contype DESC, k.conname)"
-					  "  FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype IN ('p', 'c')),"
-					  " (SELECT string_agg(quote_ident('forst_dropped_' || a.attnum), ',' ORDER BY a.attnum)"
-					  "  FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND a.attisdropped),"
-					  " c.relpersistence = 'u',"
-					  " (SELECT json_agg(json_build_object("
-					  "   'entry', x.entry, 'name', x.name, 'unique', x.uniq,"
-					  "   'keys', CASE WHEN left(x.def, length(x.head)) = x.head THEN"
-					  "    regexp_replace(left(substr(x.def, length(x.head) + 1),"
-					  "                        length(x.def) - length(x.head) - coalesce(length(x.pred) + 7, 0)),"
-					  "                   ' WITH \\(entry_id=''?[0-9.]+''?\\)$', '') END,"
-					  "   'where', x.pred) ORDER BY x.oid)"
-					  "  FROM (SELECT ic.oid, ic.relname AS name, i.indisunique AS uniq,"
-					  "          coalesce((SELECT o.option_value::numeric::bigint"
-					  "                      FROM pg_options_to_table(ic.reloptions) o"
-					  "                     WHERE o.option_name = 'entry_id'), ic.oid::bigint) AS entry,"
-					  "          pg_get_indexdef(ic.oid) AS def, pg_get_expr(i.indpred, i.indrelid) AS pred,"
-					  "          'CREATE ' || CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END ||"
-					  "          'INDEX ' || quote_ident(ic.relname) || ' ON ' || quote_ident(n.nspname) ||"
-					  "          '.' || quote_ident(c.relname) || ' USING forst_key ' AS head"
-					  "          FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid"
-					  "         WHERE i.indrelid = c.oid AND NOT i.indisprimary AND i.indisvalid"
-					  "           AND i.indisready AND ic.relam = (SELECT oid FROM pg_am WHERE amname = 'forst_key')) x)"
-					  " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-					  " JOIN pg_am am ON am.oid = c.relam"
-					  " WHERE am.amname = 'forst' AND c.relkind = 'r' AND c.relpersistence IN ('p', 'u')"
-					  " ORDER BY c.oid",
-					  true, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "forst: listing forst tables failed: %d", ret);
-	for (i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		CkptTable  *t = palloc0(sizeof(CkptTable));
-		bool		isnull;
-		char	   *s;
-
-		t->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
-		t->name = SPI_getvalue(tup, desc, 2);
-		t->columns = SPI_getvalue(tup, desc, 3);
-		s = SPI_getvalue(tup, desc, 4);
-		t->constraints = s ? s : "";
-		s = SPI_getvalue(tup, desc, 5);
-		t->dropped = s ? s : "";
-		t->unlogged = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
-		s = SPI_getvalue(tup, desc, 7);
-		t->indexes = s ? s : "[]";
-		if (t->columns == NULL)
-			t->columns = "";
-		out = lappend(out, t);
-	}
-	AtEOXact_GUC(false, nestlevel);
-	return out;
-}
-
 /* Waits until no memtable of the tables holds entries logged before lsn. */
 static void
 flush_before(List *tables, XLogRecPtr lsn, int slot)
@@ -371,7 +265,7 @@ flush_before(List *tables, XLogRecPtr lsn, int slot)
 				ereport(ERROR,
 						(errcode(ERRCODE_QUERY_CANCELED),
 						 errmsg("forst: checkpoint timed out waiting for table %s to be flushed",
-								t->name),
+								t->d.name),
 						 errhint("Check that the object store is reachable (forst.stats), or raise forst.checkpoint_timeout.")));
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 10, PG_WAIT_EXTENSION);
@@ -522,12 +416,19 @@ checkpoint_body(int slot, StringInfo json)
 				 errhint("Take checkpoints on the primary; a standby reads the same objects.")));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	tables = collect_tables();
+	tables = NIL;
+	foreach(lc, forst_describe_tables())
+	{
+		CkptTable  *t = palloc0(sizeof(CkptTable));
+
+		t->d = *(ForstTableDesc *) lfirst(lc);
+		tables = lappend(tables, t);
+	}
 	ntables = list_length(tables);
 	foreach(lc, tables)
 	{
 		CkptTable  *t = lfirst(lc);
-		Relation	rel = relation_open(t->relid, AccessShareLock);
+		Relation	rel = relation_open(t->d.relid, AccessShareLock);
 
 		t->rnode = rel->rd_node;
 		relation_close(rel, NoLock);	/* the lock stays until commit */
@@ -610,20 +511,14 @@ checkpoint_body(int slot, StringInfo json)
 		forst_table_prefix(&t->rnode, prefix, sizeof(prefix));
 		if (lc != list_head(tables))
 			appendStringInfoChar(json, ',');
-		appendStringInfo(json, "{\"relid\":%u,", t->relid);
-		append_json_str(json, "name", t->name);
+		appendStringInfo(json, "{\"relid\":%u,", t->d.relid);
+		append_json_str(json, "name", t->d.name);
 		appendStringInfoChar(json, ',');
 		append_json_str(json, "prefix", prefix);
 		appendStringInfo(json, ",\"manifest\":" UINT64_FORMAT ",\"bytes\":" UINT64_FORMAT
 						 ",\"files\":%d,", t->version, t->bytes, t->files);
-		append_json_str(json, "columns", t->columns);
-		appendStringInfoChar(json, ',');
-		append_json_str(json, "constraints", t->constraints);
-		appendStringInfoChar(json, ',');
-		append_json_str(json, "dropped", t->dropped);
-		appendStringInfo(json, ",\"unlogged\":%s,", t->unlogged ? "true" : "false");
-		appendStringInfo(json, "\"indexes\":%s,", t->indexes);
-		forst_expiry_append_watermark(json, watermarks, t->relid);
+		forst_describe_append(json, &t->d);
+		forst_expiry_append_watermark(json, watermarks, t->d.relid);
 		appendStringInfoChar(json, '}');
 	}
 	appendStringInfoString(json, "]}");

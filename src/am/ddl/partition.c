@@ -13,8 +13,8 @@
  * method to match the partition key's equality operators), but the
  * partitioned index itself stores nothing and is never scanned: it is the
  * template of its partitions' indexes and the arbiter's name.  So the
- * index is created as a btree and then relabelled here, before any
- * partition has an index attached to it: its access method becomes
+ * index is created as a btree and then relabelled (ddl/partition_key.c),
+ * before any partition has an index attached to it: its access method becomes
  * forst_key and its operator classes forst's defaults for the same types
  * (the same operators and comparison functions as btree's, see
  * forst--1.0.sql), with the dependencies that go with them.  From then on
@@ -119,224 +119,6 @@ static bool children_all_leaves(Oid relid);
 static bool finish_sub_parent(CreateStmt *stmt);
 static void set_not_null(Oid relid, List *cols);
 
-static bool
-default_am_is_forst(void)
-{
-	return default_table_access_method != NULL &&
-		strcmp(default_table_access_method, "forst") == 0;
-}
-
-
-Oid
-forst_partitioned_key_index(Oid relid)
-{
-	Relation	rel;
-	Oid			keyidx;
-
-	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
-		return InvalidOid;
-	rel = relation_open(relid, AccessShareLock);
-	keyidx = forst_partitioned_key(rel);
-	relation_close(rel, AccessShareLock);
-	return keyidx;
-}
-
-static bool leaves_all_forst(Oid relid, bool *any);
-
-/* Whether partitioned table rel has a forst_key index besides its key. */
-static bool
-has_forst_secondary(Relation rel)
-{
-	Oid			forst_key_am = get_index_am_oid("forst_key", false);
-	Oid			keyidx = forst_primary_key_index(rel);
-	ListCell   *lc;
-
-	foreach(lc, RelationGetIndexList(rel))
-	{
-		Oid			idx = lfirst_oid(lc);
-
-		if (idx != keyidx && forst_index_am(idx) == forst_key_am)
-			return true;
-	}
-	return false;
-}
-
-bool
-forst_partitioned_is_forst(Oid relid)
-{
-	Relation	rel;
-	bool		result;
-
-	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
-		return false;
-	rel = relation_open(relid, AccessShareLock);
-	result = OidIsValid(forst_partitioned_key(rel)) || has_forst_secondary(rel);
-	relation_close(rel, AccessShareLock);
-	return result;
-}
-
-bool
-forst_partitioned_index_is_forst(Oid relid)
-{
-	bool		any;
-
-	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
-		return false;
-	if (forst_partitioned_is_forst(relid))
-		return true;
-	return leaves_all_forst(relid, &any) && (any || default_am_is_forst());
-}
-
-/*
- * Whether every leaf partition of rel is a forst table (true with none)
- * and whether it has any partition at all.
- */
-static bool
-leaves_all_forst(Oid relid, bool *any)
-{
-	List	   *all = find_all_inheritors(relid, NoLock, NULL);
-	ListCell   *lc;
-	bool		result = true;
-
-	*any = false;
-	foreach(lc, all)
-	{
-		Oid			child = lfirst_oid(lc);
-
-		if (child == relid)
-			continue;
-		*any = true;
-		if (get_rel_relkind(child) == RELKIND_RELATION &&
-			!forst_relid_is_forst_table(child))
-			result = false;
-	}
-	return result;
-}
-
-/*
- * The relabelling: the index's access method becomes to_am (forst_key, or
- * btree for a moment, see forst_partition_before_create) and its key
- * columns' operator classes to_am's defaults, in place of the defaults of
- * the access method it has.
- */
-static void
-relabel_key_index(Relation parent, Oid indexoid, Oid to_am)
-{
-	Oid			from_am = forst_index_am(indexoid);
-	TupleDesc	desc = RelationGetDescr(parent);
-	HeapTuple	tup;
-	Form_pg_index idx;
-	oidvector  *oldclass;
-	Oid		   *classes;
-	int			nkeys;
-	bool		isnull;
-
-	const char *what;
-
-	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for index %u", indexoid);
-	idx = (Form_pg_index) GETSTRUCT(tup);
-	nkeys = idx->indnkeyatts;
-	what = idx->indisprimary ? "primary key" : "unique index";
-	for (int i = 0; i < nkeys; i++)
-		if (idx->indkey.values[i] == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("%s \"%s\" of partitioned table \"%s\" has an expression column",
-							what, get_rel_name(indexoid), RelationGetRelationName(parent)),
-					 errhint("Create the unique index on each partition.")));
-
-	/*
-	 * A key's columns must be ones a forst key can hold (a unique index's
-	 * are checked when each partition builds its copy)
-	 */
-	if (idx->indisprimary)
-		forst_check_key_columns(desc, nkeys, idx->indkey.values);
-
-	/* indclass has one entry per key column (INCLUDE columns have none) */
-	oldclass = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, tup,
-															 Anum_pg_index_indclass,
-															 &isnull));
-	classes = palloc(sizeof(Oid) * nkeys);
-	for (int i = 0; i < nkeys; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, idx->indkey.values[i] - 1);
-		Oid			defclass = GetDefaultOpClass(att->atttypid, from_am);
-
-		/* a key that foreign keys reference has btree's twin classes */
-		if (oldclass->values[i] != defclass &&
-			(from_am == BTREE_AM_OID ||
-			 oldclass->values[i] != forst_btree_twin_class(defclass)))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("%s \"%s\" of partitioned table \"%s\" uses a non-default operator class on column \"%s\"",
-							what, get_rel_name(indexoid), RelationGetRelationName(parent),
-							NameStr(att->attname)),
-					 errdetail("The partitions of this table are forst tables, whose keys use the default ordering of their types.")));
-		classes[i] = GetDefaultOpClass(att->atttypid, to_am);
-		if (!OidIsValid(classes[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("forst: %s column \"%s\" has type %s, which forst cannot index",
-							what, NameStr(att->attname), format_type_be(att->atttypid))));
-	}
-	ReleaseSysCache(tup);
-
-	forst_set_key_index_am(indexoid, to_am, classes, nkeys);
-
-	CacheInvalidateRelcache(parent);
-	CommandCounterIncrement();
-
-	/*
-	 * An index created in this transaction keeps its relcache entry, of
-	 * which an invalidation reloads pg_class and pg_index's flags only: its
-	 * access method routine and operator families are loaded again here
-	 * (as index_create loads them), or ALTER INDEX ... ATTACH PARTITION
-	 * later in the transaction would compare a partition's key with btree's
-	 * operator families.
-	 */
-	{
-		Relation	index = index_open(indexoid, AccessExclusiveLock);
-
-		if (index->rd_createSubid != InvalidSubTransactionId)
-			RelationInitIndexAccessInfo(index);
-		index_close(index, NoLock);
-	}
-}
-
-/* rel's unique indexes (its key too) of access method am. */
-static List *
-unique_indexes(Relation rel, Oid am)
-{
-	List	   *out = NIL;
-	ListCell   *lc;
-
-	foreach(lc, RelationGetIndexList(rel))
-	{
-		Oid			idx = lfirst_oid(lc);
-		HeapTuple	tup;
-		bool		unique;
-
-		if (forst_index_am(idx) != am)
-			continue;
-		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(idx));
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for index %u", idx);
-		unique = ((Form_pg_index) GETSTRUCT(tup))->indisunique;
-		ReleaseSysCache(tup);
-		if (unique)
-			out = lappend_oid(out, idx);
-	}
-	return out;
-}
-
-void
-forst_relabel_partitioned_index(Relation parent, Oid indexoid, Oid to_am)
-{
-	relabel_key_index(parent, indexoid, to_am);
-}
-
 static void
 refuse_indexes(const char *parent, const char *partition)
 {
@@ -379,7 +161,7 @@ make_key_forst(Oid relid, const char *partition)
 			ok = false;
 	}
 	if (ok)
-		relabel_key_index(rel, keyidx, get_index_am_oid("forst_key", false));
+		forst_relabel_partitioned_index(rel, keyidx, get_index_am_oid("forst_key", false));
 	else if (partition != NULL)
 		refuse_indexes(RelationGetRelationName(rel), partition);
 	relation_close(rel, NoLock);
@@ -401,7 +183,7 @@ forst_partition_joins(Oid parent, const char *partition)
 	relation_close(rel, AccessShareLock);
 	if (!has_indexes)
 		return;
-	if (!leaves_all_forst(parent, &any))
+	if (!forst_partition_leaves_all_forst(parent, &any))
 		refuse_indexes(get_rel_name(parent), partition);
 	/* a table without a key whose indexes are all forst_key ones */
 	if (keyless && forst_partitioned_is_forst(parent))
@@ -473,7 +255,7 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 						   get_relkind_objtype(RELKIND_PARTITIONED_TABLE),
 						   get_rel_name(parent));
 		rel = relation_open(parent, AccessExclusiveLock);
-		relabel_key_index(rel, forst_primary_key_index(rel),
+		forst_relabel_partitioned_index(rel, forst_primary_key_index(rel),
 						  get_index_am_oid("forst_key", false));
 		relation_close(rel, NoLock);
 		ref_parent = parent;
@@ -489,7 +271,7 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 
 			/* its copies of the parent's other indexes are forst_key ones */
 			rel = relation_open(parent, AccessShareLock);
-			uniques = unique_indexes(rel, get_index_am_oid("forst_key", false));
+			uniques = forst_partitioned_unique_indexes(rel, get_index_am_oid("forst_key", false));
 			relation_close(rel, AccessShareLock);
 			if (uniques == NIL)
 				return;
@@ -500,7 +282,7 @@ forst_partition_before_create(CreateStmt *stmt, bool *is_forst)
 							   get_rel_name(parent));
 			rel = relation_open(parent, AccessExclusiveLock);
 			foreach(lc, uniques)
-				relabel_key_index(rel, lfirst_oid(lc), BTREE_AM_OID);
+				forst_relabel_partitioned_index(rel, lfirst_oid(lc), BTREE_AM_OID);
 			relation_close(rel, NoLock);
 			sub_parent = parent;
 			return;
@@ -563,7 +345,7 @@ forst_partition_after_create(CreateStmt *stmt)
 		return;
 
 	if (stmt->partspec == NULL || stmt->partbound != NULL ||
-		stmt->accessMethod != NULL || !default_am_is_forst())
+		stmt->accessMethod != NULL || !forst_default_am_is_forst())
 		return;
 	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 	if (!OidIsValid(relid))
@@ -590,15 +372,15 @@ finish_sub_parent(CreateStmt *stmt)
 
 		/* the parent's unique indexes, and their copies in the new table */
 		rel = relation_open(sub_parent, AccessExclusiveLock);
-		uniques = unique_indexes(rel, BTREE_AM_OID);
+		uniques = forst_partitioned_unique_indexes(rel, BTREE_AM_OID);
 		foreach(lc, uniques)
-			relabel_key_index(rel, lfirst_oid(lc), forst_key_am);
+			forst_relabel_partitioned_index(rel, lfirst_oid(lc), forst_key_am);
 		relation_close(rel, NoLock);
 		relid = RangeVarGetRelid(stmt->relation, NoLock, false);
 		rel = relation_open(relid, AccessExclusiveLock);
-		uniques = unique_indexes(rel, BTREE_AM_OID);
+		uniques = forst_partitioned_unique_indexes(rel, BTREE_AM_OID);
 		foreach(lc, uniques)
-			relabel_key_index(rel, lfirst_oid(lc), forst_key_am);
+			forst_relabel_partitioned_index(rel, lfirst_oid(lc), forst_key_am);
 		relation_close(rel, NoLock);
 		sub_parent = InvalidOid;
 		return true;
@@ -663,7 +445,7 @@ forst_partition_before_alter(AlterTableStmt *stmt)
 		{
 			bool		any;
 
-			if (!leaves_all_forst(relid, &any) || !any)
+			if (!forst_partition_leaves_all_forst(relid, &any) || !any)
 				continue;
 			if (list_length(stmt->cmds) != 1 || !children_all_leaves(relid))
 				ereport(ERROR,
@@ -832,7 +614,7 @@ forst_partition_after_alter(AlterTableStmt *stmt)
 
 		if (!adds_primary_key(lfirst_node(AlterTableCmd, lc)))
 			continue;
-		if (leaves_all_forst(relid, &any) && (any || default_am_is_forst()))
+		if (forst_partition_leaves_all_forst(relid, &any) && (any || forst_default_am_is_forst()))
 			(void) make_key_forst(relid, NULL);
 		return;
 	}

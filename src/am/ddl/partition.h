@@ -37,6 +37,18 @@ extern bool forst_partitioned_is_forst(Oid relid);
  */
 extern bool forst_partitioned_index_is_forst(Oid relid);
 
+/* Whether default_table_access_method is forst. */
+extern bool forst_default_am_is_forst(void);
+
+/*
+ * Whether every leaf partition of relid is a forst table (true with none),
+ * and whether it has any partition at all.
+ */
+extern bool forst_partition_leaves_all_forst(Oid relid, bool *any);
+
+/* rel's unique indexes (its key too) of access method am. */
+extern List *forst_partitioned_unique_indexes(Relation rel, Oid am);
+
 /*
  * Relabels unique index indexoid of partitioned table parent (or of a
  * partitioned partition) to access method to_am (forst_key, or btree) and
