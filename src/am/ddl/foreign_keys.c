@@ -273,6 +273,40 @@ references_primary_key(Relation rel, Oid pkindex, List *pk_attrs)
 	return ok;
 }
 
+/*
+ * Opens relid, which a foreign key (con) is to reference, with the lock
+ * ATAddForeignKeyConstraint takes on it, and checks that it references the
+ * primary key; NULL (nothing locked or changed) for a role without
+ * REFERENCES on the table or a column, which PostgreSQL refuses anyway.
+ * Only the primary key: an UPDATE of a unique secondary column is not a key
+ * change to forst's row locks, so it would not wait for FOR KEY SHARE
+ * lockers (a referencing row being inserted) as heap's does.
+ */
+static Relation
+open_referenced(Oid relid, Constraint *con, bool partitioned)
+{
+	Relation	rel;
+	Oid			pkindex;
+
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_REFERENCES) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(relid, GetUserId(), ACL_REFERENCES,
+								  ACLMASK_ANY) != ACLCHECK_OK)
+		return NULL;
+	rel = table_open(relid, ShareRowExclusiveLock);
+	pkindex = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkindex) || !references_primary_key(rel, pkindex, con->pk_attrs))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign keys may reference only the primary key of %s \"%s\"",
+						partitioned ? "partitioned table" : "forst table",
+						RelationGetRelationName(rel)),
+				 partitioned ?
+				 errdetail("Its partitions are forst tables, and an update of another unique column of a forst table does not wait for the rows being inserted that reference it.") :
+				 errdetail("An update of another unique column of a forst table does not wait for the rows being inserted that reference it."),
+				 errhint("Reference the primary key.")));
+	return rel;
+}
+
 /* Whether index indexoid's key columns have btree's twin classes. */
 static bool
 has_twin_classes(Oid indexoid)
@@ -338,23 +372,12 @@ static void
 prepare_referenced_partitioned(Oid relid, Constraint *con)
 {
 	Relation	rel;
-	Oid			pkindex;
 	List	   *leaves;
 	ListCell   *lc;
 
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_REFERENCES) != ACLCHECK_OK &&
-		pg_attribute_aclcheck_all(relid, GetUserId(), ACL_REFERENCES,
-								  ACLMASK_ANY) != ACLCHECK_OK)
+	rel = open_referenced(relid, con, true);
+	if (rel == NULL)
 		return;
-	rel = table_open(relid, ShareRowExclusiveLock);
-	pkindex = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pkindex) || !references_primary_key(rel, pkindex, con->pk_attrs))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("foreign keys may reference only the primary key of partitioned table \"%s\"",
-						RelationGetRelationName(rel)),
-				 errdetail("Its partitions are forst tables, and an update of another unique column of a forst table does not wait for the rows being inserted that reference it."),
-				 errhint("Reference the primary key.")));
 	table_close(rel, NoLock);
 
 	/* expired rows would leave the rows that reference them dangling */
@@ -414,31 +437,10 @@ forst_prepare_referenced(Constraint *con)
 	if (!forst_relid_is_forst_table(relid))
 		return;
 
-	/*
-	 * Without REFERENCES on the table or a column, PostgreSQL refuses the
-	 * key; nothing is locked or changed for a role that may not add it.
-	 */
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_REFERENCES) != ACLCHECK_OK &&
-		pg_attribute_aclcheck_all(relid, GetUserId(), ACL_REFERENCES,
-								  ACLMASK_ANY) != ACLCHECK_OK)
+	rel = open_referenced(relid, con, false);
+	if (rel == NULL)
 		return;
-
-	/* the lock ATAddForeignKeyConstraint takes on the referenced table */
-	rel = table_open(relid, ShareRowExclusiveLock);
-
-	/*
-	 * Only the primary key: an UPDATE of a unique secondary column is not a
-	 * key change to forst's row locks, so it would not wait for FOR KEY
-	 * SHARE lockers (a referencing row being inserted) as heap's does.
-	 */
 	pkindex = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pkindex) || !references_primary_key(rel, pkindex, con->pk_attrs))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("foreign keys may reference only the primary key of forst table \"%s\"",
-						RelationGetRelationName(rel)),
-				 errdetail("An update of another unique column of a forst table does not wait for the rows being inserted that reference it."),
-				 errhint("Reference the primary key.")));
 
 	/* expired rows would leave the rows that reference them dangling */
 	forst_expiry_get(rel, &x);
