@@ -228,19 +228,6 @@ plan_key_switch(Relation rel, Oid indexoid, Oid am, Migration *m)
 	memcpy(m->opclasses, sw.opclasses, sizeof(Oid) * sw.nkeys);
 }
 
-Oid
-forst_index_am(Oid indexoid)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
-	Oid			am;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", indexoid);
-	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
-	ReleaseSysCache(tup);
-	return am;
-}
-
 /*
  * The other indexes: to forst, every one (check_to_forst let only plain
  * btrees through); from forst, the secondary indexes, which become btrees.

@@ -63,7 +63,4 @@ extern Oid	forst_primary_key_index(Relation rel);
 extern void forst_set_key_index_am(Oid indexoid, Oid am, const Oid *opclasses,
 								   int nkeys);
 
-/* The access method of index indexoid (pg_class.relam). */
-extern Oid	forst_index_am(Oid indexoid);
-
 #endif							/* FORST_MIGRATE_H */

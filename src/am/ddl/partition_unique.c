@@ -24,7 +24,8 @@
  *
  * Uniqueness is per partition, which the partition key columns in the
  * index (PostgreSQL's rule) make table-wide, as on heap.  Refused: an
- * expression column, DEFERRABLE.
+ * expression column (a unique constraint, which could be DEFERRABLE, never
+ * gets here: ddl/utility.c refuses it on such a table).
  *
  *-------------------------------------------------------------------------
  */
@@ -196,12 +197,6 @@ forst_partition_unique_before(IndexStmt *stmt, Oid relid)
 							stmt->relation->relname),
 					 errhint("Create the unique index on each partition.")));
 	}
-	if (stmt->deferrable)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a UNIQUE constraint of a forst table cannot be DEFERRABLE"),
-				 errdetail("forst checks a unique constraint when the row is written."),
-				 errhint("Declare the constraint without DEFERRABLE.")));
 	if (stmt->concurrent)
 		return;					/* PostgreSQL refuses it on a partitioned table */
 

@@ -25,6 +25,7 @@
 #include "utils/relcache.h"
 
 #include "am/keys/index_entry.h"
+#include "am/keys/rel.h"
 #include "lsm/coding.h"
 #include "lsm/ikey.h"
 
@@ -66,20 +67,6 @@ forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
  * The secondary indexes of rel.  An index being built is among them, as in
  * the executor's list: rows written from here on get its entries.
  */
-/* pg_class.relam of relid, as the catalog has it. */
-static Oid
-forst_catalog_relam(Oid relid)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			am;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
-	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
-	ReleaseSysCache(tup);
-	return am;
-}
-
 int
 forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
 					 ForstSecondary **out)
@@ -109,7 +96,7 @@ forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
 		 * routes rows through a partitioned table, the relcache entry of a
 		 * partition's unique index says btree (write/routed_arbiters.c).
 		 */
-		if (forst_catalog_relam(indexoid) != forst_key_am || idx->rd_index->indisprimary)
+		if (forst_index_am(indexoid) != forst_key_am || idx->rd_index->indisprimary)
 		{
 			index_close(idx, AccessShareLock);
 			continue;

@@ -310,7 +310,6 @@ forst_partitioned_key(Relation rel)
 		Oid			indexoid = lfirst_oid(lc);
 		HeapTuple	tup;
 		bool		primary;
-		Oid			am;
 
 		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
 		if (!HeapTupleIsValid(tup))
@@ -319,14 +318,22 @@ forst_partitioned_key(Relation rel)
 		ReleaseSysCache(tup);
 		if (!primary)
 			continue;
-		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
-		if (!HeapTupleIsValid(tup))
-			continue;
-		am = ((Form_pg_class) GETSTRUCT(tup))->relam;
-		ReleaseSysCache(tup);
-		return am == forst_key_am ? indexoid : InvalidOid;
+		return forst_index_am(indexoid) == forst_key_am ? indexoid : InvalidOid;
 	}
 	return InvalidOid;
+}
+
+Oid
+forst_index_am(Oid indexoid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	Oid			am;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", indexoid);
+	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+	ReleaseSysCache(tup);
+	return am;
 }
 
 /* Whether a foreign key (of another table or of itself) references relid. */

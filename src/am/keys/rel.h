@@ -54,6 +54,13 @@ extern bool forst_is_forst_relation(Relation rel);
 extern Oid	forst_partitioned_key(Relation rel);
 
 /*
+ * The access method of index indexoid as the catalog has it (pg_class.relam):
+ * a relcache entry may say btree for the length of a statement
+ * (write/routed_arbiters.c).
+ */
+extern Oid	forst_index_am(Oid indexoid);
+
+/*
  * A key lender gives a transient table (of an ALTER that rewrites a table)
  * the primary key of the table it stands for, or InvalidOid.
  */

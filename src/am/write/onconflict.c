@@ -69,7 +69,6 @@
 #include "access/xact.h"
 #include "catalog/pg_am.h"
 #include "catalog/index.h"
-#include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "commands/defrem.h"
 #include "executor/executor.h"
@@ -156,14 +155,7 @@ has_forst_unique(Relation rel)
 			continue;
 		unique = ((Form_pg_index) GETSTRUCT(tup))->indisunique;
 		ReleaseSysCache(tup);
-		if (!unique)
-			continue;
-		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
-		if (!HeapTupleIsValid(tup))
-			continue;
-		unique = ((Form_pg_class) GETSTRUCT(tup))->relam == forst_key_am;
-		ReleaseSysCache(tup);
-		if (unique)
+		if (unique && forst_index_am(indexoid) == forst_key_am)
 			return true;
 	}
 	return false;
