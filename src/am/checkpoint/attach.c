@@ -234,7 +234,7 @@ fence_source(const char *prefix, const char *claimer)
 	fst_manifest_free(&m);
 }
 
-/* The entry ids of rel's secondary indexes, ascending, in *ids. */
+/* The entry ids of rel's secondary indexes, in *ids (any order). */
 static int
 target_entry_ids(Relation rel, uint32 **ids)
 {
@@ -244,14 +244,6 @@ target_entry_ids(Relation rel, uint32 **ids)
 	*ids = palloc(sizeof(uint32) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 		(*ids)[i] = info->secondary[i].entry_id;
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && (*ids)[j - 1] > (*ids)[j]; j--)
-		{
-			uint32		t = (*ids)[j];
-
-			(*ids)[j] = (*ids)[j - 1];
-			(*ids)[j - 1] = t;
-		}
 	return n;
 }
 

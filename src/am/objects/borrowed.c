@@ -239,6 +239,8 @@ forst_vis_keep_indexes(ForstVis *v, const uint32 *ids, int n)
 	for (int i = 0; i < n; i++)
 		if (shows_index(v, ids[i]))
 			kept[k++] = ids[i];
+	if (k > 1)
+		qsort(kept, k, sizeof(uint32), cmp_u32);
 	v->indexes = kept;
 	v->nindexes = k;
 }

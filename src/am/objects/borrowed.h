@@ -80,7 +80,7 @@ extern void forst_vis_build(ForstVis *v, uint16 kg_lo, uint16 kg_hi,
 							const char *ranges, const uint32 *ids, int n);
 
 /*
- * Narrows v's index entry ids to those among the n of ids (ascending), in
+ * Narrows v's index entry ids to those among the n of ids (any order), in
  * CurrentMemoryContext.
  */
 extern void forst_vis_keep_indexes(ForstVis *v, const uint32 *ids, int n);
