@@ -146,6 +146,40 @@ SELECT memtable_entries FROM forst.tables WHERE "table" = 'dr'::regclass;
 SELECT count(*), sum(a) FROM dr;
 DROP TABLE dr;
 
+-- DROP INDEX CONCURRENTLY writes the tombstones in its last transaction;
+-- later writes leave the dropped index alone
+CREATE TABLE dc (k int PRIMARY KEY, a int, b int) USING forst;
+INSERT INTO dc SELECT g, g, g FROM generate_series(1, 10) g;
+CREATE INDEX dc_a ON dc (a);
+CREATE INDEX dc_b ON dc (b);
+SELECT memtable_entries FROM forst.tables WHERE "table" = 'dc'::regclass;
+DROP INDEX CONCURRENTLY dc_a;
+SELECT memtable_entries FROM forst.tables WHERE "table" = 'dc'::regclass;
+INSERT INTO dc VALUES (11, 11, 11);
+SELECT memtable_entries FROM forst.tables WHERE "table" = 'dc'::regclass;
+-- a drop that fails after it reached the index (here in an event
+-- trigger), rolled back to a savepoint: the index keeps its entries
+CREATE FUNCTION dc_refuse() RETURNS event_trigger LANGUAGE plpgsql
+  AS $$ BEGIN RAISE EXCEPTION 'no drops today'; END $$;
+CREATE EVENT TRIGGER dc_refuse ON sql_drop EXECUTE FUNCTION dc_refuse();
+BEGIN;
+SAVEPOINT s;
+DROP INDEX dc_b;
+ROLLBACK TO s;
+SET LOCAL enable_seqscan = off;
+SELECT count(*) FROM dc WHERE b BETWEEN 1 AND 11;
+COMMIT;
+DROP EVENT TRIGGER dc_refuse;
+DROP FUNCTION dc_refuse();
+SELECT memtable_entries FROM forst.tables WHERE "table" = 'dc'::regclass;
+SET enable_seqscan = off;
+SELECT count(*) FROM dc WHERE b BETWEEN 1 AND 11;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM dc WHERE b BETWEEN 1 AND 11;
+RESET enable_seqscan;
+DROP INDEX CONCURRENTLY dc_b;
+SELECT memtable_entries FROM forst.tables WHERE "table" = 'dc'::regclass;
+DROP TABLE dc;
+
 -- migration both ways: btrees become forst indexes and back
 ALTER TABLE h SET ACCESS METHOD forst;
 \d h

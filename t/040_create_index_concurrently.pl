@@ -1,5 +1,5 @@
-# CREATE INDEX CONCURRENTLY on a forst table while clients insert, update (the indexed column, the partial index's
-# column, the key) and delete rows: the builds do not block them, and once
+# CREATE INDEX CONCURRENTLY and DROP INDEX CONCURRENTLY on a forst table while clients insert, update (the indexed column, the partial index's
+# column, the key) and delete rows: neither blocks them, and once
 # the writes stop every index answers exactly as a sequential scan does.
 # Writers write the entries of an index from the moment they see it; the
 # build writes those of the rows its snapshot sees, and an entry it puts
@@ -97,6 +97,42 @@ for my $q (@queries)
 	is($by_index, $by_seq, "as a sequential scan: $q");
 }
 
+# DROP INDEX CONCURRENTLY while the writers run again: the drops do not
+# block them, and the index that stays answers as a sequential scan does
+($out, $err) = ('', '');
+$started = time();
+$bench = IPC::Run::start(
+	[
+		'pgbench', '-n', '-c', '2', '-T', '8', '-f', $script,
+		'-h', $node->host, '-p', $node->port, 'postgres'
+	],
+	'>', \$out, '2>', \$err);
+sleep(1);
+$node->safe_psql('postgres', 'DROP INDEX CONCURRENTLY t_expr');
+$node->safe_psql('postgres', 'DROP INDEX CONCURRENTLY t_ay');
+my $dropped = time();
+$bench->finish;
+$ended = time();
+is($bench->result(0), 0, 'the writers ran without an error during the drops') or diag($err);
+($tps) = $out =~ /number of transactions actually processed: (\d+)/;
+ok(defined $tps && $tps > 100, "the writers committed while the indexes were dropped ($tps transactions)");
+ok($dropped < $ended - 0.5,
+	sprintf('the drops ended while the writers still ran (%.1f s of %.1f s)',
+		$dropped - $started, $ended - $started));
+is( $node->safe_psql('postgres',
+		"SELECT string_agg(indexrelid::regclass::text, ' ' ORDER BY indexrelid::regclass::text) "
+		  . "FROM pg_index WHERE indrelid = 't'::regclass"),
+	't_a t_pkey', 'the dropped indexes are gone');
+for my $q (@queries[0 .. 2])
+{
+	my $digest = "SELECT count(*) || ':' || md5(coalesce(string_agg(q::text, ','), '')) FROM ($q) q";
+	my $by_index = $node->safe_psql('postgres',
+		"SET enable_seqscan = off; SET enable_bitmapscan = off; $digest");
+	my $by_seq = $node->safe_psql('postgres',
+		"SET enable_indexscan = off; SET enable_bitmapscan = off; $digest");
+	is($by_index, $by_seq, "after the drops, as a sequential scan: $q");
+}
+
 # refused, before anything is built
 my ($rc, $o, $e) = $node->psql('postgres', 'CREATE UNIQUE INDEX CONCURRENTLY t_u ON t (a, k)');
 like($e, qr/CREATE UNIQUE INDEX CONCURRENTLY is not supported on forst tables/,
@@ -106,9 +142,6 @@ like($e, qr/cannot reindex table "t" concurrently: it has indexes of forst table
 	'REINDEX TABLE CONCURRENTLY is refused');
 ($rc, $o, $e) = $node->psql('postgres', 'REINDEX INDEX CONCURRENTLY t_a');
 like($e, qr/cannot reindex index "t_a" concurrently/, 'REINDEX INDEX CONCURRENTLY is refused');
-($rc, $o, $e) = $node->psql('postgres', 'DROP INDEX CONCURRENTLY t_a');
-like($e, qr/DROP INDEX CONCURRENTLY is not supported for index "t_a" of a forst table/,
-	'DROP INDEX CONCURRENTLY is refused');
 $node->safe_psql('postgres', q{
 CREATE TABLE pt (k int, ts timestamptz, PRIMARY KEY (k, ts)) PARTITION BY RANGE (ts);
 CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM ('2026-01-01') TO ('2027-01-01') USING forst;

@@ -19,12 +19,6 @@
 
 #include "access/table.h"
 
-#include "utils/syscache.h"
-
-#include "storage/proc.h"
-
-#include "am/write/index_entries.h"
-
 #include "access/xact.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
@@ -33,7 +27,7 @@
 #include "utils/relcache.h"
 
 #include "am/ddl/pending.h"
-#include "am/keys/index_entry.h"
+#include "am/ddl/index_drop.h"
 #include "am/keys/rel.h"
 #include "am/ddl/migrate.h"
 #include "am/wal/wal.h"
@@ -154,9 +148,10 @@ forst_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
-static void note_dropped_index(Relation index);
-
-/* DROP TABLE of a forst table: its state goes when the drop commits. */
+/*
+ * DROP TABLE of a forst table: its state goes when the drop commits.  The
+ * drop of a secondary index is noted for ddl/index_drop.c.
+ */
 static void
 forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 					int subId, void *arg)
@@ -177,77 +172,10 @@ forst_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 				forst_drop_storage_at(&rel->rd_node, true);
 			else if (rel->rd_rel->relkind == RELKIND_INDEX &&
 					 !rel->rd_index->indisprimary)
-				note_dropped_index(rel);
+				forst_note_dropped_index(rel, arg ? ((ObjectAccessDrop *) arg)->dropflags : 0);
 			RelationClose(rel);
 		}
 	}
-}
-
-/*
- * Secondary indexes of forst tables dropped by the running statement:
- * their entries get tombstones when it ends (forst_dropped_indexes_apply),
- * unless their table went too.
- */
-typedef struct DroppedIndex
-{
-	Oid			heapid;
-	uint32		entry_id;		/* what its entries carry */
-} DroppedIndex;
-
-static List *dropped_indexes = NIL;		/* in TopTransactionContext */
-static LocalTransactionId dropped_lxid = InvalidLocalTransactionId;
-
-static void
-note_dropped_index(Relation index)
-{
-	Oid			heapid = index->rd_index->indrelid;
-	Relation	heap = RelationIdGetRelation(heapid);
-	MemoryContext old;
-	DroppedIndex *d;
-
-	if (!RelationIsValid(heap))
-		return;
-	if (heap->rd_rel->relkind == RELKIND_RELATION && forst_is_forst_relation(heap))
-	{
-		if (MyProc->lxid != dropped_lxid)
-		{
-			dropped_indexes = NIL;
-			dropped_lxid = MyProc->lxid;
-		}
-		old = MemoryContextSwitchTo(TopTransactionContext);
-		d = palloc(sizeof(DroppedIndex));
-		d->heapid = heapid;
-		d->entry_id = forst_index_entry_id(index);
-		dropped_indexes = lappend(dropped_indexes, d);
-		MemoryContextSwitchTo(old);
-	}
-	RelationClose(heap);
-}
-
-void
-forst_dropped_indexes_apply(void)
-{
-	List	   *todo;
-	ListCell   *lc;
-
-	if (MyProc->lxid != dropped_lxid || dropped_indexes == NIL)
-		return;
-	todo = dropped_indexes;
-	dropped_indexes = NIL;
-	foreach(lc, todo)
-	{
-		DroppedIndex *d = lfirst(lc);
-		Relation	heap;
-
-		/* DROP TABLE takes the table's storage, entries and all */
-		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(d->heapid)))
-			continue;
-		heap = table_open(d->heapid, AccessExclusiveLock);
-		if (forst_is_forst_relation(heap))
-			forst_index_entries_drop(heap, d->entry_id);
-		table_close(heap, NoLock);
-	}
-	list_free_deep(todo);
 }
 
 /* DROP DATABASE: the state of its forst tables goes when it commits. */
@@ -268,5 +196,6 @@ forst_pending_init(void)
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = forst_object_access;
 	RegisterXactCallback(forst_xact_callback, NULL);
+	forst_index_drop_init();
 	RegisterSubXactCallback(forst_subxact_callback, NULL);
 }

@@ -15,10 +15,4 @@ extern void forst_pending_init(void);
 extern void forst_drop_storage_at(const RelFileNode *rnode, bool at_commit);
 extern void forst_drop_database_at_commit(Oid dbid);
 
-/*
- * At the end of a utility statement: tombstones over the entries of the
- * forst secondary indexes it dropped, if their tables stay.
- */
-extern void forst_dropped_indexes_apply(void);
-
 #endif							/* FORST_DDL_PENDING_H */

@@ -1,26 +1,27 @@
 /*-------------------------------------------------------------------------
  *
  * reindex.c
- *	  REINDEX ... CONCURRENTLY and DROP INDEX CONCURRENTLY on forst tables
- *	  (ddl/reindex.h).
+ *	  REINDEX ... CONCURRENTLY on forst tables (ddl/reindex.h).
  *
- * Both are refused before anything happens, with a hint, for the indexes
- * of forst tables (also reached through a partitioned table or index, a
+ * It is refused before anything happens, with a hint, for the indexes of
+ * forst tables (also reached through a partitioned table or index, a
  * schema or a database):
  *
- *	- a concurrent drop (also the drop of the old index that ends REINDEX
- *	  ... CONCURRENTLY) commits between its steps, and forst removes a
- *	  dropped index's entries in the dropping transaction (ddl/pending.c):
- *	  the entries would stay, under an OID that a later index may get;
- *	- the copy that REINDEX CONCURRENTLY builds of a primary key is no
- *	  primary key until the swap, so it would be built as a unique
- *	  secondary index with entries, and writers wait for the concurrent
- *	  build of a unique index (ddl/utility.c refuses CREATE UNIQUE INDEX
- *	  CONCURRENTLY for that reason).
+ *	- the copy that it builds of a primary key is no primary key until the
+ *	  swap, so it would be built as a unique secondary index with entries
+ *	  (which nothing would remove once it is the key), and writers wait for
+ *	  the concurrent build of a unique index (ddl/index_stmt.c refuses
+ *	  CREATE UNIQUE INDEX CONCURRENTLY for that reason);
+ *	- the copy of an index made by forst.attach inherits its entry_id
+ *	  storage parameter, which two indexes of a table cannot share;
+ *	- the drop of the old index commits inside the statement, after the
+ *	  point where forst writes the tombstones of a dropped index's entries
+ *	  (ddl/index_drop.c).
  *
- * REINDEX and DROP INDEX without CONCURRENTLY do the same (a forst primary
- * key holds nothing to rebuild), and CREATE INDEX CONCURRENTLY builds a new
- * secondary index without blocking writers.
+ * REINDEX without CONCURRENTLY rebuilds a secondary index (a forst primary
+ * key holds nothing to rebuild), and CREATE INDEX CONCURRENTLY of a new
+ * index followed by DROP INDEX CONCURRENTLY of the old one does what
+ * REINDEX CONCURRENTLY would, without blocking writers.
  *
  *-------------------------------------------------------------------------
  */
@@ -121,7 +122,7 @@ refuse(const char *what, const char *name)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot reindex %s \"%s\" concurrently: it has indexes of forst tables", what, name),
 			 errdetail("A concurrent rebuild would leave the old index's entries behind in the table."),
-			 errhint("Use REINDEX without CONCURRENTLY, or CREATE INDEX CONCURRENTLY of a new index and DROP INDEX of the old one.")));
+			 errhint("Use REINDEX without CONCURRENTLY, or CREATE INDEX CONCURRENTLY of a new index and DROP INDEX CONCURRENTLY of the old one.")));
 }
 
 /* Refuses a forst table of the given schema (or any, if InvalidOid). */
@@ -182,28 +183,5 @@ forst_check_reindex_stmt(ReindexStmt *stmt)
 			break;
 		case REINDEX_OBJECT_SYSTEM:
 			break;				/* catalogs only */
-	}
-}
-
-void
-forst_check_drop_index_stmt(DropStmt *stmt)
-{
-	ListCell   *lc;
-
-	if (stmt->removeType != OBJECT_INDEX || !stmt->concurrent)
-		return;
-	foreach(lc, stmt->objects)
-	{
-		RangeVar   *rv = makeRangeVarFromNameList((List *) lfirst(lc));
-		Oid			indexoid = RangeVarGetRelid(rv, NoLock, true);
-
-		if (OidIsValid(indexoid) && get_rel_relkind(indexoid) == RELKIND_INDEX &&
-			is_forst_table(IndexGetRelation(indexoid, false)))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("DROP INDEX CONCURRENTLY is not supported for index \"%s\" of a forst table",
-							rv->relname),
-					 errdetail("forst removes a dropped index's entries in the dropping transaction, which a concurrent drop commits between its steps."),
-					 errhint("Use DROP INDEX without CONCURRENTLY: it writes a tombstone over each entry and blocks writers of the table while it runs.")));
 	}
 }

@@ -43,6 +43,7 @@
 #include "am/ddl/reindex.h"
 #include "am/expiry/expiry.h"
 #include "am/ddl/partition.h"
+#include "am/ddl/index_drop.h"
 #include "am/ddl/pending.h"
 #include "am/ddl/publication.h"
 #include "am/ddl/utility.h"
@@ -588,8 +589,6 @@ forst_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 
 	if (IsA(parsetree, ReindexStmt) && forst_preloaded)
 		forst_check_reindex_stmt((ReindexStmt *) parsetree);
-	if (IsA(parsetree, DropStmt) && forst_preloaded)
-		forst_check_drop_index_stmt((DropStmt *) parsetree);
 	if ((IsA(parsetree, CreatePublicationStmt) ||
 		 IsA(parsetree, AlterPublicationStmt)) && forst_preloaded)
 		forst_check_publication_stmt(parsetree);

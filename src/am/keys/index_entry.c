@@ -65,7 +65,10 @@ forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
 
 /*
  * The secondary indexes of rel.  An index being built is among them, as in
- * the executor's list: rows written from here on get its entries.
+ * the executor's list: rows written from here on get its entries.  An
+ * index that DROP INDEX CONCURRENTLY has made dead (not indislive) is not:
+ * nothing reads it any more, and its entries are about to get tombstones
+ * (ddl/index_drop.c).
  */
 int
 forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
@@ -96,7 +99,8 @@ forst_secondaries_of(Relation rel, Oid pkindex, MemoryContext mcxt,
 		 * routes rows through a partitioned table, the relcache entry of a
 		 * partition's unique index says btree (write/routed_arbiters.c).
 		 */
-		if (forst_index_am(indexoid) != forst_key_am || idx->rd_index->indisprimary)
+		if (forst_index_am(indexoid) != forst_key_am || idx->rd_index->indisprimary ||
+			!idx->rd_index->indislive)
 		{
 			index_close(idx, AccessShareLock);
 			continue;
