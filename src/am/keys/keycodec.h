@@ -124,6 +124,7 @@ extern uint16 forst_key_group_of_bytes(const char *encoded_first_col,
 /* Range scans */
 extern bool forst_key_successor_prefix(StringInfo key);
 
+/* Showing keys (keys/keycodec_decode.c): a full user key as "(v1, v2)". */
 extern char *forst_key_to_text(ForstKeyCodec *codec, const char *key,
 							   size_t len);
 

@@ -2,7 +2,8 @@
  *
  * keys/numeric_key.h
  *	  The memcomparable encoding of numeric key columns (see
- *	  keys/numeric_key.c); used by keys/keycodec.c.
+ *	  keys/numeric_key.c); used by keys/keycodec.c and
+ *	  keys/keycodec_decode.c.
  *
  *-------------------------------------------------------------------------
  */
