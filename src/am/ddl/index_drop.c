@@ -121,8 +121,9 @@ forst_dropped_indexes_apply(void)
 }
 
 /*
- * The end of a top transaction: notes are forgotten, except, at a commit,
- * those of a DROP INDEX CONCURRENTLY between its own commits.
+ * The end of a top transaction (or its PREPARE): notes are forgotten,
+ * except, at a commit, those of a DROP INDEX CONCURRENTLY between its own
+ * commits.
  */
 static void
 index_drop_xact_callback(XactEvent event, void *arg)
@@ -133,8 +134,9 @@ index_drop_xact_callback(XactEvent event, void *arg)
 
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
 		commit = true;
-	else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		commit = false;
+	else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+			 event == XACT_EVENT_PREPARE)
+		commit = false;			/* a prepared one holds no concurrent drop */
 	else
 		return;
 	foreach(lc, dropped_indexes)
