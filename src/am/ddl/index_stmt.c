@@ -145,9 +145,10 @@ forst_check_index_stmt(IndexStmt *stmt)
 				 errhint("Create the index without USING: forst keeps its entries in the table.")));
 	/*
 	 * Concurrently: writers write the entries of an index being built from
-	 * the moment they see it (tableam.c, forst_index_validate_scan).  Not a
-	 * UNIQUE one: writers check a unique index they see, ready or not, and
-	 * would wait for the building transaction's entries.
+	 * the moment they see it (tableam/tableam_ddl.c,
+	 * forst_index_validate_scan).  Not a UNIQUE one: writers check a unique
+	 * index they see, ready or not, and would wait for the building
+	 * transaction's entries.
 	 */
 	if (stmt->concurrent && stmt->unique)
 		ereport(ERROR,

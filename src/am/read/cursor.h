@@ -142,4 +142,10 @@ extern void forst_cursor_note_current(ForstCursor *c);
 
 extern void forst_cursor_close(ForstCursor *c);
 
+/*
+ * For read/cursor.c alone (read/cursor_build.c builds cursors): replaces
+ * the cursor's merge by an unpositioned one over a new view of the table.
+ */
+extern void forst_cursor_rebuild(ForstCursor *c);
+
 #endif							/* FORST_CURSOR_H */

@@ -36,7 +36,7 @@ extern FstSstReader *forst_sst_reader_for_key(const RelFileNode *rnode,
 											  const uint64 *bloom_hash);
 
 /*
- * A reader for a level iterator (read/cursor.c): pinned, it stays open
+ * A reader for a level iterator (read/cursor_build.c): pinned, it stays open
  * until released; released, and unused otherwise in this transaction, it
  * may be closed at once when the open readers exceed
  * forst.sst_reader_memory (see read/sst_readers.c).

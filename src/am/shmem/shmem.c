@@ -1,8 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * shmem.c
- *	  Shared memory of forst: memtable slab pool and table registry
- *	  (see shmem/shmem.h).
+ *	  Shared memory of forst: its layout at start-up, and the memtable slab
+ *	  pool (see shmem/shmem.h).
+ *
+ * Lays out forst's shared memory (the pool's slabs and their states, the
+ * table registry's hash and slots, the words of each backend) and hands
+ * slabs out and takes them back: a writer inserts into its table's active
+ * memtable here, switching to a new slab when it fills and waiting for
+ * memory when the pool is used up; the flush returns slabs to the pool.
+ * The table registry itself, whose entries hold each table's memtables,
+ * is shmem/registry.c: dropping an entry frees its slabs through
+ * forst_slab_free_locked (shmem/shmem_internal.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -11,7 +20,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "access/twophase.h"
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "miscadmin.h"
@@ -30,9 +38,6 @@
 
 ForstShared *forst_shared = NULL;
 uint64		forst_memory_waits = 0;
-/* Installed by wal/wal.c: waits for (or does) the WAL catch-up. */
-void		(*forst_memtables_ready_hook) (void) = NULL;
-void		(*forst_table_gate_hook) (const RelFileNode *rnode) = NULL;
 
 /* Set in the flush and compaction workers, which never wait for memtable memory. */
 bool		forst_in_flush_worker = false;
@@ -201,132 +206,6 @@ forst_slab_memtable(int slab)
 }
 
 /*
- * This backend's direct-mapped cache of registry lookups.  Every statement
- * on a forst table looks its entry up, and the registry's shared lock is
- * one cache line written by every backend that takes it.  An entry stays
- * where it is in shared memory until it is removed, and every removal
- * counts in forst_shared->tables_removed: the cache is valid while that
- * count is the one it was filled under.
- */
-#define TABLE_FRONT_SLOTS	16
-
-static struct
-{
-	RelFileNode rnode;
-	ForstTableShared *ts;
-}			table_front[TABLE_FRONT_SLOTS];
-static uint64 table_front_removed = PG_UINT64_MAX;
-
-static inline int
-table_front_slot(const RelFileNode *rnode)
-{
-	return (int) ((rnode->relNode ^ rnode->dbNode * 31) % TABLE_FRONT_SLOTS);
-}
-
-/* Gives a new entry a slot; false if all are taken.  Lock held exclusively. */
-static bool
-table_slot_take(ForstTableShared *ts)
-{
-	int			slot;
-
-	if (table_slots->nfree > 0)
-		slot = table_slots->free[--table_slots->nfree];
-	else if (table_slots->used < forst_max_tables)
-		slot = table_slots->used++;
-	else
-		return false;
-	ts->slot = slot;
-	table_slots->ts[slot] = ts;
-	return true;
-}
-
-ForstTableShared *
-forst_table_shared(const RelFileNode *rnode, bool create)
-{
-	ForstTableShared *ts;
-	bool		found;
-	uint64		removed;
-	int			slot = table_front_slot(rnode);
-
-	/* memtables are whole only after the WAL catch-up (wal/wal.c) */
-	if (forst_memtables_ready_hook)
-		forst_memtables_ready_hook();
-	/* unlogged tables back at their checkpoint after a crash */
-	if (forst_table_gate_hook)
-		forst_table_gate_hook(rnode);
-	removed = pg_atomic_read_u64(&forst_shared->tables_removed);
-	if (removed != table_front_removed)
-	{
-		memset(table_front, 0, sizeof(table_front));
-		table_front_removed = removed;
-	}
-	else if (table_front[slot].ts != NULL &&
-			 RelFileNodeEquals(table_front[slot].rnode, *rnode))
-		return table_front[slot].ts;
-	LWLockAcquire(forst_shared->lock, LW_SHARED);
-	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
-	LWLockRelease(forst_shared->lock);
-	if (ts)
-	{
-		table_front[slot].rnode = *rnode;
-		table_front[slot].ts = ts;
-	}
-	if (ts || !create)
-		return ts;
-
-	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	ts = hash_search(forst_tables, rnode, HASH_ENTER_NULL, &found);
-	if (ts != NULL && !found && !table_slot_take(ts))
-	{
-		/* the hash may outgrow forst.max_tables, the slots cannot */
-		hash_search(forst_tables, rnode, HASH_REMOVE, NULL);
-		ts = NULL;
-	}
-	if (ts == NULL)
-	{
-		LWLockRelease(forst_shared->lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many forst tables are in use"),
-				 errhint("Increase forst.max_tables (currently %d) and restart the server.",
-						 forst_max_tables)));
-	}
-	if (!found)
-	{
-		LWLockInitialize(&ts->lock, forst_shared->tranche_id);
-		LWLockInitialize(&ts->write_lock, forst_shared->write_tranche_id);
-		LWLockInitialize(&ts->manifest_lock, forst_shared->manifest_tranche_id);
-		pg_atomic_init_u64(&ts->next_file_id, 0);
-		ts->active = -1;
-		ts->nimmutable = 0;
-		ts->loaded = false;
-		ts->manifest_version = 0;
-		ts->kg_lo = 0;
-		ts->kg_hi = PG_UINT16_MAX;
-		ts->fenced = false;
-		ts->unlogged = false;
-		memset(ts->inflight_pid, 0, sizeof(ts->inflight_pid));
-		ts->busy = 0;
-		ts->compacting = false;
-		ts->drop_pending = false;
-		pg_atomic_init_u64(&ts->live_estimate, 0);
-
-		/*
-		 * A prepared transaction keeps its bucket locks across a restart,
-		 * which forgets the flag: with prepared transactions possible,
-		 * writers always look (write/key_locks.h).
-		 */
-		pg_atomic_init_u32(&ts->key_share_spread, max_prepared_xacts > 0 ? 1 : 0);
-		memset(&ts->expiry, 0, sizeof(ts->expiry));
-		pg_atomic_init_u64(&ts->expiry.reclaimed_bytes, 0);
-		pg_atomic_init_u64(&ts->expiry.reclaimed_rows, 0);
-		pg_atomic_init_u64(&ts->expiry.dropped_files, 0);
-	}
-	LWLockRelease(forst_shared->lock);
-	return ts;
-}
-
-/*
  * Gives the memory of a slab that nothing reads any more back to the
  * kernel.  Shared memory pages that a process touched count in its PSS
  * and RSS for as long as it lives, whatever they hold: without this, the
@@ -340,8 +219,8 @@ forst_table_shared(const RelFileNode *rnode, bool create)
  * inside the slab go; where the kernel cannot do it (huge pages and an
  * unaligned slab, say) the memory stays, as before.
  */
-static void
-slab_release_pages(int slab)
+void
+forst_slab_release_pages(int slab)
 {
 	static uintptr_t page_size = 0;
 	uintptr_t	start,
@@ -368,8 +247,8 @@ slab_release_pages(int slab)
  * The generation advances once per reuse (a TID keeps it modulo 64,
  * keys/tid.c): here, unless the caller advanced it already.
  */
-static void
-slab_free_locked(int slab, bool advanced)
+void
+forst_slab_free_locked(int slab, bool advanced)
 {
 	ForstSlab  *s = &forst_shared->slabs[slab];
 
@@ -382,106 +261,6 @@ slab_free_locked(int slab, bool advanced)
 	s->next_free = forst_shared->free_head;
 	forst_shared->free_head = slab;
 	forst_shared->nfree++;
-}
-
-/* Frees a table's memtables and forgets it; forst_shared->lock held. */
-static void
-table_drop_locked(ForstTableShared *ts)
-{
-	int			i;
-
-	if (ts->active >= 0)
-	{
-		slab_release_pages(ts->active);
-		slab_free_locked(ts->active, false);
-	}
-	for (i = 0; i < ts->nimmutable; i++)
-	{
-		slab_release_pages(ts->immutable[i]);
-		slab_free_locked(ts->immutable[i], false);
-	}
-	/* before the entry's memory can be reused: lookup caches drop it */
-	pg_atomic_fetch_add_u64(&forst_shared->tables_removed, 1);
-	table_slots->ts[ts->slot] = NULL;
-	table_slots->free[table_slots->nfree++] = ts->slot;
-	hash_search(forst_tables, &ts->rnode, HASH_REMOVE, NULL);
-}
-
-void
-forst_table_shared_drop(const RelFileNode *rnode)
-{
-	ForstTableShared *ts;
-
-	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
-	if (ts)
-	{
-		/* the flush worker drops it when its flush ends */
-		if (ts->busy > 0)
-			ts->drop_pending = true;
-		else
-			table_drop_locked(ts);
-	}
-	LWLockRelease(forst_shared->lock);
-	ConditionVariableBroadcast(&forst_shared->slab_cv);
-}
-
-ForstTableShared *
-forst_flush_begin(const RelFileNode *rnode)
-{
-	ForstTableShared *ts;
-
-	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
-	if (ts && !ts->drop_pending)
-		ts->busy++;
-	else
-		ts = NULL;
-	LWLockRelease(forst_shared->lock);
-	return ts;
-}
-
-void
-forst_flush_end(ForstTableShared *ts)
-{
-	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	Assert(ts->busy > 0);
-	ts->busy--;
-	if (ts->drop_pending && ts->busy == 0)
-		table_drop_locked(ts);
-	LWLockRelease(forst_shared->lock);
-	ConditionVariableBroadcast(&forst_shared->slab_cv);
-}
-
-/*
- * A compaction worker claims a table (NULL if another one has it, or it is
- * being dropped); forst_compact_end gives it back.
- */
-ForstTableShared *
-forst_compact_begin(const RelFileNode *rnode)
-{
-	ForstTableShared *ts;
-
-	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	ts = hash_search(forst_tables, rnode, HASH_FIND, NULL);
-	if (ts && !ts->drop_pending && !ts->compacting)
-	{
-		ts->busy++;
-		ts->compacting = true;
-	}
-	else
-		ts = NULL;
-	LWLockRelease(forst_shared->lock);
-	return ts;
-}
-
-void
-forst_compact_end(ForstTableShared *ts)
-{
-	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	ts->compacting = false;
-	LWLockRelease(forst_shared->lock);
-	forst_flush_end(ts);
 }
 
 void
@@ -789,11 +568,11 @@ forst_slab_free_retired(int slab, uint64 retired_epoch)
 	/* stale for every view from here on; its pages go next */
 	forst_shared->slabs[slab].generation++;
 	LWLockRelease(forst_shared->lock);
-	slab_release_pages(slab);
+	forst_slab_release_pages(slab);
 	if (forst_debug_slab_release_delay_ms > 0)
 		pg_usleep(forst_debug_slab_release_delay_ms * 1000L);
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	slab_free_locked(slab, true);
+	forst_slab_free_locked(slab, true);
 	LWLockRelease(forst_shared->lock);
 	ConditionVariableBroadcast(&forst_shared->slab_cv);
 	return true;
@@ -803,9 +582,9 @@ void
 forst_slab_free(int slab)
 {
 	/* before it is free: then another writer may take it at once */
-	slab_release_pages(slab);
+	forst_slab_release_pages(slab);
 	LWLockAcquire(forst_shared->lock, LW_EXCLUSIVE);
-	slab_free_locked(slab, false);
+	forst_slab_free_locked(slab, false);
 	LWLockRelease(forst_shared->lock);
 	ConditionVariableBroadcast(&forst_shared->slab_cv);
 }

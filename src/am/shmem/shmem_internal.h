@@ -2,7 +2,9 @@
  *
  * shmem_internal.h
  *	  What the files of shmem/ share and nothing else sees: the table
- *	  registry's hash and slots (shmem/shmem.c owns them).
+ *	  registry's hash and slots (shmem/shmem.c lays them out at start-up,
+ *	  shmem/registry.c adds and removes their entries), and the slab
+ *	  pool's frees that removing an entry takes.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,5 +32,15 @@ typedef struct ForstTableSlots
 } ForstTableSlots;
 
 extern ForstTableSlots *table_slots;
+
+/*
+ * The slab pool's (shmem/shmem.c), for shmem/registry.c, which frees the
+ * slabs of a table it forgets.  forst_slab_release_pages gives a slab's
+ * pages back to the kernel; forst_slab_free_locked returns a slab to the
+ * pool, forst_shared->lock held exclusively (advanced: the caller has
+ * advanced its generation already).
+ */
+extern void forst_slab_release_pages(int slab);
+extern void forst_slab_free_locked(int slab, bool advanced);
 
 #endif							/* FORST_SHMEM_INTERNAL_H */

@@ -1,13 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * tableam.c
- *	  The forst table access method: the TableAmRoutine, scans, fetching
- *	  by TID, storage lifecycle and size estimates.
+ *	  The forst table access method: the TableAmRoutine, scans (also
+ *	  ANALYZE's), fetching by TID and the write callbacks.
  *
  * Writes live in write/dml.c, the visible-row cursor in read/cursor.c.
- * What forst does not offer (TABLESAMPLE, bitmap and TID-range scans,
- * CLUSTER/VACUUM FULL, SET TABLESPACE, other index types) is refused with
- * a clear error rather than half done.
+ * The callbacks for DDL (storage created, truncated, moved or rewritten;
+ * index builds; TOAST) are tableam/tableam_ddl.c's, VACUUM's
+ * tableam/vacuum.c's, sizes and estimates tableam/size.c's: the routine
+ * here names them all.  What forst does not offer (TABLESAMPLE, bitmap and
+ * TID-range scans, CLUSTER/VACUUM FULL, SET TABLESPACE, other index types)
+ * is refused with a clear error rather than half done.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,15 +19,10 @@
 #include <math.h>
 
 #include "access/heapam.h"
-#include "access/multixact.h"
 #include "access/parallel.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
-#include "catalog/pg_am.h"
-#include "catalog/storage.h"
-#include "catalog/storage_xlog.h"
-#include "commands/defrem.h"
 #include "commands/vacuum.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -32,34 +30,30 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
-#include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
 #include "am/forst.h"
-#include "am/ddl/pending.h"
 #include "am/keys/rel.h"
 #include "am/keys/slot.h"
 #include "am/keys/tid.h"
 #include "am/read/mvcc.h"
 #include "am/tableam/tableam.h"
 #include "am/write/dml.h"
-#include "am/wal/wal.h"
 #include "am/tableam/analyze.h"
 #include "am/tableam/size.h"
 #include "am/tableam/vacuum.h"
 #include "am/read/cursor.h"
 #include "am/objects/store.h"
 #include "am/write/onconflict.h"
-#include "am/ddl/migrate.h"
 
 PG_FUNCTION_INFO_V1(forst_tableam_handler);
 
 static const TableAmRoutine forst_methods;
 
-static void
-not_supported(const char *what)
+void
+forst_not_supported(const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -237,7 +231,7 @@ forst_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 	else
 	{
 		if (direction == BackwardScanDirection)
-			not_supported("scanning a parallel scan backward");
+			forst_not_supported("scanning a parallel scan backward");
 		for (;;)
 		{
 			if (scan->empty)
@@ -477,100 +471,7 @@ forst_finish_bulk_insert(Relation rel, int options)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Storage lifecycle                                                       */
-
-static void
-forst_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
-								char persistence, TransactionId *freezeXid,
-								MultiXactId *minmulti)
-{
-	SMgrRelation srel;
-
-	/* UNLOGGED: durable at forst checkpoints (checkpoint/crash_restore.h) */
-	if (persistence == RELPERSISTENCE_TEMP)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("forst tables cannot be temporary"),
-				 errhint("Create the table without TEMPORARY, or use the heap access method.")));
-	*freezeXid = RecentXmin;
-	*minmulti = GetOldestMultiXactId();
-	/* a replay forgets any state of an earlier user of this number */
-	forst_wal_log_rel(XLOG_FORST_CREATE, newrnode);
-
-	/*
-	 * A new relfilenode has nothing flushed.  The store may still hold the
-	 * objects of an earlier table with this number, though: dropped, but
-	 * kept because a retained checkpoint or a clone names them.  Sharing
-	 * their prefix would overwrite them, so the command fails instead (run
-	 * again, it gets another number).  While the store is down this check
-	 * is skipped, so that creating a table does not need the store.
-	 */
-	forst_check_prefix_unused(newrnode);
-	{
-		ForstTableShared *ts = forst_table_shared(newrnode, true);
-
-		LWLockAcquire(&ts->lock, LW_EXCLUSIVE);
-		if (!ts->loaded)
-		{
-			ts->loaded = true;
-			ts->manifest_version = 0;
-		}
-		LWLockRelease(&ts->lock);
-	}
-
-	/*
-	 * An empty main fork, so that PostgreSQL's own storage bookkeeping
-	 * (pending deletes, DROP DATABASE) works as for any relation.
-	 */
-	srel = RelationCreateStorage(*newrnode, persistence, true);
-
-	/*
-	 * An unlogged relation has an init fork (empty here, as the main fork):
-	 * PostgreSQL copies it over the main fork after a crash.  The rows are
-	 * not there; checkpoint/crash_restore.c brings them back.
-	 */
-	if (persistence == RELPERSISTENCE_UNLOGGED)
-	{
-		smgrcreate(srel, INIT_FORKNUM, false);
-		log_smgrcreate(newrnode, INIT_FORKNUM);
-		smgrimmedsync(srel, INIT_FORKNUM);
-	}
-	smgrclose(srel);
-
-	/* the new state goes away if this (sub)transaction aborts ... */
-	forst_drop_storage_at(newrnode, false);
-	/* ... and a TRUNCATE's old state when it commits */
-	if (OidIsValid(rel->rd_node.relNode) && !RelFileNodeEquals(*newrnode, rel->rd_node))
-		forst_drop_storage_at(&rel->rd_node, true);
-}
-
-static void
-forst_relation_nontransactional_truncate(Relation rel)
-{
-	forst_wal_log_rel(XLOG_FORST_DROP, &rel->rd_node);
-	forst_table_shared_drop(&rel->rd_node);
-}
-
-static void
-forst_relation_copy_data(Relation rel, const RelFileNode *newrnode)
-{
-	not_supported("moving to another tablespace");
-}
-
-static void
-forst_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
-								Relation OldIndex, bool use_sort,
-								TransactionId OldestXmin,
-								TransactionId *xid_cutoff,
-								MultiXactId *multi_cutoff,
-								double *num_tuples, double *tups_vacuumed,
-								double *tups_recently_dead)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("CLUSTER and VACUUM FULL are not supported on forst tables"),
-			 errhint("forst tables are kept in key order and compacted in the background.")));
-}
+/* ANALYZE                                                                 */
 
 /*
  * ANALYZE.  A table with files below level 0 is sampled by cells of its
@@ -648,64 +549,13 @@ forst_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 	return true;
 }
 
-static double
-forst_index_build_range_scan(Relation table_rel, Relation index_rel,
-							 struct IndexInfo *index_info, bool allow_sync,
-							 bool anyvisible, bool progress,
-							 BlockNumber start_blockno,
-							 BlockNumber numblocks,
-							 IndexBuildCallback callback,
-							 void *callback_state, TableScanDesc scan)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("index \"%s\" of access method \"%s\" is not supported on forst table \"%s\"",
-					RelationGetRelationName(index_rel),
-					get_am_name(index_rel->rd_rel->relam),
-					RelationGetRelationName(table_rel)),
-			 errdetail("Indexes of other access methods store row locations, which forst rows do not have."),
-			 table_rel->rd_rel->relkind == RELKIND_MATVIEW ?
-			 errhint("A materialized view stored by forst takes no indexes: create it USING heap.") :
-			 errhint("Create the index without USING: forst keeps its entries in the table.")));
-	return 0;
-}
-
-/*
- * The third phase of CREATE INDEX CONCURRENTLY, which on heap inserts the
- * entries of rows written between the build's snapshot and the moment the
- * index became ready for inserts.  A forst writer writes the entries of
- * every index in the table's list, ready or not (keys/index_entry.h), and
- * every writer has had the index in its list since the first wait of the
- * build: those rows' entries are there already.  An entry the build wrote
- * for a row version that a writer replaced meanwhile is harmless: a scan
- * returns a row only if the row still matches its entry
- * (tableam/secondary.c).
- */
-static void
-forst_index_validate_scan(Relation table_rel, Relation index_rel,
-						  struct IndexInfo *index_info, Snapshot snapshot,
-						  struct ValidateIndexState *state)
-{
-}
-
-static bool
-forst_relation_needs_toast_table(Relation rel)
-{
-	/* rows are stored whole; but see forst_migrate_wants_toast() */
-	return forst_migrate_wants_toast(rel);
-}
-
-/* ... and that TOAST table, which forst itself never uses, is a heap */
-static Oid
-forst_relation_toast_am(Relation rel)
-{
-	return HEAP_TABLE_AM_OID;
-}
+/* ---------------------------------------------------------------------- */
+/* Scans forst does not offer                                              */
 
 static bool
 forst_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres)
 {
-	not_supported("a bitmap scan");
+	forst_not_supported("a bitmap scan");
 	return false;
 }
 
@@ -713,14 +563,14 @@ static bool
 forst_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
 							 TupleTableSlot *slot)
 {
-	not_supported("a bitmap scan");
+	forst_not_supported("a bitmap scan");
 	return false;
 }
 
 static bool
 forst_scan_sample_next_block(TableScanDesc scan, struct SampleScanState *scanstate)
 {
-	not_supported("TABLESAMPLE");
+	forst_not_supported("TABLESAMPLE");
 	return false;
 }
 
@@ -728,7 +578,7 @@ static bool
 forst_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
 							 TupleTableSlot *slot)
 {
-	not_supported("TABLESAMPLE");
+	forst_not_supported("TABLESAMPLE");
 	return false;
 }
 
@@ -802,23 +652,4 @@ forst_tableam_handler(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("forst must be loaded via shared_preload_libraries")));
 	PG_RETURN_POINTER(&forst_methods);
-}
-
-bool
-forst_relation_has_rows(Relation rel)
-{
-	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
-	int			slabs[FORST_MAX_IMMUTABLE + 1];
-	int			n,
-				i;
-
-	/* anything flushed counts (even if deleted since: conservative) */
-	forst_table_load(ts);
-	if (ts->manifest_version > 0)
-		return true;
-	n = forst_table_slabs(ts, slabs);
-	for (i = 0; i < n; i++)
-		if (fst_memtable_num_entries(forst_slab_memtable(slabs[i])) > 0)
-			return true;
-	return false;
 }
