@@ -54,6 +54,19 @@ typedef struct DroppedIndex
 
 static List *dropped_indexes = NIL;		/* in TopMemoryContext */
 
+/* The notes become keep's (a list in the current context, freed here). */
+static void
+keep_only(List *keep)
+{
+	MemoryContext old;
+
+	list_free(dropped_indexes);
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	dropped_indexes = list_copy(keep);
+	MemoryContextSwitchTo(old);
+	list_free(keep);
+}
+
 void
 forst_note_dropped_index(Relation index, int dropflags)
 {
@@ -108,16 +121,7 @@ forst_dropped_indexes_apply(void)
 		}
 		pfree(d);
 	}
-	list_free(dropped_indexes);
-	dropped_indexes = NIL;
-	if (keep != NIL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		dropped_indexes = list_copy(keep);
-		MemoryContextSwitchTo(old);
-		list_free(keep);
-	}
+	keep_only(keep);
 }
 
 /*
@@ -148,16 +152,7 @@ index_drop_xact_callback(XactEvent event, void *arg)
 		else
 			pfree(d);
 	}
-	list_free(dropped_indexes);
-	dropped_indexes = NIL;
-	if (keep != NIL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		dropped_indexes = list_copy(keep);
-		MemoryContextSwitchTo(old);
-		list_free(keep);
-	}
+	keep_only(keep);
 }
 
 void
