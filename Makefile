@@ -30,14 +30,14 @@ SHLIB_LINK = -llz4 -lzstd -lcurl -lssl -lcrypto -lxml2
 # runs both on a private temporary instance as an unprivileged user, taking
 # the list from here (make print-regress).  "make installcheck" runs them
 # against an already running server that preloads forst.
-REGRESS = forst_load forst_keycodec forst_table forst_onconflict forst_triggers forst_stats forst_differential forst_counters forst_window forst_expiry forst_checkpoint forst_attach_index forst_migrate forst_rekey forst_publication forst_roles forst_upgrade forst_keyarray forst_scan_parallel forst_scan_backward forst_partition forst_partition_index forst_partman forst_secondary forst_unique_secondary forst_partial_index forst_expr_index forst_foreign_keys
+REGRESS = forst_load forst_keycodec forst_table forst_onconflict forst_triggers forst_stats forst_differential forst_counters forst_window forst_expiry forst_checkpoint forst_attach_index forst_migrate forst_rekey forst_publication forst_roles forst_upgrade forst_keyarray forst_scan_parallel forst_scan_backward forst_partition forst_partition_index forst_partman forst_secondary forst_unique_secondary forst_partial_index forst_expr_index forst_foreign_keys forst_vacuum_full
 REGRESS_OPTS = --temp-config=test/forst.conf
 # Isolation tests (specs/*.spec, expected/*.out): concurrent sessions.
 # scripts/test.sh runs them on their own temporary instance (make
 # print-isolation); "make installcheck" runs them too.
 ISOLATION = forst_update_conflict forst_unique forst_serializable forst_row_locks forst_epq forst_epq_moved \
 	forst_misc forst_onconflict_iso forst_migrate_iso forst_partition_upsert forst_secondary_iso \
-	forst_unique_secondary_iso forst_fkey_iso
+	forst_unique_secondary_iso forst_fkey_iso forst_vacuum_full_iso
 ISOLATION_OPTS = --temp-config=test/forst.conf
 TAP_TESTS = 1
 

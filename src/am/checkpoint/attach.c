@@ -162,7 +162,7 @@ write_object(const char *key, const char *data, bool if_absent)
 /*
  * Publishes next (built on the table's current version, which the caller
  * read under ts->manifest_lock, held) and switches the table to it: the
- * shared state, and a standby through a MANIFEST record.
+ * shared state, and a standby through a MANIFEST_ROWS record.
  */
 static void
 install_manifest(ForstTableShared *ts, FstManifest *next)
@@ -178,7 +178,8 @@ install_manifest(ForstTableShared *ts, FstManifest *next)
 	ts->loaded = true;
 	covered = forst_table_unflushed_lsn(ts);
 	LWLockRelease(&ts->lock);
-	forst_wal_log_manifest(&rnode, next->version, covered);
+	/* the attached rows are in no PUT record: see wal.h */
+	forst_wal_log_manifest_rows(&rnode, next->version, covered);
 }
 
 /*
@@ -341,7 +342,7 @@ attach_locked(Relation rel, ForstTableShared *ts, const FstManifest *srcp,
 		rule_map[i] = nrules++;
 	}
 
-	fst_manifest_init(&next);
+	forst_manifest_init_new(&next, &rel->rd_node);
 	if (base)
 	{
 		memcpy(next.table_uuid, base->table_uuid, FST_MANIFEST_UUID_LEN);
@@ -351,12 +352,6 @@ attach_locked(Relation rel, ForstTableShared *ts, const FstManifest *srcp,
 		next.last_seq = base->last_seq;
 		next.ttl_attnum = base->ttl_attnum;
 		next.ttl_interval_us = base->ttl_interval_us;
-	}
-	else
-	{
-		memcpy(next.table_uuid, &rel->rd_node.dbNode, sizeof(Oid));
-		memcpy(next.table_uuid + 4, &rel->rd_node.relNode, sizeof(Oid));
-		next.next_file_id = 1;
 	}
 	next.created_at = (int64) GetCurrentTimestamp() +
 		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;

@@ -50,7 +50,9 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "commands/progress.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/latch.h"
 #include "storage/procarray.h"
 #include "utils/timestamp.h"
@@ -151,6 +153,7 @@ typedef struct OutputCtx
 	ForstSpool	spool;			/* the output being built */
 	TimestampTz started;		/* for forst.compaction_rate_limit */
 	uint64		written;		/* bytes uploaded so far */
+	bool		progress;		/* VACUUM FULL's: heap_blks_scanned */
 } OutputCtx;
 
 /*
@@ -231,6 +234,9 @@ out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
 		forst_cache_admit_source(key, src);
 		forst_stats_add(FS_COMPACTION_BYTES_WRITTEN, src->len);
 		o->written += src->len;
+		if (o->progress)
+			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED,
+										 (int64) (o->written / BLCKSZ));
 		rc = compaction_throttle(o, err);
 	}
 	return rc;
@@ -244,10 +250,11 @@ out_finish(void *arg, uint64 file_id, const FstSstProps *props, FstError *err)
  * version, switches the table's readers to it and tells a standby.
  */
 static void
-publish(ForstTableShared *ts, FstManifestEdit *edit)
+publish(ForstTableShared *ts, FstManifestEdit *edit, bool new_rows)
 {
 	RelFileNode rnode = ts->rnode;
 	const FstManifest *m;
+	FstManifest empty;
 	FstManifest next;
 	FstError	err;
 	FstCode		rc;
@@ -256,11 +263,14 @@ publish(ForstTableShared *ts, FstManifestEdit *edit)
 
 	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
 	cur_version = ts->manifest_version;
-	m = forst_manifest_at(&rnode, cur_version);
+	/* a table that has none yet: VACUUM FULL's new one */
+	forst_manifest_init_new(&empty, &rnode);
+	m = cur_version > 0 ? forst_manifest_at(&rnode, cur_version) : &empty;
 	edit->has_next_file_id = true;
 	edit->next_file_id = Max(m->next_file_id, pg_atomic_read_u64(&ts->next_file_id));
 	rc = fst_manifest_apply(m, edit, &next, &err);
 	fst_manifest_edit_free(edit);
+	fst_manifest_free(&empty);
 	if (rc != FST_OK)
 		forst_report(rc, &err, "applying a compaction edit");
 	next.version = cur_version + 1;
@@ -273,7 +283,10 @@ publish(ForstTableShared *ts, FstManifestEdit *edit)
 		ts->manifest_version = new_version;
 	LWLockRelease(&ts->lock);
 	/* a standby follows (no memtable changed: nothing newly covered) */
-	forst_wal_log_manifest(&rnode, new_version, InvalidXLogRecPtr);
+	if (new_rows)
+		forst_wal_log_manifest_rows(&rnode, new_version, InvalidXLogRecPtr);
+	else
+		forst_wal_log_manifest(&rnode, new_version, InvalidXLogRecPtr);
 	LWLockRelease(&ts->manifest_lock);
 }
 
@@ -283,6 +296,43 @@ compact_reader(void *arg, const FstFileMeta *f, FstSstReader **r, FstError *err)
 {
 	*r = forst_sst_reader((const RelFileNode *) arg, f);
 	return FST_OK;
+}
+
+/*
+ * Sets job up for pick: the MVCC and expiry rules (mc, filled here, must
+ * live as long as the job), outputs written as files of out_ts (out,
+ * filled here), inputs read as files of in_rnode.
+ */
+static void
+job_prepare(FstCompactionJob *job, const FstCompactionPick *pick,
+			MvccCtx *mc, const ForstExpiry *expiry, OutputCtx *out,
+			ForstTableShared *out_ts, RelFileNode *in_rnode)
+{
+	fst_compaction_job_init(job, pick);
+	memset(out, 0, sizeof(*out));
+	out->rnode = out_ts->rnode;
+	out->ts = out_ts;
+	out->started = GetCurrentTimestamp();
+	if (!pick->trivial_move)
+		forst_spool_begin(&out->spool);
+
+	mc->horizon = GetOldestNonRemovableTransactionId(NULL);
+	mc->expiry = *expiry;
+	job->mvcc.xid_state = compact_xid_state;
+	job->mvcc.before_horizon = compact_before_horizon;
+	job->mvcc.expired = expiry->active ? compact_expired : NULL;
+	job->mvcc.ttl_of = expiry->attnum > 0 ? compact_ttl_of : NULL;
+	job->mvcc.arg = mc;
+	job->reader = compact_reader;
+	job->reader_arg = in_rnode;
+	job->params.sst.block_size = forst_block_size_for_level(pick->output_level);
+	job->params.sst.compression = forst_compression_for_level(pick->output_level);
+	job->params.target_file_size = (uint64) forst_target_file_size_kb * 1024;
+	/* compressible rows: every block of an output must have TIDs */
+	job->params.max_file_blocks = FORST_SST_MAX_BLOCKS;
+	job->params.output.open_output = out_open;
+	job->params.output.finish_output = out_finish;
+	job->params.output.arg = out;
 }
 
 bool
@@ -352,7 +402,7 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	{
 		elog(DEBUG1, "forst: dropping %d expired files of %u/%u (" UINT64_FORMAT " bytes)",
 			 ndropped, rnode.dbNode, rnode.relNode, dropped_bytes);
-		publish(ts, &edit);
+		publish(ts, &edit, false);
 		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_bytes, dropped_bytes);
 		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_rows, dropped_rows);
 		pg_atomic_fetch_add_u64(&ts->expiry.dropped_files, ndropped);
@@ -373,31 +423,7 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 		return false;
 
 	fst_manifest_edit_init(&edit);
-	fst_compaction_job_init(&job, &pick);
-	memset(&out, 0, sizeof(out));
-	out.rnode = rnode;
-	out.ts = ts;
-	out.started = GetCurrentTimestamp();
-	if (!pick.trivial_move)
-		forst_spool_begin(&out.spool);
-
-	mc.horizon = GetOldestNonRemovableTransactionId(NULL);
-	mc.expiry = expiry;
-	job.mvcc.xid_state = compact_xid_state;
-	job.mvcc.before_horizon = compact_before_horizon;
-	job.mvcc.expired = expiry.active ? compact_expired : NULL;
-	job.mvcc.ttl_of = expiry.attnum > 0 ? compact_ttl_of : NULL;
-	job.mvcc.arg = &mc;
-	job.reader = compact_reader;
-	job.reader_arg = &rnode;
-	job.params.sst.block_size = forst_block_size_for_level(pick.output_level);
-	job.params.sst.compression = forst_compression_for_level(pick.output_level);
-	job.params.target_file_size = (uint64) forst_target_file_size_kb * 1024;
-	/* compressible rows: every block of an output must have TIDs */
-	job.params.max_file_blocks = FORST_SST_MAX_BLOCKS;
-	job.params.output.open_output = out_open;
-	job.params.output.finish_output = out_finish;
-	job.params.output.arg = &out;
+	job_prepare(&job, &pick, &mc, &expiry, &out, ts, &rnode);
 	rc = fst_compaction_job_run(&job, &edit, &err);
 	dctx_rows = job.expired_rows;
 	dctx_bytes = job.expired_bytes;
@@ -431,7 +457,7 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 		forst_report(rc, &err, "compacting SST files");
 	}
 	fst_compaction_pick_free(&pick);
-	publish(ts, &edit);
+	publish(ts, &edit, false);
 	/* queries read the outputs now: the inputs' blocks are dead weight */
 	if (ngone > 0)
 		forst_blockshare_forget_files(gone, ngone);
@@ -441,4 +467,125 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_rows, dctx_rows);
 	}
 	return true;
+}
+
+/*
+ * VACUUM FULL's rewrite (tableam/rewrite.c): every file of table "from",
+ * merged as one compaction into new files of table "to", whose manifest
+ * gets them at the level whose target holds them all.  The same MVCC and
+ * expiry rules as any compaction: the versions some snapshot may still
+ * see are kept with their xids and sequences, the rest (older versions,
+ * tombstones, expired rows) is dropped, as at the bottom level.  The
+ * caller has flushed from's memtables, holds from's compaction (no worker
+ * changes its files meanwhile) and from's table in AccessExclusiveLock;
+ * "to" is new and empty.  from's files stay as they are.
+ */
+void
+forst_compact_into(ForstTableShared *from, ForstTableShared *to,
+				   ForstCompactIntoResult *res)
+{
+	RelFileNode from_rnode = from->rnode;
+	uint64		version;
+	const FstManifest *m;
+	FstCompactionPickOptions po;
+	FstCompactionPick pick;
+	FstManifestEdit edit;
+	FstCompactionJob job;
+	MvccCtx		mc;
+	ForstExpiry expiry;
+	OutputCtx	out;
+	FstError	err;
+	FstCode		rc;
+	uint64		bytes = 0;
+	uint64		max_seq = 0;
+	int			total = 0;
+	int			n = 0;
+
+	memset(res, 0, sizeof(*res));
+	LWLockAcquire(&from->lock, LW_SHARED);
+	version = from->manifest_version;
+	LWLockRelease(&from->lock);
+	if (version == 0)
+		return;
+	m = forst_manifest_at(&from_rnode, version);
+	for (int l = 0; l < FST_NUM_LEVELS; l++)
+		total += m->levels[l].nfiles;
+	if (total == 0)
+		return;
+
+	memset(&pick, 0, sizeof(pick));
+	pick.inputs[0] = fst_malloc(sizeof(FstFileMeta *) * total);
+	pick.input_index[0] = fst_malloc(sizeof(int) * total);
+	if (pick.inputs[0] == NULL || pick.input_index[0] == NULL)
+	{
+		fst_compaction_pick_free(&pick);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	for (int l = 0; l < FST_NUM_LEVELS; l++)
+		for (int i = 0; i < m->levels[l].nfiles; i++)
+		{
+			const FstFileMeta *f = &m->levels[l].files[i].meta;
+
+			pick.inputs[0][n] = f;
+			pick.input_index[0][n] = n;
+			n++;
+			bytes += f->size;
+			max_seq = Max(max_seq, f->seq_max);
+		}
+	/* as level 0: every file its own sorted run, merged */
+	pick.level = 0;
+	pick.ninputs[0] = total;
+	pick.bottom_level = true;
+	fst_compaction_pick_options_default(&po);
+	po.level1_target_bytes = (uint64) 64 * 1024 * 1024;
+	pick.output_level = 1;
+	while (pick.output_level < FST_NUM_LEVELS - 1 &&
+		   fst_level_target_bytes(&po, pick.output_level) < bytes)
+		pick.output_level++;
+
+	/* the expiry rule, once no checkpoint is taking its cut (see there) */
+	while (!forst_checkpoint_gate_enter())
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	(void) forst_expiry_shared_rule(from, GetCurrentTimestamp(), &expiry);
+	forst_checkpoint_gate_leave();
+
+	fst_manifest_edit_init(&edit);
+	job_prepare(&job, &pick, &mc, &expiry, &out, to, &from_rnode);
+	out.progress = true;
+	pgstat_progress_update_param(PROGRESS_CLUSTER_TOTAL_HEAP_BLKS,
+								 (int64) (bytes / BLCKSZ));
+	rc = fst_compaction_job_run(&job, &edit, &err);
+	forst_spool_end(&out.spool);
+	res->files_in = total;
+	res->files_out = job.result.nfiles;
+	res->output_level = pick.output_level;
+	res->stats = job.result.stats;
+	for (int i = 0; i < job.result.nfiles; i++)
+		if (job.result.files[i].xid_min != 0)
+			fst_xid_range_note(&res->xid_min, &res->xid_max,
+							   job.result.files[i].xid_min);
+	fst_compaction_job_free(&job);
+	fst_compaction_pick_free(&pick);
+	if (rc != FST_OK)
+	{
+		fst_manifest_edit_free(&edit);
+		forst_spool_raise_error(&out.spool);
+		CHECK_FOR_INTERRUPTS();
+		forst_report(rc, &err, "rewriting SST files");
+	}
+
+	/* from's files are from's: "to" only gains the outputs */
+	for (int i = 0; i < edit.nremoves; i++)
+		fst_free(edit.removes[i].owner);
+	edit.nremoves = 0;
+	edit.has_last_seq = true;
+	edit.last_seq = max_seq;
+	publish(to, &edit, true);
 }

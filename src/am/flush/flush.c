@@ -225,21 +225,15 @@ forst_flush_one(ForstTableShared *ts, int *retired_slab)
 	 */
 	LWLockAcquire(&ts->manifest_lock, LW_EXCLUSIVE);
 	base_version = ts->manifest_version;
-	fst_manifest_init(&next);
 	if (base_version > 0)
 	{
+		fst_manifest_init(&next);
 		rc = fst_manifest_copy(&next, forst_manifest_at(&rnode, base_version), &err);
 		if (rc != FST_OK)
 			forst_report(rc, &err, "copying a manifest");
 	}
 	else
-	{
-		uint32		h = rnode.relNode;
-
-		next.next_file_id = 1;
-		memcpy(next.table_uuid, &rnode.dbNode, sizeof(Oid));
-		memcpy(next.table_uuid + 4, &h, sizeof(uint32));
-	}
+		forst_manifest_init_new(&next, &rnode);
 	fst_manifest_edit_init(&edit);
 	if (have_file)
 	{

@@ -112,6 +112,15 @@ forst_manifests_cached(void)
 	return manifest_cache ? hash_get_num_entries(manifest_cache) : 0;
 }
 
+void
+forst_manifest_init_new(FstManifest *m, const RelFileNode *rnode)
+{
+	fst_manifest_init(m);
+	memcpy(m->table_uuid, &rnode->dbNode, sizeof(Oid));
+	memcpy(m->table_uuid + 4, &rnode->relNode, sizeof(Oid));
+	m->next_file_id = 1;
+}
+
 const FstManifest *
 forst_manifest_at(const RelFileNode *rnode, uint64 version)
 {
@@ -263,6 +272,19 @@ forst_table_view(ForstTableShared *ts, const RelFileNode *rnode,
 	memcpy(&view->slabs[view->nslabs], ts->immutable, sizeof(int) * ts->nimmutable);
 	view->nslabs += ts->nimmutable;
 	view->manifest_version = ts->manifest_version;
+	/* replay itself reads on, into the memtables (wal/replay.c) */
+	if (unlikely(ts->unreadable_rows_version != 0) && !AmStartupProcess())
+	{
+		uint64		v = ts->unreadable_rows_version;
+
+		LWLockRelease(&ts->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("forst: this standby cannot read version " UINT64_FORMAT " of table %u/%u/%u, whose rows are only in the primary's object store",
+						v, rnode->spcNode, rnode->dbNode, rnode->relNode),
+				 errdetail("VACUUM FULL or forst.attach on the primary wrote the table's rows as files, without WAL records of the rows."),
+				 errhint("Set forst.remote_dir on the standby to the primary's object store.")));
+	}
 	/* a slab's generation changes only when it is freed, which our pin stops */
 	for (i = 0; i < view->nslabs; i++)
 		view->generations[i] = forst_shared->slabs[view->slabs[i]].generation;

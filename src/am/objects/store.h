@@ -109,6 +109,12 @@ extern uint64 forst_table_inflight_low(ForstTableShared *ts);
  */
 extern void forst_manifest_publish(const RelFileNode *rnode, FstManifest *m);
 
+/*
+ * The manifest before a table's first version: empty (fst_manifest_init),
+ * its uuid made of rnode, file ids from 1.
+ */
+extern void forst_manifest_init_new(FstManifest *m, const RelFileNode *rnode);
+
 /* The manifest of a table at a version (> 0), cached by this backend. */
 extern const FstManifest *forst_manifest_at(const RelFileNode *rnode,
 											uint64 version);

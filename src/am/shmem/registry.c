@@ -135,6 +135,7 @@ forst_table_shared(const RelFileNode *rnode, bool create)
 		ts->nimmutable = 0;
 		ts->loaded = false;
 		ts->manifest_version = 0;
+		ts->unreadable_rows_version = 0;
 		ts->kg_lo = 0;
 		ts->kg_hi = PG_UINT16_MAX;
 		ts->fenced = false;

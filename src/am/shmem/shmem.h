@@ -107,6 +107,9 @@ typedef struct ForstTableShared
 	int			nimmutable;
 	int			immutable[FORST_MAX_IMMUTABLE]; /* newest first */
 	bool		loaded;			/* manifest_version read from the store */
+	uint64		unreadable_rows_version;	/* a standby: a version with rows
+											 * no PUT carried that it cannot
+											 * read (wal/replay.c); 0: none */
 	uint64		manifest_version;	/* 0: nothing flushed yet */
 	uint16		kg_lo;			/* key groups the table owns (its manifest's */
 	uint16		kg_hi;			/* range; all until a manifest says less) */

@@ -32,15 +32,6 @@ extern void forst_relation_set_new_filenode(Relation rel,
 extern void forst_relation_nontransactional_truncate(Relation rel);
 extern void forst_relation_copy_data(Relation rel,
 									 const RelFileNode *newrnode);
-extern void forst_relation_copy_for_cluster(Relation OldTable,
-											Relation NewTable,
-											Relation OldIndex, bool use_sort,
-											TransactionId OldestXmin,
-											TransactionId *xid_cutoff,
-											MultiXactId *multi_cutoff,
-											double *num_tuples,
-											double *tups_vacuumed,
-											double *tups_recently_dead);
 extern double forst_index_build_range_scan(Relation table_rel,
 										   Relation index_rel,
 										   struct IndexInfo *index_info,

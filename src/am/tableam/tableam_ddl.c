@@ -10,8 +10,8 @@
  * bookkeeping works as for any relation; forst's state goes if the
  * (sub)transaction aborts, the old relfilenode's when it commits.  A
  * truncate in place (of storage this transaction created) drops the state
- * at once.  Moving to another tablespace, CLUSTER and VACUUM FULL, and
- * indexes of other access methods are refused.  Rows are stored whole, so
+ * at once.  Moving to another tablespace and indexes of other access
+ * methods are refused (VACUUM FULL's rewrite is in tableam/vacuum.c).  Rows are stored whole, so
  * a table has no TOAST table of its own (but see forst_migrate_wants_toast).
  * tableam/tableam.c puts these callbacks into the TableAmRoutine.
  *
@@ -115,21 +115,6 @@ void
 forst_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 {
 	forst_not_supported("moving to another tablespace");
-}
-
-void
-forst_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
-								Relation OldIndex, bool use_sort,
-								TransactionId OldestXmin,
-								TransactionId *xid_cutoff,
-								MultiXactId *multi_cutoff,
-								double *num_tuples, double *tups_vacuumed,
-								double *tups_recently_dead)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("CLUSTER and VACUUM FULL are not supported on forst tables"),
-			 errhint("forst tables are kept in key order and compacted in the background.")));
 }
 
 bool

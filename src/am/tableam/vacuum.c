@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * vacuum.c
- *	  VACUUM of a forst table: keeping relfrozenxid honest.
+ *	  VACUUM of a forst table: keeping relfrozenxid honest; VACUUM FULL
+ *	  (at the end of this file).
  *
  * Compaction removes the versions no snapshot can see (compact/compact.c),
  * so VACUUM has no dead rows to look for.  What it must do is what lets
@@ -56,6 +57,9 @@
 #include "am/objects/store.h"
 #include "am/tableam/vacuum.h"
 #include "am/compact/compact.h"
+#include "am/expiry/expiry.h"
+#include "am/tableam/tableam.h"
+#include "am/write/dml.h"
 
 /* How long VACUUM waits for a flush of memtables holding old xids. */
 #define FLUSH_WAIT_MS		60000
@@ -164,6 +168,28 @@ flush_memtables(Relation rel)
 }
 
 /*
+ * The table's compaction, taken from the compaction worker (waiting for it
+ * to let go); NULL if the table is being dropped.  Give it back with
+ * forst_compact_end.
+ */
+static ForstTableShared *
+compaction_of(Relation rel)
+{
+	ForstTableShared *ts;
+
+	while ((ts = forst_compact_begin(&rel->rd_node)) == NULL)
+	{
+		if (forst_table_shared(&rel->rd_node, false) == NULL)
+			return NULL;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 100, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return ts;
+}
+
+/*
  * Rewrites every file of the table holding xids older than limit, as the
  * table's compaction worker (waiting for the worker to let go of it).
  * Returns the number of compactions run.
@@ -182,16 +208,8 @@ freeze_files(Relation rel, TransactionId limit)
 	if (todo == 0)
 		return 0;
 	pgstat_progress_update_param(PROGRESS_VACUUM_TOTAL_HEAP_BLKS, todo);
-	while ((ts = forst_compact_begin(&rel->rd_node)) == NULL)
-	{
-		/* a compaction worker has it, or the table is being dropped */
-		if (forst_table_shared(&rel->rd_node, false) == NULL)
-			return 0;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 100, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
+	if ((ts = compaction_of(rel)) == NULL)
+		return 0;
 	PG_TRY();
 	{
 		/* a compaction may take in several such files, or move one down */
@@ -283,4 +301,87 @@ forst_relation_vacuum(Relation rel, struct VacuumParams *params,
 			 errdetail("Aggressive: %d compactions froze the xids older than %u.",
 					   rewritten, freeze_limit) : 0));
 	pgstat_progress_end_command();
+}
+
+/*
+ * VACUUM FULL.  PostgreSQL gives the table a new relfilenode, has this
+ * fill it, swaps it in, rebuilds the indexes on it and drops the old one
+ * when the transaction commits (cluster.c), all under AccessExclusiveLock.
+ * forst fills it with one compaction of all the old one's files
+ * (forst_compact_into): the versions some snapshot may still see are kept
+ * with their xids, as heap's rewrite keeps xmin and xmax, so that VACUUM
+ * FULL stays MVCC-safe; older versions, tombstones and expired rows go.
+ * The old memtables are flushed first.  The new files sit at one level,
+ * the one whose target size holds them all, so that no compaction is due
+ * right after.  Secondary index entries are copied with the rows (the
+ * rebuild of each index that follows writes them again).  Progress:
+ * pg_stat_progress_cluster's heap_blks_total is the input's size in
+ * blocks, heap_blks_scanned the output's so far.
+ *
+ * An unlogged forst table is refused: it returns to its last checkpoint
+ * after a crash, which names the files of the relfilenode it had then.
+ */
+void
+forst_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
+								Relation OldIndex, bool use_sort,
+								TransactionId OldestXmin,
+								TransactionId *xid_cutoff,
+								MultiXactId *multi_cutoff,
+								double *num_tuples, double *tups_vacuumed,
+								double *tups_recently_dead)
+{
+	ForstTableShared *from;
+	ForstTableShared *to;
+	ForstCompactIntoResult res;
+	ForstExpiry expiry;
+
+	if (OldIndex != NULL)
+		forst_not_supported("CLUSTER");
+	if (OldTable->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("VACUUM FULL is not supported on unlogged forst table \"%s\"",
+						RelationGetRelationName(OldTable)),
+				 errdetail("After a crash the table returns to its last checkpoint, which names the files it has now."),
+				 errhint("Compaction reclaims the space in the background; VACUUM FREEZE rewrites the files holding old transaction ids.")));
+
+	/* the expiry rule in the table's shared state, for the compaction */
+	forst_expiry_get(OldTable, &expiry);
+	if (!flush_memtables(OldTable))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("forst: could not flush the memtables of table \"%s\" within %d s",
+						RelationGetRelationName(OldTable), FLUSH_WAIT_MS / 1000),
+				 errhint("Check that the object store is reachable (forst.stats).")));
+	to = forst_table_for_write(NewTable);
+	from = compaction_of(OldTable);
+	if (from == NULL)
+		elog(ERROR, "forst: table \"%s\" is being dropped",
+			 RelationGetRelationName(OldTable));
+	pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
+								 PROGRESS_CLUSTER_PHASE_WRITE_NEW_HEAP);
+	PG_TRY();
+	{
+		forst_compact_into(from, to, &res);
+	}
+	PG_FINALLY();
+	{
+		forst_compact_end(from);
+	}
+	PG_END_TRY();
+
+	*num_tuples = (double) res.stats.entries_out;
+	*tups_vacuumed = (double) (res.stats.entries_in - res.stats.entries_out);
+	*tups_recently_dead = 0;
+	/* relfrozenxid: no later than the oldest xid the new files keep */
+	if (res.xid_min != 0 && TransactionIdPrecedes(res.xid_min, *xid_cutoff))
+		*xid_cutoff = res.xid_min;
+	/* forst stores no multixacts: *multi_cutoff stands */
+	pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_WRITTEN,
+								 (int64) res.stats.entries_out);
+	ereport(DEBUG1,
+			(errmsg("forst: rewrote \"%s\": %d files into %d at level %d, " UINT64_FORMAT " of " UINT64_FORMAT " entries kept",
+					RelationGetRelationName(OldTable), res.files_in,
+					res.files_out, res.output_level, res.stats.entries_out,
+					res.stats.entries_in)));
 }

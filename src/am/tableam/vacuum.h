@@ -15,4 +15,19 @@
 extern void forst_relation_vacuum(Relation rel, struct VacuumParams *params,
 								  BufferAccessStrategy bstrategy);
 
+/*
+ * The table AM's relation_copy_for_cluster: VACUUM FULL's rewrite into the
+ * new relfilenode (CLUSTER never reaches it: forst_key indexes are not
+ * clusterable).
+ */
+extern void forst_relation_copy_for_cluster(Relation OldTable,
+											Relation NewTable,
+											Relation OldIndex, bool use_sort,
+											TransactionId OldestXmin,
+											TransactionId *xid_cutoff,
+											MultiXactId *multi_cutoff,
+											double *num_tuples,
+											double *tups_vacuumed,
+											double *tups_recently_dead);
+
 #endif							/* FORST_VACUUM_H */

@@ -275,7 +275,7 @@ apply_put(const RelFileNode *rnode, FstSlice ikey, FstSlice value,
  * Nothing here may fail on store errors: this runs in the startup process.
  */
 static void
-apply_manifest(const xl_forst_manifest *xlrec)
+apply_manifest(const xl_forst_manifest *xlrec, bool new_rows)
 {
 	ForstTableShared *ts = forst_table_shared(&xlrec->rnode, true);
 	bool		standby = AmStartupProcess() && StandbyMode;
@@ -309,7 +309,12 @@ apply_manifest(const xl_forst_manifest *xlrec)
 		if (xlrec->version > ts->manifest_version)
 			ts->manifest_version = xlrec->version;
 		ts->loaded = true;
+		/* a later version holds those rows too (or what became of them) */
+		if (xlrec->version >= ts->unreadable_rows_version)
+			ts->unreadable_rows_version = 0;
 	}
+	else if (standby && new_rows)
+		ts->unreadable_rows_version = xlrec->version;
 	/*
 	 * Only a standby, which checked that it reads the version, frees what
 	 * it covers.  Crash recovery and catch-up cannot tell a version of
@@ -351,13 +356,14 @@ forst_replay_record(XLogReaderState *record)
 				break;
 			}
 		case XLOG_FORST_MANIFEST:
+		case XLOG_FORST_MANIFEST_ROWS:
 			{
 				xl_forst_manifest xlrec;
 
 				if (len != sizeof(xl_forst_manifest))
 					goto bad;
 				memcpy(&xlrec, data, sizeof(xlrec));
-				apply_manifest(&xlrec);
+				apply_manifest(&xlrec, info == XLOG_FORST_MANIFEST_ROWS);
 				break;
 			}
 		case XLOG_FORST_CREATE:
@@ -421,6 +427,8 @@ forst_identify(uint8 info)
 			return "DROP";
 		case XLOG_FORST_MANIFEST:
 			return "MANIFEST";
+		case XLOG_FORST_MANIFEST_ROWS:
+			return "MANIFEST_ROWS";
 	}
 	return NULL;
 }
@@ -463,7 +471,8 @@ forst_desc(StringInfo buf, XLogReaderState *record)
 		appendStringInfo(buf, "rel %u/%u/%u", xlrec.rnode.spcNode,
 						 xlrec.rnode.dbNode, xlrec.rnode.relNode);
 	}
-	else if (info == XLOG_FORST_MANIFEST && len == sizeof(xl_forst_manifest))
+	else if ((info == XLOG_FORST_MANIFEST || info == XLOG_FORST_MANIFEST_ROWS) &&
+			 len == sizeof(xl_forst_manifest))
 	{
 		xl_forst_manifest xlrec;
 

@@ -468,9 +468,9 @@ forst_wal_log_rel(uint8 info, const RelFileNode *rnode)
  * MANIFEST is logged by the flush worker once a manifest version is in the
  * store.  Nothing needs it on a server whose settings forbid forst writes.
  */
-void
-forst_wal_log_manifest(const RelFileNode *rnode, uint64 version,
-					   XLogRecPtr covered_lsn)
+static void
+log_manifest(const RelFileNode *rnode, uint64 version, XLogRecPtr covered_lsn,
+			 uint8 info)
 {
 	xl_forst_manifest xlrec;
 
@@ -481,7 +481,21 @@ forst_wal_log_manifest(const RelFileNode *rnode, uint64 version,
 	xlrec.covered_lsn = covered_lsn;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-	(void) XLogInsert(FORST_RMGR_ID, XLOG_FORST_MANIFEST);
+	(void) XLogInsert(FORST_RMGR_ID, info);
+}
+
+void
+forst_wal_log_manifest(const RelFileNode *rnode, uint64 version,
+					   XLogRecPtr covered_lsn)
+{
+	log_manifest(rnode, version, covered_lsn, XLOG_FORST_MANIFEST);
+}
+
+void
+forst_wal_log_manifest_rows(const RelFileNode *rnode, uint64 version,
+							XLogRecPtr covered_lsn)
+{
+	log_manifest(rnode, version, covered_lsn, XLOG_FORST_MANIFEST_ROWS);
 }
 
 /* ---------------------------------------------------------------------- */

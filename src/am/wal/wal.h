@@ -30,6 +30,11 @@
  *			before covered_lsn; it reads the SSTs from the same store and
  *			never writes there.  Crash recovery and forst's catch-up keep
  *			the version to the store's listing and free nothing on it.
+ *	MANIFEST_ROWS xl_forst_manifest, as MANIFEST, for a version with rows
+ *			that no PUT record carries (VACUUM FULL's rewrite into a new
+ *			relfilenode, forst.attach).  A standby that cannot read the
+ *			version then refuses reads of the table (it would answer from
+ *			its memtables without those rows) until it reads a later one.
  *
  * Redo is idempotent: every version has a unique global sequence number
  * in its key, and a version already present is skipped.
@@ -63,6 +68,7 @@
 #define XLOG_FORST_MANIFEST		0x30
 #define XLOG_FORST_PUT_SHORT	0x40	/* PUT without xid and lengths */
 #define XLOG_FORST_PUT_ROW		0x50	/* ... and without a row's prefix */
+#define XLOG_FORST_MANIFEST_ROWS 0x60	/* MANIFEST with rows no PUT carries */
 
 typedef struct xl_forst_put
 {
@@ -104,6 +110,10 @@ extern XLogRecPtr forst_wal_log_put(ForstTableShared *ts, FstSlice ikey,
 extern void forst_wal_log_rel(uint8 info, const RelFileNode *rnode);
 extern void forst_wal_log_manifest(const RelFileNode *rnode, uint64 version,
 								   XLogRecPtr covered_lsn);
+/* MANIFEST_ROWS: a version that brings rows no PUT record carries */
+extern void forst_wal_log_manifest_rows(const RelFileNode *rnode,
+										uint64 version,
+										XLogRecPtr covered_lsn);
 extern void forst_wal_ensure_ready(void);
 extern bool forst_wal_ready(void);
 extern void forst_wal_advance_slot(XLogRecPtr flushed_upto);
