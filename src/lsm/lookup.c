@@ -200,7 +200,7 @@ file_versions(FstSstReader *r, FstSlice user_part,
  */
 static FstCode
 file_lookup(LookupState *ls, const FstFileMeta *f, FstSlice user_part,
-			uint64 hash, FstSlice target, FstError *err)
+			uint64 hash, FstSlice target, bool use_filter, FstError *err)
 {
 	FstLookup  *lk = ls->lk;
 	FstSstReader *r = NULL;
@@ -211,25 +211,28 @@ file_lookup(LookupState *ls, const FstFileMeta *f, FstSlice user_part,
 	rc = lk->reader(lk->reader_arg, f, &r, err);
 	if (rc != FST_OK || r == NULL)
 		return rc;
-	rc = fst_sst_may_contain_hash(r, hash, &may, err);
-	if (rc != FST_OK)
+	if (use_filter)
 	{
-		fst_error_prefix(err, "reading the bloom filter of SST file " UINT64_FORMAT,
-						 f->file_id);
-		return rc;
-	}
-	lk->stats.bloom_checks++;
-	if (!may)
-	{
-		lk->stats.bloom_negatives++;
-		return FST_OK;
+		rc = fst_sst_may_contain_hash(r, hash, &may, err);
+		if (rc != FST_OK)
+		{
+			fst_error_prefix(err, "reading the bloom filter of SST file " UINT64_FORMAT,
+							 f->file_id);
+			return rc;
+		}
+		lk->stats.bloom_checks++;
+		if (!may)
+		{
+			lk->stats.bloom_negatives++;
+			return FST_OK;
+		}
 	}
 	ls->file = f;
 	rc = file_versions(r, user_part, target, &ls->peek, offer_version, ls,
 					   &any, err);
 	if (rc != FST_OK)
 		fst_error_prefix(err, "SST file " UINT64_FORMAT, f->file_id);
-	else if (!any)
+	else if (use_filter && !any)
 		lk->stats.bloom_false_positives++;	/* the filter said maybe */
 	return rc;
 }
@@ -337,7 +340,8 @@ files_lookup(LookupState *ls, FstSlice user_part, FstError *err)
 		}
 		memcpy(target, user_part.data, user_part.len);
 		fst_put_be64(target + user_part.len, FST_MAX_SEQ);
-		hash = fst_bloom_hash(user_part);
+		if (!ls->lk->expect_found || n > 1)
+			hash = fst_bloom_hash(user_part);	/* (no filter is read otherwise) */
 	}
 	for (int i = 0; i < n; i++)
 	{
@@ -345,7 +349,8 @@ files_lookup(LookupState *ls, FstSlice user_part, FstError *err)
 		if (out->found && files[i]->seq_max <= out->hdr.seq)
 			break;
 		rc = file_lookup(ls, files[i], user_part, hash,
-						 fst_slice(target, user_part.len + FST_SEQ_BYTES), err);
+						 fst_slice(target, user_part.len + FST_SEQ_BYTES),
+						 !(ls->lk->expect_found && i == n - 1), err);
 		if (rc != FST_OK)
 			break;
 	}

@@ -87,6 +87,15 @@ typedef struct FstLookup
 	FstLookupAllocFn alloc;
 	void	   *alloc_arg;
 
+	/*
+	 * expect_found: the key most likely exists (a row found through an
+	 * index entry).  The bloom filter of the last file to search is then
+	 * not read: a key that exists is found there if not before, so that
+	 * filter would only say "maybe" (RocksDB's optimize_filters_for_hits,
+	 * per lookup).  A key that does not exist costs that file's search.
+	 */
+	bool		expect_found;
+
 	FstLookupStats stats;
 } FstLookup;
 

@@ -267,6 +267,54 @@ FST_TEST(lookup_newest_across_levels)
 	fst_buf_free(&entry);
 }
 
+/*
+ * expect_found: the last file's filter is not read, and the answers are
+ * those of a lookup that reads every filter, for keys that exist in one
+ * level or several, and for a key that does not exist.
+ */
+FST_TEST(lookup_expect_found)
+{
+	LkFixture	fx;
+	FstLookup	lk;
+	FstLookup	plain;
+	FstLookupHit h,
+				hp;
+	FstBuf		entry,
+				entry2;
+	FstError	err;
+	char		b[16];
+	const char *keys[] = {"b", "d", "q", "e", "zz", "c"};
+
+	fst_buf_init(&entry);
+	fst_buf_init(&entry2);
+	CHECK_OK(lk_setup(&fx, &err), &err);
+	lk_init(&lk, &fx, &entry);
+	lk_init(&plain, &fx, &entry2);
+	lk.expect_found = true;
+	for (int i = 0; i < (int) lengthof(keys); i++)
+	{
+		CHECK_OK(fst_lookup_get(&lk, up(b, keys[i]), &h, &err), &err);
+		CHECK_OK(fst_lookup_get(&plain, up(b, keys[i]), &hp, &err), &err);
+		CHECK(h.found == hp.found);
+		if (h.found)
+		{
+			CHECK_EQ_INT(h.hdr.seq, hp.hdr.seq);
+			CHECK_EQ_INT(h.file->file_id, hp.file->file_id);
+			CHECK(h.value.len == hp.value.len &&
+				  memcmp(h.value.data, hp.value.data, h.value.len) == 0);
+		}
+	}
+	/* q may be in levels 1 and 2: both filters read, or level 1's only */
+	lk.stats.bloom_checks = plain.stats.bloom_checks = 0;
+	CHECK_OK(fst_lookup_get(&lk, up(b, "q"), &h, &err), &err);
+	CHECK_OK(fst_lookup_get(&plain, up(b, "q"), &hp, &err), &err);
+	CHECK(h.found && hp.found);
+	CHECK_EQ_INT(plain.stats.bloom_checks - lk.stats.bloom_checks, 1);
+	lk_free(&fx);
+	fst_buf_free(&entry);
+	fst_buf_free(&entry2);
+}
+
 FST_TEST(lookup_tombstone)
 {
 	LkFixture	fx;

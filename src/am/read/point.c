@@ -33,10 +33,10 @@ point_alloc(void *arg, size_t n)
 	return palloc(n);
 }
 
-void
-forst_point_get(const ForstTableView *view, FstSlice user_part,
-				ForstPointAcceptFn accept, void *arg, bool want_entry,
-				ForstPointHit *out)
+static void
+point_get(const ForstTableView *view, FstSlice user_part,
+		  ForstPointAcceptFn accept, void *arg, bool want_entry,
+		  bool expect_found, ForstPointHit *out)
 {
 	FstMemtable *mts[lengthof(view->slabs)];
 	FstLookup	lk;
@@ -56,6 +56,7 @@ forst_point_get(const ForstTableView *view, FstSlice user_part,
 	lk.accept = accept;
 	lk.accept_arg = arg;
 	lk.want_entry = want_entry;
+	lk.expect_found = expect_found;
 	lk.alloc = point_alloc;
 
 	rc = fst_lookup_get(&lk, user_part, &hit, &err);
@@ -87,4 +88,20 @@ forst_point_get(const ForstTableView *view, FstSlice user_part,
 		out->loc.slab = view->slabs[hit.memtable];
 		out->loc.ref = hit.ref;
 	}
+}
+
+void
+forst_point_get(const ForstTableView *view, FstSlice user_part,
+				ForstPointAcceptFn accept, void *arg, bool want_entry,
+				ForstPointHit *out)
+{
+	point_get(view, user_part, accept, arg, want_entry, false, out);
+}
+
+void
+forst_point_get_expected(const ForstTableView *view, FstSlice user_part,
+						 ForstPointAcceptFn accept, void *arg,
+						 bool want_entry, ForstPointHit *out)
+{
+	point_get(view, user_part, accept, arg, want_entry, true, out);
 }

@@ -67,4 +67,14 @@ extern void forst_point_get(const ForstTableView *view, FstSlice user_part,
 							ForstPointAcceptFn accept, void *arg,
 							bool want_entry, ForstPointHit *out);
 
+/*
+ * The same for a key that most likely exists (a row's key read from one of
+ * its index entries): the last file's bloom filter is not read
+ * (FstLookup.expect_found).
+ */
+extern void forst_point_get_expected(const ForstTableView *view,
+									 FstSlice user_part,
+									 ForstPointAcceptFn accept, void *arg,
+									 bool want_entry, ForstPointHit *out);
+
 #endif							/* FORST_POINT_H */

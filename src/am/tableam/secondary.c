@@ -595,7 +595,7 @@ fetch_row(IndexScanDesc scan, SecScan *st, FstSlice row, FstSlice cols,
 	ctx.snapshot = scan->xs_snapshot;
 	ctx.rel = heap;
 	forst_table_view(st->ts, &heap->rd_node, &view);
-	forst_point_get(&view, row, row_visible, &ctx, true, &hit);
+	forst_point_get_expected(&view, row, row_visible, &ctx, true, &hit);
 	if (!hit.found)
 	{
 		MemoryContextSwitchTo(old);
