@@ -87,6 +87,19 @@ DROP TABLE vu;
 VACUUM FULL;
 SELECT count(*) FROM vf;
 
+-- a table attached from a checkpoint: its borrowed files become its own;
+-- a part of a table (some key groups) is refused, as any rewrite
+SELECT forst.checkpoint() AS ck \gset
+SELECT forst.attach('vf', :ck, as_table => 'vf_clone') IS NOT NULL AS attached;
+SELECT bool_and(borrowed) AS borrowed FROM forst.table_files('vf_clone');
+VACUUM FULL vf_clone;
+SELECT bool_or(borrowed) AS borrowed FROM forst.table_files('vf_clone');
+SELECT (SELECT md5(string_agg(k || ':' || a || ':' || v, ',' ORDER BY k)) FROM vf_clone) =
+       (SELECT md5(string_agg(k || ':' || a || ':' || v, ',' ORDER BY k)) FROM vh) AS same_rows;
+SELECT forst.attach('vf', :ck, as_table => 'vf_half', key_groups => '[0,64)') IS NOT NULL AS attached;
+VACUUM FULL vf_half;
+DROP TABLE vf_clone, vf_half;
+
 -- an ordinary role on its own table; another role is skipped
 CREATE ROLE regress_vf_owner;
 CREATE ROLE regress_vf_other;

@@ -132,14 +132,8 @@ transient_of(Relation rel)
 	return (Oid) oid;
 }
 
-/*
- * A rewrite gives the table new storage, whose manifest owns every key
- * group and is not fenced: refused for a table that owns only some key
- * groups (attached from a part of a table) or that another server claimed,
- * which would lose what makes it a part or keeps it read-only here.
- */
-static void
-check_whole(Relation rel)
+void
+forst_check_rewrite_whole(Relation rel, const char *hint)
 {
 	ForstTableShared *ts = forst_table_shared(&rel->rd_node, true);
 
@@ -157,7 +151,7 @@ check_whole(Relation rel)
 				 errmsg("cannot rewrite forst table \"%s\": it owns only key groups %u..%u",
 						RelationGetRelationName(rel), ts->kg_lo, ts->kg_hi),
 				 errdetail("A rewrite gives the table new storage, which would own every key group."),
-				 errhint("Copy the rows into a new table with the new definition.")));
+				 errhint("%s", hint)));
 }
 
 Oid
@@ -184,7 +178,8 @@ forst_rekey_borrowed_key(Relation rel)
 			/* relinfo_build() calls this in CacheMemoryContext */
 			MemoryContext old = MemoryContextSwitchTo(CurTransactionContext);
 
-			check_whole(orig);
+			forst_check_rewrite_whole(orig,
+									  "Copy the rows into a new table with the new definition.");
 			MemoryContextSwitchTo(old);
 		}
 	}

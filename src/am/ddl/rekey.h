@@ -38,6 +38,15 @@ extern void forst_rekey_alter_begin(void);
 extern void forst_rekey_alter_end(bool done, List *restore);
 
 extern Oid	forst_rekey_borrowed_key(Relation rel);
+
+/*
+ * A rewrite (ALTER TABLE's, VACUUM FULL's) gives the table new storage,
+ * whose manifest owns every key group and is not fenced: refused (with
+ * hint) for a table that owns only some key groups (attached from a part
+ * of a table) or that another server claimed, which would lose what makes
+ * it a part or keeps it read-only here.
+ */
+extern void forst_check_rewrite_whole(Relation rel, const char *hint);
 extern bool forst_rekey_build_ok(Relation heap, Relation index);
 
 #endif							/* FORST_REKEY_H */

@@ -57,6 +57,7 @@
 #include "am/objects/store.h"
 #include "am/tableam/vacuum.h"
 #include "am/compact/compact.h"
+#include "am/ddl/rekey.h"
 #include "am/expiry/expiry.h"
 #include "am/tableam/tableam.h"
 #include "am/write/dml.h"
@@ -318,8 +319,10 @@ forst_relation_vacuum(Relation rel, struct VacuumParams *params,
  * pg_stat_progress_cluster's heap_blks_total is the input's size in
  * blocks, heap_blks_scanned the output's so far.
  *
- * An unlogged forst table is refused: it returns to its last checkpoint
- * after a crash, which names the files of the relfilenode it had then.
+ * Refused: an unlogged forst table (it returns to its last checkpoint after
+ * a crash, which names the files of the relfilenode it had then), and one
+ * that owns only some key groups or that another server claimed (as any
+ * rewrite, ddl/rekey.h).
  */
 void
 forst_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
@@ -345,6 +348,8 @@ forst_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 				 errdetail("After a crash the table returns to its last checkpoint, which names the files it has now."),
 				 errhint("Compaction reclaims the space in the background; VACUUM FREEZE rewrites the files holding old transaction ids.")));
 
+	forst_check_rewrite_whole(OldTable,
+							  "Compaction reclaims the space in the background; VACUUM FREEZE rewrites the files holding old transaction ids.");
 	/* the expiry rule in the table's shared state, for the compaction */
 	forst_expiry_get(OldTable, &expiry);
 	if (!flush_memtables(OldTable))
