@@ -94,12 +94,19 @@ forst_note_dropped_index(Relation index, int dropflags)
 void
 forst_dropped_indexes_apply(void)
 {
+	List	   *todo = dropped_indexes;
 	List	   *keep = NIL;
 	ListCell   *lc;
 
-	if (dropped_indexes == NIL || !IsTransactionState())
+	if (todo == NIL || !IsTransactionState())
 		return;
-	foreach(lc, dropped_indexes)
+
+	/*
+	 * Off the list first: if a drop fails (a cancel while it writes the
+	 * tombstones), the transaction aborts, and no note may be freed twice.
+	 */
+	dropped_indexes = NIL;
+	foreach(lc, todo)
 	{
 		DroppedIndex *d = lfirst(lc);
 		Relation	heap;
@@ -121,6 +128,7 @@ forst_dropped_indexes_apply(void)
 		}
 		pfree(d);
 	}
+	list_free(todo);
 	keep_only(keep);
 }
 
