@@ -3,7 +3,8 @@
 # after it and after a crash that follows it; a standby that reads the
 # primary's store follows it and, promoted, takes writes; a standby that
 # cannot read that store refuses reads of the table (it has none of its
-# rows) instead of answering without them.
+# rows) instead of answering without them.  DROP INDEX CONCURRENTLY
+# replays there too.
 use strict;
 use warnings;
 
@@ -28,6 +29,8 @@ CREATE TABLE f (k int PRIMARY KEY, a int NOT NULL, v text) USING forst;
 CREATE TABLE h (k int PRIMARY KEY, a int NOT NULL, v text);
 CREATE INDEX f_a ON f (a);
 CREATE INDEX h_a ON h (a);
+CREATE INDEX f_v ON f (v, k);
+CREATE INDEX h_v ON h (v, k);
 });
 $primary->backup('b');
 
@@ -52,7 +55,8 @@ DELETE FROM h WHERE k % 4 = 0;
 my @queries = (
 	'SELECT k, a, v FROM @T ORDER BY k',
 	'SELECT k FROM @T WHERE a = 7 ORDER BY k',
-	'SELECT count(*), sum(k) FROM @T WHERE a BETWEEN 10 AND 20');
+	'SELECT count(*), sum(k) FROM @T WHERE a BETWEEN 10 AND 20',
+	"SELECT k FROM \@T WHERE v = 'y' AND k < 3000 ORDER BY k");
 
 sub answers
 {
@@ -99,6 +103,20 @@ like($e, qr/this standby cannot read version \d+ of table .*whose rows are only 
 	'and says why');
 like($e, qr/HINT:  Set forst.remote_dir on the standby to the primary's object store/, 'and what to do');
 ok($own->log_contains('cannot read manifest version'), 'it warned when it replayed the version');
+
+# DROP INDEX CONCURRENTLY: its tombstones replay on the standby, which
+# answers through the index that stays
+like(
+	$primary->safe_psql('postgres',
+		"SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT k FROM f WHERE v = 'y' AND k < 3000"),
+	qr/Index (Only )?Scan using f_v/, 'the query reads the index before the drop');
+$primary->safe_psql('postgres', 'DROP INDEX CONCURRENTLY f_v');
+$primary->safe_psql('postgres', 'DROP INDEX CONCURRENTLY h_v');
+is(answers($primary, 'f'), $heap, 'after DROP INDEX CONCURRENTLY');
+$primary->wait_for_catchup($shared);
+is($shared->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = 'f_v'"),
+	'0', 'the standby replayed the drop');
+is(answers($shared, 'f'), $heap, 'and answers as the primary');
 
 # writes after it, replayed; the promoted standby takes writes
 $primary->safe_psql('postgres',
