@@ -289,6 +289,14 @@ fst_manifest_edit_free(FstManifestEdit *e)
 	fst_manifest_edit_init(e);
 }
 
+void
+fst_manifest_edit_drop_removals(FstManifestEdit *e)
+{
+	for (int i = 0; i < e->nremoves; i++)
+		fst_free(e->removes[i].owner);
+	e->nremoves = 0;
+}
+
 /* Grows an array of elem-sized slots so that one more fits. */
 static bool
 grow_array(void **arr, int n, int *cap, size_t elem)

@@ -187,6 +187,12 @@ extern FstCode fst_manifest_edit_remove(FstManifestEdit *e, int level,
 										FstError *err);
 
 /*
+ * Forgets e's removals; its additions and counters stay (a compaction's
+ * outputs given to another table than its inputs', VACUUM FULL's).
+ */
+extern void fst_manifest_edit_drop_removals(FstManifestEdit *e);
+
+/*
  * Produces *next = base + edit, version base->version + 1.  Refuses with
  * FST_INVALID_ARGUMENT (base untouched, *next empty) an edit that removes a
  * file base does not have at that level, adds a file already present, moves

@@ -316,6 +316,47 @@ FST_TEST(manifest_apply_move_l0_to_l1)
 	fst_manifest_free(&base);
 }
 
+/* An edit without its removals adds its files to a manifest without them. */
+FST_TEST(manifest_edit_drop_removals)
+{
+	FstManifest base,
+				empty,
+				next;
+	FstManifestEdit e;
+	FstError	err;
+	FstFileMeta f;
+	int			level = -1;
+
+	build_rich(&base, 4);
+	fst_manifest_init(&empty);
+	fst_manifest_edit_init(&e);
+	CHECK_OK(fst_manifest_edit_remove(&e, 0, 2, NULL, &err), &err);
+	CHECK_OK(fst_manifest_edit_remove(&e, 0, 3, "other:sst/3", &err), &err);
+	make_file(&f, 2, 100, 0, 12, 101, 0, 12);
+	CHECK_OK(fst_manifest_edit_add(&e, 1, &f, NULL, &err), &err);
+	fst_filemeta_clear(&f);
+	/* with its removals it does not apply to a manifest without those files */
+	{
+		FstManifest refused;
+
+		CHECK(fst_manifest_apply(&empty, &e, &refused, &err) == FST_INVALID_ARGUMENT);
+		fst_manifest_free(&refused);
+	}
+	fst_manifest_edit_drop_removals(&e);
+	CHECK_EQ_INT(e.nremoves, 0);
+	CHECK_EQ_INT(e.nadds, 1);
+	e.has_last_seq = true;		/* as VACUUM FULL's rewrite sets them */
+	e.last_seq = 12;
+	e.has_next_file_id = true;
+	e.next_file_id = 3;
+	CHECK_OK(apply_free_edit(&empty, &e, &next, &err), &err);
+	CHECK_EQ_INT(fst_manifest_total_files(&next), 1);
+	CHECK(fst_manifest_find_file(&next, 2, NULL, &level) != NULL && level == 1);
+	fst_manifest_free(&next);
+	fst_manifest_free(&empty);
+	fst_manifest_free(&base);
+}
+
 /* Applies e to base, expects refusal, and base unchanged. */
 static void
 expect_refused(const FstManifest *base, FstManifestEdit *e, const char *what)

@@ -582,9 +582,7 @@ forst_compact_into(ForstTableShared *from, ForstTableShared *to,
 	}
 
 	/* from's files are from's: "to" only gains the outputs */
-	for (int i = 0; i < edit.nremoves; i++)
-		fst_free(edit.removes[i].owner);
-	edit.nremoves = 0;
+	fst_manifest_edit_drop_removals(&edit);
 	edit.has_last_seq = true;
 	edit.last_seq = max_seq;
 	publish(to, &edit, true);
