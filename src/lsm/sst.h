@@ -54,12 +54,24 @@
 
 typedef struct FstBlockCache FstBlockCache;
 
+/*
+ * A prefix rule: the length of the leading part of a user part that the
+ * bloom filter also holds, or 0 if the user part has none.  A range over
+ * all user parts with one such prefix (and no others) can then skip a file
+ * whose filter says the prefix is absent.  The rule is named by an id > 0
+ * that the file's properties keep: a reader answers for a prefix only
+ * under the rule the file was written with.
+ */
+typedef size_t (*FstPrefixFn) (FstSlice user_part);
+
 typedef struct FstSstOptions
 {
 	size_t		block_size;		/* target uncompressed data block size */
 	int			restart_interval;
 	int			compression;	/* FST_COMPRESS_* */
 	int			bloom_bits_per_key; /* 0 = no filter */
+	FstPrefixFn prefix_of;		/* NULL: the filter holds whole user parts */
+	uint32		prefix_id;		/* the rule's id, > 0 with prefix_of */
 } FstSstOptions;
 
 extern void fst_sst_options_default(FstSstOptions *opt);
@@ -88,6 +100,7 @@ typedef struct FstSstProps
 	uint32		block_size;
 	uint32		bloom_bits_per_key;
 	uint32		restart_interval;	/* of data blocks */
+	uint32		prefix_id;		/* the filter's prefix rule; 0 for none */
 	int64		created_at;		/* microseconds since the Unix epoch */
 	uint64		file_size;		/* set by writer finish and reader open */
 } FstSstProps;
@@ -235,6 +248,16 @@ extern FstCode fst_sst_may_contain(FstSstReader *r, FstSlice user_part,
 /* The same, for user_part's fst_bloom_hash computed by the caller once. */
 extern FstCode fst_sst_may_contain_hash(FstSstReader *r, uint64 hash,
 										bool *may, FstError *err);
+
+/*
+ * Whether the file may hold user parts whose prefix under rule prefix_id
+ * (FstSstOptions.prefix_of) is prefix: false only if the file was written
+ * with that rule and its filter says the prefix is absent.  Reads the
+ * filter as fst_sst_may_contain does.
+ */
+extern FstCode fst_sst_may_contain_prefix(FstSstReader *r, uint32 prefix_id,
+										  FstSlice prefix, bool *may,
+										  FstError *err);
 
 /*
  * Where the data block that a seek to user_part (newest version first)

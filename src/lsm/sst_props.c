@@ -35,7 +35,8 @@ enum
 	PROP_BLOOM_BITS,
 	PROP_CREATED_AT,
 	PROP_RESTART_INTERVAL,
-	PROP_MAX_KNOWN = PROP_RESTART_INTERVAL
+	PROP_PREFIX_ID,
+	PROP_MAX_KNOWN = PROP_PREFIX_ID
 };
 
 static inline uint64
@@ -106,6 +107,9 @@ fst_sst_props_encode(const FstSstProps *p, FstBuf *out)
 	put_uint(out, PROP_BLOOM_BITS, p->bloom_bits_per_key);
 	put_uint(out, PROP_CREATED_AT, zigzag(p->created_at));
 	put_uint(out, PROP_RESTART_INTERVAL, p->restart_interval);
+	/* only when set: a file without it reads the same on older servers */
+	if (p->prefix_id > 0)
+		put_uint(out, PROP_PREFIX_ID, p->prefix_id);
 }
 
 FstCode
@@ -216,6 +220,11 @@ fst_sst_props_decode(FstSlice in, FstSstProps *p, FstError *err)
 				if (v == 0 || v > 65536)
 					return fst_error(err, FST_CORRUPT, "restart interval out of range");
 				p->restart_interval = (uint32) v;
+				break;
+			case PROP_PREFIX_ID:
+				if (v == 0 || v > PG_UINT32_MAX)
+					return fst_error(err, FST_CORRUPT, "prefix rule out of range");
+				p->prefix_id = (uint32) v;
 				break;
 		}
 	}

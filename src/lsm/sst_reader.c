@@ -475,6 +475,16 @@ fst_sst_may_contain_hash(FstSstReader *r, uint64 hash, bool *may, FstError *err)
 	return FST_OK;
 }
 
+FstCode
+fst_sst_may_contain_prefix(FstSstReader *r, uint32 prefix_id, FstSlice prefix,
+						   bool *may, FstError *err)
+{
+	*may = true;
+	if (prefix_id == 0 || r->props.prefix_id != prefix_id)
+		return FST_OK;
+	return fst_sst_may_contain_hash(r, fst_bloom_hash(prefix), may, err);
+}
+
 /* Returns the data block at h with a reference the caller releases. */
 FstCode
 fst_sst_load_data_block(FstSstReader *r, FstBlockHandle h, FstBlock **out,

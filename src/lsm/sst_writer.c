@@ -26,6 +26,7 @@ struct FstSstWriter
 	FstBloomBuilder bloom;
 	FstBuf		scratch;		/* stored form of one block */
 	FstBuf		last_key;
+	FstBuf		last_prefix;	/* the prefix the filter got last */
 	FstSstProps props;
 	bool		ttl_seen;
 	bool		finished;
@@ -39,6 +40,8 @@ fst_sst_options_default(FstSstOptions *opt)
 	opt->restart_interval = 16;
 	opt->compression = FST_COMPRESS_LZ4;
 	opt->bloom_bits_per_key = 10;
+	opt->prefix_of = NULL;
+	opt->prefix_id = 0;
 }
 
 static FstCode
@@ -99,7 +102,8 @@ fst_sst_writer_create(const FstSstOptions *opt, FstWriteSink *sink,
 	if (opt->block_size < 256 || opt->block_size > 16 * 1024 * 1024 ||
 		opt->restart_interval < 1 || opt->restart_interval > 65536 ||
 		opt->compression < FST_COMPRESS_NONE || opt->compression > FST_COMPRESS_MAX ||
-		opt->bloom_bits_per_key < 0 || opt->bloom_bits_per_key > 64)
+		opt->bloom_bits_per_key < 0 || opt->bloom_bits_per_key > 64 ||
+		(opt->prefix_of != NULL) != (opt->prefix_id > 0))
 		return fst_error(err, FST_INVALID_ARGUMENT, "invalid SST writer options");
 	w = fst_calloc(1, sizeof(FstSstWriter));
 	if (w == NULL)
@@ -111,11 +115,14 @@ fst_sst_writer_create(const FstSstOptions *opt, FstWriteSink *sink,
 	fst_bloom_builder_init(&w->bloom, opt->bloom_bits_per_key);
 	fst_buf_init(&w->scratch);
 	fst_buf_init(&w->last_key);
+	fst_buf_init(&w->last_prefix);
 	fst_sst_props_init(&w->props);
 	w->props.compression = (uint32) opt->compression;
 	w->props.block_size = (uint32) opt->block_size;
 	w->props.bloom_bits_per_key = (uint32) opt->bloom_bits_per_key;
 	w->props.restart_interval = (uint32) opt->restart_interval;
+	if (opt->bloom_bits_per_key > 0)
+		w->props.prefix_id = opt->prefix_id;
 	gettimeofday(&tv, NULL);
 	w->props.created_at = (int64) tv.tv_sec * 1000000 + tv.tv_usec;
 	*out = w;
@@ -190,6 +197,21 @@ fst_sst_writer_add(FstSstWriter *w, FstSlice ikey, FstSlice value, FstError *err
 		 fst_slice_cmp(fst_ikey_user_part(fst_slice(w->last_key.data, w->last_key.len)),
 					   e.user_part) != 0))
 		fst_bloom_builder_add(&w->bloom, fst_bloom_hash(e.user_part));
+	/* and one per prefix; user parts with one prefix are adjacent too */
+	if (w->opt.bloom_bits_per_key > 0 && w->opt.prefix_of)
+	{
+		size_t		plen = w->opt.prefix_of(e.user_part);
+
+		if (plen > 0 && plen <= e.user_part.len &&
+			fst_slice_cmp(fst_slice(w->last_prefix.data, w->last_prefix.len),
+						  fst_slice(e.user_part.data, plen)) != 0)
+		{
+			fst_bloom_builder_add(&w->bloom,
+								  fst_bloom_hash(fst_slice(e.user_part.data, plen)));
+			fst_buf_reset(&w->last_prefix);
+			fst_buf_append(&w->last_prefix, e.user_part.data, plen);
+		}
+	}
 
 	fst_block_builder_add(&w->data, ikey, value);
 	w->last_key.len = 0;
@@ -205,7 +227,8 @@ fst_sst_writer_add(FstSstWriter *w, FstSlice ikey, FstSlice value, FstError *err
 	w->props.seq_max = Max(w->props.seq_max, e.hdr.seq);
 	if (!(e.hdr.flags & FST_ENTRY_FROZEN))
 		fst_xid_range_note(&w->props.xid_min, &w->props.xid_max, e.hdr.xid);
-	if (fst_block_builder_oom(&w->data) || w->last_key.oom || w->bloom.oom)
+	if (fst_block_builder_oom(&w->data) || w->last_key.oom || w->bloom.oom ||
+		w->last_prefix.oom)
 	{
 		w->failed = true;
 		return fst_error(err, FST_NO_MEMORY, "out of memory building an SST");
@@ -343,6 +366,7 @@ fst_sst_writer_destroy(FstSstWriter *w)
 	fst_bloom_builder_free(&w->bloom);
 	fst_buf_free(&w->scratch);
 	fst_buf_free(&w->last_key);
+	fst_buf_free(&w->last_prefix);
 	fst_sst_props_free(&w->props);
 	fst_free(w);
 }

@@ -965,3 +965,105 @@ FST_TEST(sst_block_for_seek_targets)
 	fst_buf_free(&file);
 	fst_free(ents);
 }
+
+/* the prefix rule of the test below: user keys "g%04d/..." by their group */
+static size_t
+group_prefix(FstSlice user_part)
+{
+	const char *slash;
+
+	if (user_part.len < 3)
+		return 0;
+	slash = memchr(user_part.data + 2, '/', user_part.len - 2);
+	return slash ? (size_t) (slash - user_part.data) + 1 : 0;
+}
+
+/*
+ * fst_sst_may_contain_prefix: a file written with a prefix rule answers
+ * for prefixes under that rule (never "absent" for one it holds), and for
+ * any other rule, or a file without one, says "may".
+ */
+FST_TEST(sst_prefix_filter)
+{
+	int			n = 2000;
+	TestEntry  *ents = fst_calloc(n, sizeof(TestEntry));
+	FstSstOptions o = small_blocks();
+	FstBuf		file,
+				plain;
+	FstSstProps props;
+	FstError	err;
+	FstRangeSource *src;
+	FstSstReader *r;
+	bool		may;
+	int			i,
+				negatives = 0;
+	char		k[32];
+	int			kl;
+
+	/* 200 groups of 10 keys; the groups are the even numbers */
+	for (i = 0; i < n; i++)
+	{
+		kl = snprintf(k, sizeof(k), "g%04d/row%05d", (i / 10) * 2, i);
+		test_entry_make(&ents[i], 0, k, kl, 10, FST_ENTRY_COMMITTED, 1000, "p", 1);
+	}
+	CHECK_OK(test_build_sst(ents, n, &o, &plain, NULL, &err), &err);
+	o.prefix_of = group_prefix;
+	o.prefix_id = 7;
+	fst_sst_props_init(&props);
+	CHECK_OK(test_build_sst(ents, n, &o, &file, &props, &err), &err);
+	CHECK_EQ_INT((int) props.prefix_id, 7);
+	fst_sst_props_free(&props);
+
+	src = fst_range_source_memory(file.data, file.len, false);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK_EQ_INT((int) fst_sst_props(r)->prefix_id, 7);
+	for (i = 0; i < 400; i++)
+	{
+		fst_put_be16(k, 0);
+		kl = snprintf(k + 2, sizeof(k) - 2, "g%04d/", i) + 2;
+		CHECK_OK(fst_sst_may_contain_prefix(r, 7, fst_slice(k, kl), &may, &err), &err);
+		if (i % 2 == 0)
+			CHECK_MSG(may, "prefix of group %d, which the file holds, said absent", i);
+		else if (!may)
+			negatives++;
+		/* under another rule, or none, the file cannot tell */
+		CHECK_OK(fst_sst_may_contain_prefix(r, 8, fst_slice(k, kl), &may, &err), &err);
+		CHECK(may);
+		CHECK_OK(fst_sst_may_contain_prefix(r, 0, fst_slice(k, kl), &may, &err), &err);
+		CHECK(may);
+	}
+	CHECK_MSG(negatives > 190, "prefix filter excluded only %d of 200 absent groups", negatives);
+	/* whole user parts are still in the filter */
+	for (i = 0; i < n; i += 97)
+	{
+		CHECK_OK(fst_sst_may_contain(r, fst_ikey_user_part(fst_slice(ents[i].key, ents[i].klen)),
+									 &may, &err), &err);
+		CHECK(may);
+	}
+	fst_sst_close(r);
+	fst_range_close(src);
+
+	/* a file written without the rule never says a prefix is absent */
+	src = fst_range_source_memory(plain.data, plain.len, false);
+	CHECK_OK(fst_sst_open(src, NULL, &r, &err), &err);
+	CHECK_EQ_INT((int) fst_sst_props(r)->prefix_id, 0);
+	fst_put_be16(k, 0);
+	kl = snprintf(k + 2, sizeof(k) - 2, "g%04d/", 1) + 2;
+	CHECK_OK(fst_sst_may_contain_prefix(r, 7, fst_slice(k, kl), &may, &err), &err);
+	CHECK(may);
+	fst_sst_close(r);
+	fst_range_close(src);
+
+	/* a rule without an id, or an id without a rule, is refused */
+	fst_buf_free(&file);
+	o.prefix_id = 0;
+	CHECK(test_build_sst(ents, 1, &o, &file, NULL, &err) == FST_INVALID_ARGUMENT);
+	fst_buf_free(&file);
+	o.prefix_of = NULL;
+	o.prefix_id = 3;
+	CHECK(test_build_sst(ents, 1, &o, &file, NULL, &err) == FST_INVALID_ARGUMENT);
+
+	fst_buf_free(&file);
+	fst_buf_free(&plain);
+	fst_free(ents);
+}
