@@ -259,6 +259,53 @@ FROM pg_index i, unnest(i.indclass) WITH ORDINALITY x(cls, n)
 WHERE i.indrelid = 'oc'::regclass GROUP BY 1 ORDER BY 1;
 DROP TABLE oc;
 
+-- a lookup of one value of every column reads only the files whose bloom
+-- filters hold the value: three files of level 0 over the same range of
+-- values, each with values of its own (a % 3 is the file's); two columns,
+-- so the value is the prefix of two encoded columns, and NULLs
+CREATE TABLE pf (k int PRIMARY KEY, a int, b text, v text) USING forst;
+CREATE TABLE ph (k int PRIMARY KEY, a int, b text, v text);
+CREATE INDEX pf_ab ON pf (a, b);
+CREATE INDEX ph_ab ON ph (a, b);
+INSERT INTO pf SELECT g, 3 * (g % 1000), CASE WHEN g % 7 = 0 THEN NULL ELSE 'b' || g % 3 END, 'v' || g
+  FROM generate_series(1, 3000) g;
+SELECT forst.checkpoint() > 0 AS checkpointed;
+INSERT INTO pf SELECT g, 3 * (g % 1000) + 1, 'b' || g % 3, 'v' || g FROM generate_series(3001, 6000) g;
+SELECT forst.checkpoint() > 0 AS checkpointed;
+INSERT INTO pf SELECT g, 3 * (g % 1000) + 2, 'b' || g % 3, 'v' || g FROM generate_series(6001, 9000) g;
+SELECT forst.checkpoint() > 0 AS checkpointed;
+INSERT INTO ph SELECT * FROM pf;
+SELECT level, count(*) AS files FROM forst.table_files('pf') GROUP BY level ORDER BY level;
+SELECT bloom_negatives AS negatives_before FROM forst.stats \gset
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+-- values of the newest file: each lookup skips the two older files
+SELECT count(*), sum(k) FROM pf WHERE a = 14 AND b = 'b2';
+SELECT count(*), sum(k) FROM pf WHERE a = 302 AND b = 'b1';
+SELECT count(*), sum(k) FROM pf WHERE a = 605 AND b = 'b0';
+SELECT count(*), sum(k) FROM pf WHERE a = 1211 AND b = 'b2';
+SELECT count(*), sum(k) FROM pf WHERE a = 2999 AND b = 'b2';
+SELECT bloom_negatives - :negatives_before >= 8 AS files_skipped FROM forst.stats;
+-- every value, NULL and absent ones, as heap answers
+SELECT count(*) AS lookups,
+       count(*) FILTER (WHERE f IS DISTINCT FROM h) AS different
+  FROM (SELECT x.a, x.b,
+               (SELECT array_agg(k ORDER BY k) FROM pf WHERE pf.a = x.a AND pf.b = x.b) AS f,
+               (SELECT array_agg(k ORDER BY k) FROM ph WHERE ph.a = x.a AND ph.b = x.b) AS h
+          FROM (SELECT a, b FROM ph UNION SELECT a + 5000, b FROM ph) x) y;
+SELECT array_agg(k ORDER BY k) = (SELECT array_agg(k ORDER BY k) FROM ph WHERE a = 21 AND b IS NULL) AS nulls_same
+  FROM pf WHERE a = 21 AND b IS NULL;
+-- a moved entry: its tombstone, in a newer file, hides the entry
+UPDATE pf SET a = 3001 WHERE k = 5;
+UPDATE ph SET a = 3001 WHERE k = 5;
+SELECT forst.checkpoint() > 0 AS checkpointed;
+SELECT k FROM pf WHERE a = 15 AND b = 'b2';
+SELECT k FROM ph WHERE a = 15 AND b = 'b2';
+SELECT k FROM pf WHERE a = 3001 AND b = 'b2';
+RESET enable_bitmapscan;
+RESET enable_seqscan;
+DROP TABLE pf, ph;
+
 DROP TABLE s, h, r, nd, j, u;
 DROP FUNCTION same(text), on_both(text);
 DROP EXTENSION forst;

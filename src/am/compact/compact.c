@@ -70,6 +70,7 @@
 #include "am/wal/unlogged.h"
 #include "am/wal/wal.h"
 #include "am/read/mvcc.h"
+#include "am/keys/index_entry.h"
 #include "am/keys/tid.h"
 #include "am/objects/spool.h"
 #include "am/read/sst_readers.h"
@@ -327,6 +328,7 @@ job_prepare(FstCompactionJob *job, const FstCompactionPick *pick,
 	job->reader_arg = in_rnode;
 	job->params.sst.block_size = forst_block_size_for_level(pick->output_level);
 	job->params.sst.compression = forst_compression_for_level(pick->output_level);
+	forst_index_prefix_options(&job->params.sst);
 	job->params.target_file_size = (uint64) forst_target_file_size_kb * 1024;
 	/* compressible rows: every block of an output must have TIDs */
 	job->params.max_file_blocks = FORST_SST_MAX_BLOCKS;

@@ -47,6 +47,7 @@
 #include "am/checkpoint/checkpoint.h"
 #include "am/objects/disk_cache.h"
 #include "am/expiry/expiry.h"
+#include "am/keys/index_entry.h"
 #include "am/flush/flush.h"
 #include "am/objects/spool.h"
 #include "lsm/flush_build.h"
@@ -110,6 +111,7 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, ForstSpool *file,
 	fst_flush_build_init(&fb);
 	fb.opt.block_size = forst_flush_block_size();
 	fb.opt.compression = forst_compression_for_level(0);
+	forst_index_prefix_options(&fb.opt);
 	fb.fate = flush_fate;
 	fb.frozen = flush_frozen;
 	fb.ttl = x->attnum > 0 ? flush_ttl : NULL;

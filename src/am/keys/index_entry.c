@@ -28,6 +28,7 @@
 #include "am/keys/rel.h"
 #include "lsm/coding.h"
 #include "lsm/ikey.h"
+#include "lsm/sst.h"
 
 void
 forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
@@ -305,6 +306,28 @@ forst_index_entry_split(FstSlice user_key, FstSlice *columns, FstSlice *row)
 	*row = fst_slice(user_key.data + user_key.len - 2 - rowlen, rowlen);
 	*columns = fst_slice(user_key.data + head, user_key.len - 2 - rowlen - head);
 	return true;
+}
+
+size_t
+forst_index_entry_prefix_len(FstSlice user_part)
+{
+	FstSlice	columns,
+				row;
+
+	if (user_part.len < FORST_INDEX_ENTRY_HEAD ||
+		fst_get_be16(user_part.data) != FST_KG_INDEX ||
+		!forst_index_entry_split(fst_slice(user_part.data + FST_KG_BYTES,
+										   user_part.len - FST_KG_BYTES),
+								 &columns, &row))
+		return 0;
+	return (size_t) (columns.data + columns.len - user_part.data);
+}
+
+void
+forst_index_prefix_options(FstSstOptions *opt)
+{
+	opt->prefix_of = forst_index_entry_prefix_len;
+	opt->prefix_id = FORST_PREFIX_RULE_INDEX_COLUMNS;
 }
 
 void

@@ -181,6 +181,18 @@ extern void forst_index_entry_build(const ForstSecondary *s, Datum *values,
 									bool *isnull, FstSlice row, StringInfo out);
 
 /*
+ * The prefix rule of SST files' bloom filters (lsm/sst.h FstPrefixFn): an
+ * entry's user part up to the end of its columns, so that a lookup of
+ * every column by equality skips the files without that value.  Rows and
+ * malformed entries have no prefix.  forst_index_prefix_options sets it in
+ * the options of the files that flushes and compactions write.
+ */
+#define FORST_PREFIX_RULE_INDEX_COLUMNS 1
+extern size_t forst_index_entry_prefix_len(FstSlice user_part);
+struct FstSstOptions;
+extern void forst_index_prefix_options(struct FstSstOptions *opt);
+
+/*
  * The parts of an entry's user key (its user part after the key group, as
  * a cursor returns it): the row it names and the encoded columns between
  * the index OID and the row.  Returns false if the entry is malformed.

@@ -46,6 +46,9 @@ typedef struct ForstCursor
 	Snapshot	snapshot;
 	ForstTableShared *ts;
 	bool		point;			/* the range is one user part */
+	bool		prefix;			/* the range is the user parts with the
+								 * prefix range_lo under the filters' prefix
+								 * rule (forst_cursor_open_prefix) */
 	bool		point_done;		/* point: looked up since the last seek */
 	StringInfoData range_lo;	/* the range it was opened for */
 	StringInfoData range_hi;
@@ -91,6 +94,18 @@ typedef struct ForstCursor
 extern ForstCursor *forst_cursor_open(Relation rel, Snapshot snapshot,
 									  ForstTableShared *ts, FstSlice lo,
 									  FstSlice hi, bool point);
+
+/*
+ * The same for a range [prefix, hi) that holds exactly the user parts
+ * whose prefix under the SST filters' prefix rule
+ * (FORST_PREFIX_RULE_INDEX_COLUMNS, keys/index_entry.h) is prefix: the
+ * entries of one value of every column of a secondary index.  The files
+ * whose filters say the prefix is absent are left out, as a point cursor
+ * leaves out the files without its key.
+ */
+extern ForstCursor *forst_cursor_open_prefix(Relation rel, Snapshot snapshot,
+											 ForstTableShared *ts,
+											 FstSlice prefix, FstSlice hi);
 
 /* Positions before the first row with user part >= lo (empty: the start). */
 extern void forst_cursor_seek(ForstCursor *c, FstSlice lo, FstSlice hi);

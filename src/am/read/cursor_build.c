@@ -20,6 +20,9 @@
  */
 #include "postgres.h"
 
+#include "am/base/stats.h"
+#include "am/keys/index_entry.h"
+#include "am/objects/store.h"
 #include "am/read/cursor.h"
 #include "am/read/sst_readers.h"
 #include "am/shmem/shmem.h"
@@ -63,19 +66,44 @@ file_in_range(const FstFileMeta *file, FstSlice lo, FstSlice hi)
 }
 
 /*
- * Whether a level 0 file may hold rows with user parts in [lo, hi) (and,
- * for a point range, lo itself according to its bloom filter).  Opens the
- * file's reader, which may fail: call before anything is malloc'ed.
+ * Whether a file may hold rows with user parts in [lo, hi): by its range,
+ * and by its bloom filter for a point range (lo itself) or a prefix range
+ * (lo's prefix).  With open, or to consult a filter, opens the file's
+ * reader, which may fail: call before anything is malloc'ed.
  */
 static bool
 file_may_hold(Relation rel, const FstFileMeta *file, FstSlice lo, FstSlice hi,
-			  bool point)
+			  bool point, bool prefix, bool open)
 {
+	FstSstReader *r;
+
 	if (point)
 		return forst_sst_reader_for_key(&rel->rd_node, file, lo, NULL) != NULL;
 	if (!file_in_range(file, lo, hi))
 		return false;
-	(void) forst_sst_reader(&rel->rd_node, file);
+	if (!prefix && !open)
+		return true;
+	r = forst_sst_reader(&rel->rd_node, file);
+	if (prefix)
+	{
+		FstError	err;
+		FstCode		rc;
+		bool		may;
+
+		rc = fst_sst_may_contain_prefix(r, FORST_PREFIX_RULE_INDEX_COLUMNS,
+										lo, &may, &err);
+		if (rc != FST_OK)
+			forst_report(rc, &err, psprintf("reading the bloom filter of SST file " UINT64_FORMAT
+											" of relation %u", file->file_id,
+											rel->rd_node.relNode));
+		if (fst_sst_props(r)->prefix_id == FORST_PREFIX_RULE_INDEX_COLUMNS)
+		{
+			forst_local_bloom_checks++;
+			if (!may)
+				forst_local_bloom_negatives++;
+		}
+		return may;
+	}
 	return true;
 }
 
@@ -154,7 +182,7 @@ cursor_build(ForstCursor *c)
 		{
 			const FstFileMeta *f = &l0->files[j].meta;
 
-			if (file_may_hold(c->rel, f, lo, hi, c->point))
+			if (file_may_hold(c->rel, f, lo, hi, c->point, c->prefix, true))
 				c->files[c->view.nslabs + c->nl0++] = f;
 		}
 		/* deeper levels: their files in range, opened as the merge goes */
@@ -168,7 +196,7 @@ cursor_build(ForstCursor *c)
 			{
 				const FstFileMeta *f = &ml->files[j].meta;
 
-				if (!file_in_range(f, lo, hi))
+				if (!file_may_hold(c->rel, f, lo, hi, false, c->prefix, false))
 					continue;
 				if (lv->files == NULL)
 					lv->files = palloc(sizeof(FstFileMeta *) * ml->nfiles);
@@ -211,9 +239,9 @@ cursor_build(ForstCursor *c)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 }
 
-ForstCursor *
-forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
-				  FstSlice lo, FstSlice hi, bool point)
+static ForstCursor *
+cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
+			FstSlice lo, FstSlice hi, bool point, bool prefix)
 {
 	/*
 	 * Default sizes: the cursor and its strings fit the first block, and
@@ -231,6 +259,7 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 	c->snapshot = snapshot;
 	c->ts = ts;
 	c->point = point;
+	c->prefix = prefix;
 	forst_expiry_get(rel, &c->expiry);
 	init_small_string(&c->decided);
 	init_small_string(&c->hi);
@@ -264,6 +293,20 @@ forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	return c;
+}
+
+ForstCursor *
+forst_cursor_open(Relation rel, Snapshot snapshot, ForstTableShared *ts,
+				  FstSlice lo, FstSlice hi, bool point)
+{
+	return cursor_open(rel, snapshot, ts, lo, hi, point, false);
+}
+
+ForstCursor *
+forst_cursor_open_prefix(Relation rel, Snapshot snapshot, ForstTableShared *ts,
+						 FstSlice prefix, FstSlice hi)
+{
+	return cursor_open(rel, snapshot, ts, prefix, hi, false, true);
 }
 
 /* Replaces the cursor's merge by an unpositioned one over a new view. */

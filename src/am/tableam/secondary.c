@@ -258,6 +258,8 @@ typedef struct SecScan
 	bool		reversed;
 	bool		empty;			/* the quals match nothing */
 	bool		exact;			/* the range is exactly the quals: no recheck */
+	bool		prefix;			/* the range is every entry of one value of
+								 * every column: SST filters can tell */
 	StringInfoData lo;			/* the entries to read: [lo, hi) */
 	StringInfoData hi;
 	ForstCursor *entries;
@@ -351,6 +353,7 @@ plan_range(IndexScanDesc scan, SecScan *st)
 
 	st->empty = false;
 	st->exact = false;
+	st->prefix = false;
 	resetStringInfo(&st->lo);
 	resetStringInfo(&st->hi);
 	initStringInfo(&prefix);
@@ -419,6 +422,7 @@ plan_range(IndexScanDesc scan, SecScan *st)
 		 */
 		st->exact = (used == scan->numberOfKeys);
 		set_hi_after(&st->hi, &prefix);
+		st->prefix = st->hi.len > 0;
 		pfree(prefix.data);
 		return;
 	}
@@ -549,7 +553,10 @@ start(IndexScanDesc scan, SecScan *st)
 	forst_expiry_get(heap, &st->expiry);
 	lo = fst_slice(st->lo.data, st->lo.len);
 	hi = fst_slice(st->hi.data, st->hi.len);
-	st->entries = forst_cursor_open(heap, scan->xs_snapshot, st->ts, lo, hi, false);
+	if (st->prefix)
+		st->entries = forst_cursor_open_prefix(heap, scan->xs_snapshot, st->ts, lo, hi);
+	else
+		st->entries = forst_cursor_open(heap, scan->xs_snapshot, st->ts, lo, hi, false);
 	if (st->reversed)
 		forst_cursor_seek_back(st->entries, lo, hi);
 	else
