@@ -28,7 +28,11 @@ SELECT pg_relation_filenode('vf') <> filenode AS new_filenode,
 SELECT count(DISTINCT level) AS levels, sum(tombstones) AS tombstones,
        sum(entries) = 2 * (SELECT count(*) FROM vh) AS entries_are_rows_and_index_entries
   FROM forst.table_files('vf');
+-- the rebuild of the index that follows writes nothing: the entries were
+-- copied with their xids; reltuples counts the rows, not the entries
 SELECT memtable_entries FROM forst.tables WHERE "table" = 'vf'::regclass;
+SELECT reltuples = (SELECT count(*) FROM vh) AS reltuples_are_rows
+  FROM pg_class WHERE oid = 'vf'::regclass;
 SELECT (SELECT md5(string_agg(k || ':' || a || ':' || v, ',' ORDER BY k)) FROM vf) =
        (SELECT md5(string_agg(k || ':' || a || ':' || v, ',' ORDER BY k)) FROM vh) AS same_rows;
 SET enable_seqscan = off;

@@ -157,6 +157,8 @@ emit(CompactState *s, FstSlice key, FstSlice value, const FstEntry *e,
 		pol->ttl_of(pol->ttl_arg, e->payload, &ttl))
 		fst_sst_writer_note_ttl(s->w, ttl);
 	s->res->stats.entries_out++;
+	if (e->key_group == FST_KG_INDEX)
+		s->res->stats.index_entries_out++;
 	s->res->stats.bytes_out += key.len + value.len;
 	return FST_OK;
 }

@@ -120,6 +120,7 @@ typedef struct FstCompactionStats
 {
 	uint64		entries_in;
 	uint64		entries_out;
+	uint64		index_entries_out;	/* of them, of FST_KG_INDEX */
 	uint64		dropped_shadowed;	/* older than the horizon's version */
 	uint64		dropped_tombstones; /* bottom-level tombstones */
 	uint64		dropped_expired;	/* TTL, at the bottom level */

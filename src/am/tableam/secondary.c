@@ -32,6 +32,7 @@
 #include "am/read/point.h"
 #include "am/expiry/expiry.h"
 #include "am/tableam/secondary.h"
+#include "am/tableam/vacuum.h"
 #include "am/tableam/tableam.h"
 #include "am/write/dml.h"
 #include "am/write/index_entries.h"
@@ -164,6 +165,22 @@ forst_secondary_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	forst_check_index_columns(heap, index);
 	forst_check_entry_id(heap, index);
+
+	/*
+	 * The rebuild after VACUUM FULL: the rewrite copied the index's entries
+	 * with their xids, so that snapshots older than it still find their
+	 * rows through the index (a REINDEX does not set indcheckxmin).  Every
+	 * entry of a valid index is already there; an invalid one (a failed
+	 * CREATE INDEX CONCURRENTLY) may miss some, and is built anew.
+	 */
+	if (index->rd_index->indisvalid &&
+		forst_rewrite_copied_entries(heap, &nheap))
+	{
+		result->heap_tuples = nheap;
+		/* a partial index holds some of them: unknown, left to ANALYZE */
+		result->index_tuples = indexInfo->ii_Predicate != NIL ? -1 : nheap;
+		return result;
+	}
 	forst_expiry_get(heap, &x);
 	forst_secondary_describe(heap, index, &s);
 	forst_secondary_prepare(heap, index, CurrentMemoryContext, &s);

@@ -304,6 +304,22 @@ forst_relation_vacuum(Relation rel, struct VacuumParams *params,
 	pgstat_progress_end_command();
 }
 
+/* The storage that this transaction's VACUUM FULL filled, entries included */
+static RelFileNode copied_node;
+static TransactionId copied_xid = InvalidTransactionId;
+static double copied_rows;
+
+bool
+forst_rewrite_copied_entries(Relation heap, double *rows)
+{
+	if (!TransactionIdIsValid(copied_xid) ||
+		!TransactionIdEquals(copied_xid, GetTopTransactionIdIfAny()) ||
+		!RelFileNodeEquals(copied_node, heap->rd_node))
+		return false;
+	*rows = copied_rows;
+	return true;
+}
+
 /*
  * VACUUM FULL.  PostgreSQL gives the table a new relfilenode, has this
  * fill it, swaps it in, rebuilds the indexes on it and drops the old one
@@ -314,8 +330,11 @@ forst_relation_vacuum(Relation rel, struct VacuumParams *params,
  * FULL stays MVCC-safe; older versions, tombstones and expired rows go.
  * The old memtables are flushed first.  The new files sit at one level,
  * the one whose target size holds them all, so that no compaction is due
- * right after.  Secondary index entries are copied with the rows (the
- * rebuild of each index that follows writes them again).  Progress:
+ * right after.  Secondary index entries are copied with the rows, with
+ * their xids, so that a snapshot older than the VACUUM FULL still finds its
+ * rows through the indexes, which PostgreSQL lets it use after their
+ * rebuild; that rebuild then has nothing to write (the entries would be
+ * there twice: forst_rewrite_copied_entries).  Progress:
  * pg_stat_progress_cluster's heap_blks_total is the input's size in
  * blocks, heap_blks_scanned the output's so far.
  *
@@ -375,8 +394,12 @@ forst_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	}
 	PG_END_TRY();
 
-	*num_tuples = (double) res.stats.entries_out;
+	/* versions of rows kept (the entries are the indexes') */
+	*num_tuples = (double) (res.stats.entries_out - res.stats.index_entries_out);
 	*tups_vacuumed = (double) (res.stats.entries_in - res.stats.entries_out);
+	copied_node = NewTable->rd_node;
+	copied_xid = GetTopTransactionId();
+	copied_rows = *num_tuples;
 	*tups_recently_dead = 0;
 	/* relfrozenxid: no later than the oldest xid the new files keep */
 	if (res.xid_min != 0 && TransactionIdPrecedes(res.xid_min, *xid_cutoff))

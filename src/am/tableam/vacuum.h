@@ -30,4 +30,12 @@ extern void forst_relation_copy_for_cluster(Relation OldTable,
 											double *tups_vacuumed,
 											double *tups_recently_dead);
 
+/*
+ * Whether this transaction's VACUUM FULL filled heap's storage with a copy
+ * of the secondary index entries, so that the rebuild of its indexes that
+ * follows (cluster.c's reindex_relation) need not write them again; *rows
+ * is the number of rows it copied.
+ */
+extern bool forst_rewrite_copied_entries(Relation heap, double *rows);
+
 #endif							/* FORST_VACUUM_H */
