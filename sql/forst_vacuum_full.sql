@@ -104,6 +104,30 @@ SELECT forst.attach('vf', :ck, as_table => 'vf_half', key_groups => '[0,64)') IS
 VACUUM FULL vf_half;
 DROP TABLE vf_clone, vf_half;
 
+-- an invalid index (a failed CREATE INDEX CONCURRENTLY) holds no entries
+-- for its rows: VACUUM FULL builds it anew, and it becomes valid
+CREATE TABLE vi (k int PRIMARY KEY, a int) USING forst;
+INSERT INTO vi SELECT g, g % 10 FROM generate_series(1, 1000) g;
+CREATE FUNCTION vi_f(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_setting('regress.vi_fail', true) = 'on' AND $1 = 7 THEN
+    RAISE EXCEPTION 'vi_f fails for 7';
+  END IF;
+  RETURN $1;
+END $$;
+SET regress.vi_fail = on;
+CREATE INDEX CONCURRENTLY vi_x ON vi (vi_f(a));
+RESET regress.vi_fail;
+SELECT indisvalid FROM pg_index WHERE indexrelid = 'vi_x'::regclass;
+VACUUM FULL vi;
+SELECT indisvalid FROM pg_index WHERE indexrelid = 'vi_x'::regclass;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM vi WHERE vi_f(a) = 2;
+SELECT count(*) FROM vi WHERE vi_f(a) = 2;
+RESET enable_seqscan;
+DROP TABLE vi;
+DROP FUNCTION vi_f(int);
+
 -- an ordinary role on its own table; another role is skipped
 CREATE ROLE regress_vf_owner;
 CREATE ROLE regress_vf_other;
