@@ -5,7 +5,8 @@
 #    spread over the table: with batching, the blocks its lookups read come
 #    in parallel batches and the lookups' own reads nearly all hit the disk
 #    cache; without, each is a miss; the table equals a heap twin either way;
-#  - the same for "k = ANY(array)" through the key index (a SELECT);
+#  - the same for "k = ANY(array)" through the key index (a SELECT), and
+#    for the rows a range of a secondary index names (read ahead);
 #  - EXPLAIN shows the node and what it did; it is not planned for one row,
 #    and it is for an upsert inside a data-modifying WITH;
 #  - under concurrent writers (pgbench: batch upserts with batching on or off
@@ -68,10 +69,12 @@ cmp_ok($nfiles, '>=', 2, "f has $nfiles SST files on S3");
 # two seconds (compaction output enters the disk cache as it is written)
 sub settle
 {
+	my ($t) = @_;
 	my $prev = -1;
+	$t //= 'f';
 	for (1 .. 60)
 	{
-		my $n = $node->safe_psql('postgres', q{SELECT count(*) FROM forst.table_files('f')});
+		my $n = $node->safe_psql('postgres', qq{SELECT count(*) FROM forst.table_files('$t')});
 		return if $n == $prev;
 		$prev = $n;
 		sleep 2;
@@ -144,6 +147,59 @@ for my $mode ('off', 'on')
 cmp_ok($any_misses{off}, '>=', 1000, "k = ANY without batching: lookups miss one by one ($any_misses{off})");
 cmp_ok($any_misses{on} * 10, '<', $any_misses{off},
 	"k = ANY with batching: the lookups' reads hit the disk cache ($any_misses{on} misses)");
+
+# a range of a secondary index: 3,500 entries in the index's order name
+# rows spread over the whole table; the scan reads entries ahead and has
+# their rows' blocks fetched together, as the batches above
+$node->safe_psql('postgres', q{
+CREATE TABLE g (k int PRIMARY KEY, a int NOT NULL, v text) USING forst;
+CREATE TABLE gh (k int PRIMARY KEY, a int NOT NULL, v text);
+CREATE INDEX g_a ON g (a);
+CREATE INDEX gh_a ON gh (a);
+});
+for my $r (0 .. 3)
+{
+	my $lo = $r * 12000 + 1;
+	my $hi = ($r + 1) * 12000;
+	$node->safe_psql('postgres', qq{
+INSERT INTO g SELECT i, (i * 7919) % 48000, md5(i::text) || md5((i + 1)::text) || md5((i + 2)::text) || md5((i + 3)::text)
+  FROM generate_series($lo, $hi) i;
+SELECT forst.checkpoint();
+});
+}
+$node->safe_psql('postgres', 'INSERT INTO gh SELECT * FROM g');
+settle('g');
+my $range = q{SELECT count(*), sum(k), md5(string_agg(k || ':' || a || ':' || v, ',' ORDER BY k))
+  FROM %s WHERE a BETWEEN 1000 AND 4499};
+my $noseq = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
+like($node->safe_psql('postgres', $noseq . 'EXPLAIN (COSTS OFF) ' . sprintf($range, 'g')),
+	qr/Index Scan using g_a on g/, 'the range is an index scan of the secondary index');
+my %range_misses;
+for my $mode ('off', 'on')
+{
+	fresh();
+	my $got = $node->safe_psql('postgres',
+		$noseq . "SET forst.batch_lookups = $mode; SET forst.batch_lookup_rows = 512; " . sprintf($range, 'g'));
+	my ($m, $gets) = split /\|/, $node->safe_psql('postgres',
+		'SELECT cache_misses, store_get_range FROM forst.stats');
+	is($got, $node->safe_psql('postgres', sprintf($range, 'gh')),
+		"a range of 3,500 entries on a fresh server, read ahead $mode: the heap twin's answer");
+	$range_misses{$mode} = $m;
+	note("secondary range, batching $mode: $m misses, $gets ranged GETs");
+}
+cmp_ok($range_misses{off}, '>=', 300,
+	"a range's rows, not read ahead: lookups miss one by one ($range_misses{off})");
+cmp_ok($range_misses{on} * 5, '<', $range_misses{off},
+	"a range's rows, read ahead: the lookups' reads hit the disk cache ($range_misses{on} misses)");
+# backward, and a LIMIT that stops early: the same rows as heap's
+for my $q ('SELECT string_agg(k::text, \',\' ORDER BY a DESC) FROM (SELECT k, a FROM %s WHERE a BETWEEN 100 AND 2100 ORDER BY a DESC) s',
+	'SELECT string_agg(k::text, \',\') FROM (SELECT k FROM %s WHERE a >= 40000 ORDER BY a LIMIT 37) s')
+{
+	fresh();
+	is($node->safe_psql('postgres', $noseq . sprintf($q, 'g')),
+		$node->safe_psql('postgres', sprintf($q, 'gh')),
+		'read ahead, ' . ($q =~ /DESC/ ? 'backward' : 'with a LIMIT') . ': the heap twin\'s rows');
+}
 
 # EXPLAIN: the node over the input, with what it did
 $node->safe_psql('postgres', 'SELECT forst.checkpoint()');

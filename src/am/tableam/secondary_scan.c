@@ -5,6 +5,14 @@
  *	  the range of entries the scan keys make, and for each entry the row
  *	  it names, under the scan's snapshot.
  *
+ * Where the rows would come from the object store one request at a time
+ * (s3://, forst.batch_lookups on), the scan reads entries ahead, a few at
+ * first and twice as many each time up to forst.batch_lookup_rows (at
+ * most 1,024), and has the blocks of their rows fetched together in
+ * parallel before it looks them up (read/prefetch.h, as a batch upsert or
+ * a "k = ANY(array)" does).  Reading ahead changes which reads are cached,
+ * never an answer: the same snapshot reads the same entries, only earlier.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -25,6 +33,7 @@
 #include "am/keys/tid.h"
 #include "am/read/cursor.h"
 #include "am/read/point.h"
+#include "am/read/prefetch.h"
 #include "am/expiry/expiry.h"
 #include "am/tableam/secondary.h"
 #include "am/tableam/tableam.h"
@@ -47,7 +56,18 @@ typedef struct SecScan
 	MemoryContext rowcxt;		/* the row looked up last (reset for each) */
 	ForstExpiry expiry;			/* expired rows are not returned */
 	StringInfoData cols;
+
+	/* entries read ahead (see above): user keys, each [length 4B][bytes] */
+	bool		ahead_on;		/* reading ahead in this scan */
+	bool		ahead_end;		/* the entries' range is read to its end */
+	StringInfoData ahead;
+	int			ahead_pos;		/* offset of the next entry in ahead */
+	int			ahead_next;		/* entries to read ahead next time */
+	StringInfoData key;			/* the entry handed out last */
 } SecScan;
+
+#define AHEAD_FIRST 8
+#define AHEAD_MAX 1024
 
 /*
  * The scan key's argument as a value of index column col's type, or false
@@ -293,6 +313,7 @@ forst_secondary_rescan(IndexScanDesc scan)
 	close_cursors(st);
 	st->started = false;
 	st->reversed = false;
+	st->ahead_on = false;
 }
 
 void
@@ -304,6 +325,11 @@ forst_secondary_endscan(IndexScanDesc scan)
 	pfree(st->lo.data);
 	pfree(st->hi.data);
 	pfree(st->cols.data);
+	if (st->ahead.data)
+	{
+		pfree(st->ahead.data);
+		pfree(st->key.data);
+	}
 	MemoryContextDelete(st->rowcxt);
 	forst_secondary_release(&st->s);
 	pfree(st);
@@ -342,6 +368,25 @@ start(IndexScanDesc scan, SecScan *st)
 		forst_cursor_seek_back(st->entries, lo, hi);
 	else
 		forst_cursor_seek(st->entries, lo, hi);
+
+	/* rows from the object store: read entries ahead (see the top) */
+	st->ahead_on = forst_batch_lookups && forst_batch_lookup_rows > 1 &&
+		forst_prefetch_possible();
+	if (st->ahead_on)
+	{
+		if (st->ahead.data == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(st));
+
+			initStringInfo(&st->ahead);
+			initStringInfo(&st->key);
+			MemoryContextSwitchTo(old);
+		}
+		resetStringInfo(&st->ahead);
+		st->ahead_pos = 0;
+		st->ahead_end = false;
+		st->ahead_next = AHEAD_FIRST;
+	}
 }
 
 typedef struct RowVisCtx
@@ -422,12 +467,110 @@ fetch_row(IndexScanDesc scan, SecScan *st, FstSlice row, FstSlice cols,
 	return same;
 }
 
+/*
+ * The cursor's next entry of this index, its user key in *key (valid until
+ * the next call); false past the last.
+ */
+static bool
+next_entry(SecScan *st, FstSlice *key)
+{
+	const size_t head = FORST_INDEX_ENTRY_HEAD - FST_KG_BYTES;	/* the OID */
+
+	if (!(st->reversed ? forst_cursor_prev(st->entries) :
+		  forst_cursor_next(st->entries)))
+		return false;
+	*key = st->entries->cur.entry.user_key;
+	/* past this index's entries (a range without an upper bound) */
+	return key->len >= head &&
+		memcmp(key->data, st->lo.data + FST_KG_BYTES, head) == 0;
+}
+
+static void
+split_entry(IndexScanDesc scan, FstSlice key, FstSlice *cols, FstSlice *row)
+{
+	if (!forst_index_entry_split(key, cols, row))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("forst: malformed entry of index \"%s\"",
+						RelationGetRelationName(scan->indexRelation))));
+}
+
+/*
+ * Reads the next entries ahead into st->ahead, and has the blocks of their
+ * rows fetched together (read/prefetch.h); false if there were none.
+ */
+static bool
+read_ahead(IndexScanDesc scan, SecScan *st)
+{
+	FstSlice	key,
+				cols,
+				row;
+	FstSlice   *rows;
+	int			n = 0;
+	int			off;
+
+	resetStringInfo(&st->ahead);
+	st->ahead_pos = 0;
+	while (n < st->ahead_next && !st->ahead_end)
+	{
+		uint32		len;
+
+		if (!next_entry(st, &key))
+		{
+			st->ahead_end = true;
+			break;
+		}
+		len = (uint32) key.len;
+		appendBinaryStringInfo(&st->ahead, (const char *) &len, sizeof(len));
+		appendBinaryStringInfo(&st->ahead, key.data, key.len);
+		n++;
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (n == 0)
+		return false;
+	st->ahead_next = Min(st->ahead_next * 2, Min(forst_batch_lookup_rows, AHEAD_MAX));
+	if (n < 2)
+		return true;
+	/* the rows' user parts (key group and key), as a batch of lookups */
+	rows = palloc(sizeof(FstSlice) * n);
+	off = 0;
+	for (int i = 0; i < n; i++)
+	{
+		uint32		len;
+
+		memcpy(&len, st->ahead.data + off, sizeof(len));
+		off += sizeof(len);
+		split_entry(scan, fst_slice(st->ahead.data + off, len), &cols, &row);
+		rows[i] = row;
+		off += len;
+	}
+	forst_prefetch_keys(scan->heapRelation, rows, n, NULL);
+	pfree(rows);
+	return true;
+}
+
+/* The next entry read ahead, copied into st->key; false past the last. */
+static bool
+next_ahead(IndexScanDesc scan, SecScan *st, FstSlice *key)
+{
+	uint32		len;
+
+	if (st->ahead_pos >= st->ahead.len && !read_ahead(scan, st))
+		return false;
+	memcpy(&len, st->ahead.data + st->ahead_pos, sizeof(len));
+	st->ahead_pos += sizeof(len);
+	resetStringInfo(&st->key);
+	appendBinaryStringInfo(&st->key, st->ahead.data + st->ahead_pos, len);
+	st->ahead_pos += len;
+	*key = fst_slice(st->key.data, st->key.len);
+	return true;
+}
+
 bool
 forst_secondary_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	SecScan    *st = scan->opaque;
 	bool		backward = (dir == BackwardScanDirection);
-	const size_t head = FORST_INDEX_ENTRY_HEAD - FST_KG_BYTES;	/* the OID */
 
 	if (!st->started)
 	{
@@ -448,18 +591,9 @@ forst_secondary_gettuple(IndexScanDesc scan, ScanDirection dir)
 		FstSlice	cols;
 		FstSlice	row;
 
-		if (!(st->reversed ? forst_cursor_prev(st->entries) :
-			  forst_cursor_next(st->entries)))
+		if (!(st->ahead_on ? next_ahead(scan, st, &key) : next_entry(st, &key)))
 			return false;
-		key = st->entries->cur.entry.user_key;
-		/* past this index's entries (a range without an upper bound) */
-		if (key.len < head || memcmp(key.data, st->lo.data + FST_KG_BYTES, head) != 0)
-			return false;
-		if (!forst_index_entry_split(key, &cols, &row))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("forst: malformed entry of index \"%s\"",
-							RelationGetRelationName(scan->indexRelation))));
+		split_entry(scan, key, &cols, &row);
 		if (fetch_row(scan, st, row, cols, &scan->xs_heaptid))
 		{
 			forst_index_only_tuple(scan);
