@@ -2,10 +2,12 @@
 # bench/batch_lookup.sh -- batched key lookups of INSERT ... ON CONFLICT on
 # s3:// (forst.batch_lookups, src/am/write/batch_lookup.c), side by side
 # with the same statement unbatched, at the store latencies of a local
-# server and of a remote one.
+# server and of a remote one; or (--workload index-range) the row lookups
+# of a range of a secondary index, read ahead (tableam/secondary_scan.c).
 #
 #   bash bench/batch_lookup.sh [--rows N] [--keys K] [--latencies "0 10"]
 #                              [--modes "off on-8 on-16 on-32"] [--rounds R]
+#                              [--workload upsert|index-range]
 #
 #   --rows N       rows of the table (default 400000, about 120 MB of SST
 #                  files: 300-byte rows)
@@ -21,6 +23,12 @@
 #                  forst.s3_parallel_gets = P (default "off on-8 on-16 on-32")
 #   --rounds R     rounds (default 2); each round runs every mode once per
 #                  latency, alternating the order
+#   --workload W   upsert (default), or index-range: the table gets a column
+#                  a, a permutation of the key ((k * 7919) % N; N must not be
+#                  a multiple of 7919), and an index on it, and each run
+#                  times SELECT count(*), sum(n) FROM t WHERE a BETWEEN lo
+#                  AND lo + K - 1 (an index scan; run i reads the i-th range
+#                  of K values), whose K rows are spread over the table
 #
 # One private PostgreSQL 15 server with this checkout's forst; the S3
 # server of S3_ENDPOINT / S3_BUCKET / AWS_* if set, else a throwaway Ceph
@@ -38,7 +46,8 @@
 # for the store one by one) and ranged GETs, from forst.stats; and per
 # latency the ratio of each mode's time to off's, within a round.
 #
-# Results: bench/results/batch-lookup-STAMP.{tsv,md}.
+# Results: bench/results/batch-lookup-STAMP.{tsv,md} (index-range:
+# batch-lookup-index-STAMP).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,6 +59,7 @@ keys=2000
 latencies="direct 10"
 modes="off on-8 on-16 on-32"
 rounds=2
+workload=upsert
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--rows) rows=$2; shift ;;
@@ -57,12 +67,18 @@ while [ $# -gt 0 ]; do
 		--latencies) latencies=$2; shift ;;
 		--modes) modes=$2; shift ;;
 		--rounds) rounds=$2; shift ;;
+		--workload) workload=$2; shift ;;
 		-h | --help) forst_usage "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) forst_usage "${BASH_SOURCE[0]}" >&2; exit 2 ;;
 	esac
 	shift
 done
 [ $((rows / keys)) -ge 2 ] || die "--keys must be at most half of --rows"
+case "$workload" in
+	upsert) ;;
+	index-range) [ $((rows % 7919)) -ne 0 ] || die "--rows must not be a multiple of 7919" ;;
+	*) die "unknown workload '$workload' (upsert or index-range)" ;;
+esac
 for m in $modes; do
 	case "$m" in off | on-[0-9]*) ;; *) die "unknown mode '$m' (off or on-P)" ;; esac
 done
@@ -152,11 +168,17 @@ set_mode off direct
 start
 sql "CREATE EXTENSION forst"
 sql "CREATE TABLE t (k bigint PRIMARY KEY, n bigint NOT NULL, payload text NOT NULL) USING forst"
+if [ "$workload" = index-range ]; then
+	sql "ALTER TABLE t ADD COLUMN a bigint"
+	sql "CREATE INDEX t_a ON t (a)"
+fi
+acol=""
+[ "$workload" = upsert ] || acol=", (g * 7919) % $rows"
 log "loading $rows rows"
 step=50000
 for ((lo = 1; lo <= rows; lo += step)); do
 	hi=$((lo + step - 1 < rows ? lo + step - 1 : rows))
-	sql "INSERT INTO t SELECT g, 0, md5(g::text) || md5((g + 1)::text) || md5((g + 2)::text) || md5((g + 3)::text) || md5((g + 4)::text) || md5((g + 5)::text) || md5((g + 6)::text) || md5((g + 7)::text) || md5((g + 8)::text) FROM generate_series($lo, $hi) g" >/dev/null
+	sql "INSERT INTO t SELECT g, 0, md5(g::text) || md5((g + 1)::text) || md5((g + 2)::text) || md5((g + 3)::text) || md5((g + 4)::text) || md5((g + 5)::text) || md5((g + 6)::text) || md5((g + 7)::text) || md5((g + 8)::text) $acol FROM generate_series($lo, $hi) g" >/dev/null
 done
 sql "SELECT forst.checkpoint()" >/dev/null
 # compactions settle: the files and the count of finished compactions stay
@@ -185,10 +207,14 @@ every=$((rows / keys))
 # run i upserts keys i, i + every, i + 2 every, ...: keys no earlier run
 # touched, whose blocks are in the loaded files only
 upsert() { echo "INSERT INTO t AS x SELECT g, 1, '' FROM generate_series($1, $rows, $every) g ON CONFLICT (k) DO UPDATE SET n = x.n + 1"; }
+# run i's range of the index: values (i - 1) K .. i K - 1, K rows
+range() { echo "SELECT count(*) FROM t WHERE a BETWEEN $((($1 - 1) * keys)) AND $(($1 * keys - 1))"; }
 nkeys=$(sql "SELECT count(*) FROM generate_series(1, $rows, $every)")
 
-tsv="$results/batch-lookup-$ts.tsv"
-md="$results/batch-lookup-$ts.md"
+name=batch-lookup
+[ "$workload" = upsert ] || name=batch-lookup-index
+tsv="$results/$name-$ts.tsv"
+md="$results/$name-$ts.md"
 printf 'round\tlatency_ms\tmode\tseconds\tsync_misses\tranged_gets\tload\n' >"$tsv"
 run=0
 for ((r = 1; r <= rounds; r++)); do
@@ -205,12 +231,24 @@ for ((r = 1; r <= rounds; r++)); do
 			start
 			for _ in $(seq 100); do [ "$(sql "SELECT cache_ready FROM forst.stats")" = t ] && break; sleep 0.1; done
 			sql "SELECT forst.stats_reset()" >/dev/null
-			secs=$(pg psql -XAtq -h "$work" -p "$port" -d postgres -v ON_ERROR_STOP=1 \
-				-c '\timing on' -c "$(upsert "$run")" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')
+			if [ "$workload" = upsert ]; then
+				stmt=$(upsert "$run")
+			else
+				stmt=$(range "$run")
+			fi
+			out=$(pg psql -XAtq -h "$work" -p "$port" -d postgres -v ON_ERROR_STOP=1 \
+				-c 'SET enable_seqscan = off' -c 'SET enable_bitmapscan = off' \
+				-c '\timing on' -c "$stmt")
+			secs=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$out" | tail -n 1)
 			secs=$(echo "scale=3; $secs / 1000" | bc)
 			IFS='|' read -r misses gets <<<"$(sql "SELECT cache_misses, store_get_range FROM forst.stats")"
-			bad=$(sql "SELECT count(*) FROM generate_series($run, $rows, $every) g LEFT JOIN t ON t.k = g WHERE t.n IS DISTINCT FROM 1")
-			[ "$bad" = 0 ] || die "run $run ($m, ${lat} ms): $bad upserted rows do not hold n = 1"
+			if [ "$workload" = upsert ]; then
+				bad=$(sql "SELECT count(*) FROM generate_series($run, $rows, $every) g LEFT JOIN t ON t.k = g WHERE t.n IS DISTINCT FROM 1")
+				[ "$bad" = 0 ] || die "run $run ($m, ${lat} ms): $bad upserted rows do not hold n = 1"
+			else
+				got=$(grep -v '^Time:' <<<"$out" | tail -n 1)
+				[ "$got" = "$keys" ] || die "run $run ($m, ${lat} ms): the range gave $got rows, not $keys"
+			fi
 			set_latency 0
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$lat" "$m" "$secs" "$misses" "$gets" \
 				"$(cut -d' ' -f1 /proc/loadavg)" >>"$tsv"
@@ -222,7 +260,12 @@ done
 {
 	echo "# bench/batch_lookup.sh, $ts"
 	echo
-	echo "A batch upsert of $nkeys keys spread over a table of $rows rows ($sst_bytes bytes of SST files on S3: $S3_ENDPOINT), on a fresh server (empty disk cache); store latency added by a proxy. Median of $rounds rounds; ratio: the mode's time over off's within a round, then the median."
+	if [ "$workload" = upsert ]; then
+		what="A batch upsert of $nkeys keys"
+	else
+		what="A range of $keys values of a secondary index, naming $keys rows"
+	fi
+	echo "$what spread over a table of $rows rows ($sst_bytes bytes of SST files on S3: $S3_ENDPOINT), on a fresh server (empty disk cache); store latency added by a proxy. Median of $rounds rounds; ratio: the mode's time over off's within a round, then the median."
 	echo
 	echo "| latency | mode | seconds | synchronous misses | ranged GETs | speed-up over off |"
 	echo "|---|---|---|---|---|---|"
