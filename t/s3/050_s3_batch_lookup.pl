@@ -12,7 +12,8 @@
 #  - under concurrent writers (pgbench: batch upserts with batching on or off
 #    at random, single-row upserts and deletes, each transaction applying
 #    the same change to the forst table and to its heap twin, and reading
-#    a "k = ANY(array)" of both, which must agree), the two end equal:
+#    a "k = ANY(array)" of both, which must agree; the same for a row moved
+#    in a secondary index and a range of it), the two end equal:
 #    batching changes which reads are cached, never an answer;
 #  - with a disk cache too small for a batch (1 MB), the batch's blocks are
 #    held in memory: far fewer GETs, coalesced, the lookups reading them
@@ -245,13 +246,15 @@ $node->pgbench(
 	0,
 	[qr{processed: $total/$total}],
 	[qr{^(pgbench: setting random seed to 7\n)?$}],
-	"concurrent batch upserts, single-row upserts and deletes ($what)",
+	"concurrent batch upserts, single-row upserts and deletes, and moves in g ($what)",
 	{
 		"050_batch_$what" =~ s/\W+/_/gr => q{
 \set lo random(1, 50000)
 \set step random(1, 7)
 \set on random(0, 1)
 \set one random(1, 56000)
+\set gk random(1, 48000)
+\set ga random(500, 47000)
 BEGIN;
 \if :on
 SET LOCAL forst.batch_lookups = on;
@@ -272,6 +275,14 @@ SELECT 1 / (SELECT CASE WHEN
   IS NOT DISTINCT FROM
   (SELECT string_agg(k || ':' || n, ',' ORDER BY k) FROM h WHERE k = ANY(ARRAY(SELECT generate_series(:one, :one + 3000, 11))))
   THEN 1 ELSE 0 END) AS "k = ANY answers as the heap twin";
+UPDATE g SET a = :ga WHERE k = :gk;
+UPDATE gh SET a = :ga WHERE k = :gk;
+SET LOCAL enable_bitmapscan = off;
+SELECT 1 / (SELECT CASE WHEN
+  (SELECT string_agg(k || ':' || a, ',' ORDER BY a, k) FROM g WHERE a BETWEEN :ga - 500 AND :ga + 500)
+  IS NOT DISTINCT FROM
+  (SELECT string_agg(k || ':' || a, ',' ORDER BY a, k) FROM gh WHERE a BETWEEN :ga - 500 AND :ga + 500)
+  THEN 1 ELSE 0 END) AS "a range of g's index answers as the heap twin";
 COMMIT;
 }
 	});
@@ -280,6 +291,10 @@ is($node->safe_psql('postgres', sprintf($digest, 'f')),
 	"after concurrent writers ($what), f equals its heap twin");
 is($node->safe_psql('postgres', q{SELECT count(*) FROM f WHERE k NOT IN (SELECT k FROM h)}),
 	'0', "no row of f is missing from h ($what)");
+my $gall = q{SELECT md5(string_agg(k || ':' || a, ',' ORDER BY a, k)) FROM %s WHERE a >= 0};
+is($node->safe_psql('postgres', 'SET enable_seqscan = off; SET enable_bitmapscan = off; ' . sprintf($gall, 'g')),
+	$node->safe_psql('postgres', sprintf($gall, 'gh')),
+	"after concurrent writers ($what), g's index, read ahead, gives gh's rows");
 }
 concurrent('the batches in the disk cache', 60);
 
