@@ -160,21 +160,6 @@ forst_cursor_seek_back(ForstCursor *c, FstSlice lo, FstSlice hi)
 	cursor_seek(c, lo, hi, true);
 }
 
-typedef struct PointVisCtx
-{
-	Snapshot	snapshot;
-	Relation	rel;
-} PointVisCtx;
-
-static bool
-point_visible(void *arg, FstMemtable *mt, const FstEntryHeader *hdr,
-			  uint32 ref, uint8 hint)
-{
-	PointVisCtx *ctx = arg;
-
-	return forst_version_visible(ctx->snapshot, ctx->rel, hdr, mt, ref, hint);
-}
-
 /*
  * A point cursor's one row: the newest version of its user part the
  * snapshot sees, looked up without a merge (read/point.h), over a view
@@ -184,7 +169,7 @@ static bool
 point_next(ForstCursor *c)
 {
 	ForstPointHit hit;
-	PointVisCtx ctx;
+	ForstVisArg ctx;
 	FstSlice	key;
 	MemoryContext old;
 
@@ -201,7 +186,7 @@ point_next(ForstCursor *c)
 	ctx.rel = c->rel;
 	old = MemoryContextSwitchTo(c->mcxt);
 	forst_table_view(c->ts, &c->rel->rd_node, &c->view);
-	forst_point_get(&c->view, key, point_visible, &ctx, true, &hit);
+	forst_point_get(&c->view, key, forst_version_visible_cb, &ctx, true, &hit);
 	MemoryContextSwitchTo(old);
 	if (!hit.found)
 		return false;

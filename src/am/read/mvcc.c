@@ -123,6 +123,15 @@ forst_version_visible(Snapshot snapshot, Relation rel,
 	return false;				/* keep compiler quiet */
 }
 
+bool
+forst_version_visible_cb(void *arg, FstMemtable *mt, const FstEntryHeader *hdr,
+						 uint32 ref, uint8 hint)
+{
+	ForstVisArg *va = arg;
+
+	return forst_version_visible(va->snapshot, va->rel, hdr, mt, ref, hint);
+}
+
 /* ---------------------------------------------------------------------- */
 
 bool

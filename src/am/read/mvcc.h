@@ -22,6 +22,17 @@ extern bool forst_version_visible(Snapshot snapshot, Relation rel,
 								  const FstEntryHeader *hdr,
 								  FstMemtable *mt, uint32 ref, uint8 hint);
 
+/* forst_version_visible as a lookup's visibility callback, arg a ForstVisArg */
+typedef struct ForstVisArg
+{
+	Snapshot	snapshot;
+	Relation	rel;
+} ForstVisArg;
+
+extern bool forst_version_visible_cb(void *arg, FstMemtable *mt,
+									 const FstEntryHeader *hdr, uint32 ref,
+									 uint8 hint);
+
 /* Newest non-aborted version of a key, for writers. */
 typedef struct ForstNewest
 {

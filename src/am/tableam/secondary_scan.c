@@ -389,21 +389,6 @@ start(IndexScanDesc scan, SecScan *st)
 	}
 }
 
-typedef struct RowVisCtx
-{
-	Snapshot	snapshot;
-	Relation	rel;
-} RowVisCtx;
-
-static bool
-row_visible(void *arg, FstMemtable *mt, const FstEntryHeader *hdr,
-			uint32 ref, uint8 hint)
-{
-	RowVisCtx  *ctx = arg;
-
-	return forst_version_visible(ctx->snapshot, ctx->rel, hdr, mt, ref, hint);
-}
-
 /*
  * The row an entry names, as the scan's snapshot sees it, if its columns
  * are still the entry's: its TID in *tid (the executor fetches it next).
@@ -417,7 +402,7 @@ fetch_row(IndexScanDesc scan, SecScan *st, FstSlice row, FstSlice cols,
 	Relation	heap = scan->heapRelation;
 	ForstTableView view;
 	ForstPointHit hit;
-	RowVisCtx	ctx;
+	ForstVisArg ctx;
 	FstEntry	e;
 	ForstIndexRow r;
 	MemoryContext old;
@@ -428,7 +413,7 @@ fetch_row(IndexScanDesc scan, SecScan *st, FstSlice row, FstSlice cols,
 	ctx.snapshot = scan->xs_snapshot;
 	ctx.rel = heap;
 	forst_table_view(st->ts, &heap->rd_node, &view);
-	forst_point_get_expected(&view, row, row_visible, &ctx, true, &hit);
+	forst_point_get_expected(&view, row, forst_version_visible_cb, &ctx, true, &hit);
 	if (!hit.found)
 	{
 		MemoryContextSwitchTo(old);
