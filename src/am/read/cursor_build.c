@@ -20,9 +20,7 @@
  */
 #include "postgres.h"
 
-#include "am/base/stats.h"
 #include "am/keys/index_entry.h"
-#include "am/objects/store.h"
 #include "am/read/cursor.h"
 #include "am/read/sst_readers.h"
 #include "am/shmem/shmem.h"
@@ -75,35 +73,15 @@ static bool
 file_may_hold(Relation rel, const FstFileMeta *file, FstSlice lo, FstSlice hi,
 			  bool point, bool prefix, bool open)
 {
-	FstSstReader *r;
-
 	if (point)
 		return forst_sst_reader_for_key(&rel->rd_node, file, lo, NULL) != NULL;
 	if (!file_in_range(file, lo, hi))
 		return false;
-	if (!prefix && !open)
-		return true;
-	r = forst_sst_reader(&rel->rd_node, file);
 	if (prefix)
-	{
-		FstError	err;
-		FstCode		rc;
-		bool		may;
-
-		rc = fst_sst_may_contain_prefix(r, FORST_PREFIX_RULE_INDEX_COLUMNS,
-										lo, &may, &err);
-		if (rc != FST_OK)
-			forst_report(rc, &err, psprintf("reading the bloom filter of SST file " UINT64_FORMAT
-											" of relation %u", file->file_id,
-											rel->rd_node.relNode));
-		if (fst_sst_props(r)->prefix_id == FORST_PREFIX_RULE_INDEX_COLUMNS)
-		{
-			forst_local_bloom_checks++;
-			if (!may)
-				forst_local_bloom_negatives++;
-		}
-		return may;
-	}
+		return forst_sst_may_hold_prefix(&rel->rd_node, file,
+										 FORST_PREFIX_RULE_INDEX_COLUMNS, lo);
+	if (open)
+		(void) forst_sst_reader(&rel->rd_node, file);
 	return true;
 }
 

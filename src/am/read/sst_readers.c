@@ -297,6 +297,20 @@ readers_new_xact(void)
 	}
 }
 
+/* Reports a failure to read r's bloom filter; counts the filter's answer. */
+static bool
+filter_answer(const RelFileNode *rnode, const FstFileMeta *file, FstCode rc,
+			  FstError *err, bool may)
+{
+	if (rc != FST_OK)
+		forst_report(rc, err, psprintf("reading the bloom filter of SST file " UINT64_FORMAT
+									   " of relation %u", file->file_id, rnode->relNode));
+	forst_local_bloom_checks++;
+	if (!may)
+		forst_local_bloom_negatives++;
+	return may;
+}
+
 FstSstReader *
 forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
 						 FstSlice user_part, const uint64 *bloom_hash)
@@ -312,16 +326,23 @@ forst_sst_reader_for_key(const RelFileNode *rnode, const FstFileMeta *file,
 	r = forst_sst_reader(rnode, file);
 	rc = bloom_hash ? fst_sst_may_contain_hash(r, *bloom_hash, &may, &err) :
 		fst_sst_may_contain(r, user_part, &may, &err);
-	if (rc != FST_OK)
-		forst_report(rc, &err, psprintf("reading the bloom filter of SST file " UINT64_FORMAT
-										" of relation %u", file->file_id, rnode->relNode));
-	forst_local_bloom_checks++;
-	if (!may)
-	{
-		forst_local_bloom_negatives++;
-		return NULL;
-	}
-	return r;
+	return filter_answer(rnode, file, rc, &err, may) ? r : NULL;
+}
+
+bool
+forst_sst_may_hold_prefix(const RelFileNode *rnode, const FstFileMeta *file,
+						  uint32 prefix_id, FstSlice prefix)
+{
+	FstSstReader *r = forst_sst_reader(rnode, file);
+	bool		may;
+	FstError	err;
+	FstCode		rc;
+
+	rc = fst_sst_may_contain_prefix(r, prefix_id, prefix, &may, &err);
+	/* a file written without the rule cannot tell: no check to count */
+	if (rc == FST_OK && fst_sst_props(r)->prefix_id != prefix_id)
+		return true;
+	return filter_answer(rnode, file, rc, &err, may);
 }
 
 /* The cache entry of an open file's reader, or NULL. */

@@ -36,6 +36,15 @@ extern FstSstReader *forst_sst_reader_for_key(const RelFileNode *rnode,
 											  const uint64 *bloom_hash);
 
 /*
+ * Whether a file may hold user parts whose prefix under the SST filters'
+ * rule prefix_id is prefix (lsm/sst.h fst_sst_may_contain_prefix); opens
+ * its reader.  A file written without the rule may.
+ */
+extern bool forst_sst_may_hold_prefix(const RelFileNode *rnode,
+									  const FstFileMeta *file,
+									  uint32 prefix_id, FstSlice prefix);
+
+/*
  * A reader for a level iterator (read/cursor_build.c): pinned, it stays open
  * until released; released, and unused otherwise in this transaction, it
  * may be closed at once when the open readers exceed
