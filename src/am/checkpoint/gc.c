@@ -63,6 +63,9 @@
 
 int			forst_gc_grace_s = 600;
 
+/* How long a collection waits for a table being dropped (see step 2). */
+#define GC_DROP_WAIT_MS 10000
+
 /* One table prefix "<cluster>/tables/<db>.<relfilenode>". */
 typedef struct GcTable
 {
@@ -423,6 +426,16 @@ forst_gc_run(ForstGcResult *res)
 		rnode.spcNode = InvalidOid;
 		rnode.dbNode = t->db;
 		rnode.relNode = t->rel;
+
+		/*
+		 * A table dropped while a flush or compaction of it ran keeps its
+		 * shared state until that ends; wait a little for it, so that a
+		 * collection right after a DROP TABLE sees the table dead (and
+		 * drops its pins).  Still being dropped after that, it counts as
+		 * live: the next collection takes it.
+		 */
+		if (!(t->db == MyDatabaseId && list_member_oid(live, t->rel)))
+			(void) forst_table_wait_dropped(&rnode, GC_DROP_WAIT_MS);
 		ts = forst_table_shared_any_spc(&rnode);
 		t->live = (t->db == MyDatabaseId && list_member_oid(live, t->rel)) || ts != NULL;
 		if (ts != NULL)

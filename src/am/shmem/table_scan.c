@@ -9,7 +9,10 @@
  */
 #include "postgres.h"
 
+#include "pgstat.h"
+#include "storage/condition_variable.h"
 #include "storage/lwlock.h"
+#include "utils/timestamp.h"
 #include "utils/hsearch.h"
 
 #include "am/shmem/shmem.h"
@@ -122,6 +125,40 @@ forst_table_shared_any_spc(const RelFileNode *rnode)
 	if (forst_collect_tables(same_db_rel, (void *) rnode, &found, 1) == 0)
 		return NULL;
 	return forst_table_shared(&found, false);
+}
+
+static bool
+same_db_rel_dropping(ForstTableShared *ts, void *arg)
+{
+	return same_db_rel(ts, arg) && ts->drop_pending;
+}
+
+bool
+forst_table_wait_dropped(const RelFileNode *rnode, long timeout_ms)
+{
+	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	RelFileNode found;
+	bool		gone = false;
+
+	/* forst_flush_end broadcasts once it has dropped the table */
+	ConditionVariablePrepareToSleep(&forst_shared->slab_cv);
+	for (;;)
+	{
+		long		left;
+
+		if (forst_collect_tables(same_db_rel_dropping, (void *) rnode, &found, 1) == 0)
+		{
+			gone = true;
+			break;
+		}
+		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
+		if (left <= 0)
+			break;
+		(void) ConditionVariableTimedSleep(&forst_shared->slab_cv, Min(left, 100),
+										   PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return gone;
 }
 
 /* A pass over the tables with shared state (forst_tables_next). */
