@@ -76,6 +76,27 @@ total_passed=0
 total_failed=0
 summary=()
 
+# What failed, by name, for the summary: a CI log that shows only its end
+# still says which test to look at.
+failures=()
+
+# note_failures STEP LOG: the failed tests of LOG (prove's "not ok" lines
+# with their file, pg_regress's FAILED tests, the unit tests' FAIL lines).
+note_failures()
+{
+	local l
+
+	[ -f "$2" ] || return 0
+	while IFS= read -r l; do
+		failures+=("$1: $l")
+	done < <(awk '
+		/^t\/[^ ]+\.pl \.+ ?$/ { file = $1 }
+		/^ *not ok [0-9]+/ { sub(/^ */, ""); print (file ? file ": " : "") $0; next }
+		/\.\.\. +FAILED/ { sub(/^ */, ""); print; next }
+		/^FAIL[: ]/ { print }
+	' "$2" | head -n 20)
+}
+
 # record STEP PASSED FAILED
 record()
 {
@@ -565,6 +586,15 @@ fi
 echo
 log "summary ($((SECONDS - started))s)"
 printf '  %s\n' "${summary[@]}"
+if [ "$total_failed" -gt 0 ]; then
+	for l in "$logs"/*.log; do
+		note_failures "$(basename "$l" .log)" "$l"
+	done
+fi
+if [ "${#failures[@]}" -gt 0 ]; then
+	echo "failed:"
+	printf '  %s\n' "${failures[@]}"
+fi
 if [ "$total_failed" -eq 0 ] && [ -z "${FORST_KEEP_TMP:-}" ]; then
 	rm -rf "$work"
 else
