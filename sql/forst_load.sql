@@ -75,6 +75,14 @@ ALTER SYSTEM SET forst.block_size = '16kB, 1MB';
 ALTER SYSTEM SET forst.block_size = '8kB, 8kB, 4kB';
 ALTER SYSTEM RESET forst.block_size;
 
+-- forst.block_restart_interval: 1 .. 64 entries, on reload; not per session
+SHOW forst.block_restart_interval;
+ALTER SYSTEM SET forst.block_restart_interval = 0;
+ALTER SYSTEM SET forst.block_restart_interval = 65;
+SET forst.block_restart_interval = 8;
+ALTER SYSTEM SET forst.block_restart_interval = 16;
+ALTER SYSTEM RESET forst.block_restart_interval;
+
 -- the forst. prefix is reserved for the extension's own parameters
 SET forst.no_such_setting = 1;
 

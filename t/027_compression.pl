@@ -1,5 +1,6 @@
-# forst.compression, a codec per level, and forst.block_size, a data
-# block size per level (src/am/base/compression.c).
+# forst.compression, a codec per level, forst.block_size, a data block
+# size per level, and forst.block_restart_interval
+# (src/am/base/compression.c).
 #
 # Flushes write level 0 with the first codec and block size listed,
 # compactions write level 1 with the second.  Checked on the files
@@ -60,6 +61,60 @@ sub data_blocks
 	my ($object) = @_;
 	my ($lo, $hi, $isize) = unpack('x28 V V V', read_at($object, -64, 64));
 	return unpack('V', read_at($object, $lo + $hi * 4294967296 + $isize - 4, 4));
+}
+
+# a varint at $$pos of $bytes, moving $$pos past it
+sub varint
+{
+	my ($bytes, $pos) = @_;
+	my ($v, $shift) = (0, 0);
+	while (1)
+	{
+		my $b = ord(substr($bytes, $$pos++, 1));
+		$v += ($b & 0x7f) * 2**$shift;
+		last if $b < 0x80;
+		$shift += 7;
+	}
+	return $v;
+}
+
+# The restart points of a file's first data block, stored uncompressed:
+# the index block's first entry (shared 0, key length, value length, the
+# key, then the block's offset and size as varints) locates it, and its
+# last 4 bytes are the count.
+sub first_block_restarts
+{
+	my ($object) = @_;
+	my ($lo, $hi, $isize) = unpack('x28 V V V', read_at($object, -64, 64));
+	my $index = read_at($object, $lo + $hi * 4294967296, $isize);
+	my $pos = 0;
+	varint($index, \$pos);
+	my $klen = varint($index, \$pos);
+	varint($index, \$pos);
+	$pos += $klen;
+	my $offset = varint($index, \$pos);
+	my $size = varint($index, \$pos);
+	return unpack('V', read_at($object, $offset + $size - 4, 4));
+}
+
+# Each file's first block has about entries per block / interval restart
+# points (the first block is full; the average counts the short last one).
+sub restart_interval_is
+{
+	my ($level, $interval, $what) = @_;
+	for (split /\n/, $node->safe_psql('postgres',
+			qq{SELECT object, entries FROM forst.table_files('c') WHERE level = $level ORDER BY file_id}))
+	{
+		my ($object, $entries) = split /\|/;
+		my $per_block = $entries / data_blocks($object);
+		my $restarts = first_block_restarts($object);
+		my $want = $per_block / $interval;
+		ok($restarts >= 0.8 * $want && $restarts <= 1.5 * $want + 1,
+			sprintf('%s: %d restart points in a block of about %.0f entries (interval %d set)',
+				$what, $restarts, $per_block, $interval));
+		return;
+	}
+	fail("$what: no file in level $level");
 }
 
 # level, version, size, entries and data blocks of every file of c
@@ -171,15 +226,18 @@ cmp_ok($zstd_per_entry, '<', 0.7 * $none_per_entry,
 	sprintf('zstd level 1: %.1f bytes per entry', $zstd_per_entry));
 block_size_is($l->{0}, $none_per_entry, 16, "'16kB, 4kB': level 0");
 block_size_is($l->{1}, $none_per_entry, 4, "'16kB, 4kB': level 1");
+restart_interval_is(0, 4, 'the default restart interval: level 0');
 same_as_heap('phase 1');
 
 # Phase 2: swapped by a reload.  Updates of every key rewrite every level 1
 # file, so the zstd files of phase 1 are all replaced.
 $node->safe_psql('postgres', q{ALTER SYSTEM SET forst.compression = 'zstd, none';
-ALTER SYSTEM SET forst.block_size = '4kB, 32kB'});
+ALTER SYSTEM SET forst.block_size = '4kB, 32kB';
+ALTER SYSTEM SET forst.block_restart_interval = 16});
 $node->reload;
 $node->poll_query_until('postgres', q{SELECT current_setting('forst.compression') = 'zstd, none'
-AND current_setting('forst.block_size') = '4kB, 32kB'})
+AND current_setting('forst.block_size') = '4kB, 32kB'
+AND current_setting('forst.block_restart_interval') = '16'})
 	or die 'reload not seen';
 write_batches(sub {
 	my ($b) = @_;
@@ -195,6 +253,7 @@ my $l1_per_entry = $l->{1}{size} / $l->{1}{entries};
 cmp_ok($l1_per_entry, '>', 90, sprintf('uncompressed level 1: %.1f bytes per entry', $l1_per_entry));
 block_size_is($l->{0}, $none_per_entry, 4, "'4kB, 32kB': level 0");
 block_size_is($l->{1}, $none_per_entry, 32, "'4kB, 32kB': level 1");
+restart_interval_is(1, 16, 'forst.block_restart_interval = 16: level 1');
 same_as_heap('phase 2');
 
 $node->restart;

@@ -19,10 +19,12 @@ extern bool forst_preloaded;
 
 /*
  * base/compression.c: forst.compression, a codec (FST_COMPRESS_*) per
- * level, and forst.block_size, a data block size per level
+ * level, forst.block_size, a data block size per level, and
+ * forst.block_restart_interval
  */
 extern char *forst_compression;
 extern char *forst_block_size;
+extern int	forst_block_restart_interval;
 extern void forst_define_compression_guc(void);
 extern int	forst_compression_for_level(int level);
 extern size_t forst_block_size_for_level(int level);

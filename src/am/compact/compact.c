@@ -327,6 +327,7 @@ job_prepare(FstCompactionJob *job, const FstCompactionPick *pick,
 	job->reader = compact_reader;
 	job->reader_arg = in_rnode;
 	job->params.sst.block_size = forst_block_size_for_level(pick->output_level);
+	job->params.sst.restart_interval = forst_block_restart_interval;
 	job->params.sst.compression = forst_compression_for_level(pick->output_level);
 	forst_index_prefix_options(&job->params.sst);
 	job->params.target_file_size = (uint64) forst_target_file_size_kb * 1024;

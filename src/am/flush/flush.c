@@ -110,6 +110,7 @@ flush_write_sst(FstMemtable *mt, const ForstExpiry *x, ForstSpool *file,
 	fr.expiry = x;
 	fst_flush_build_init(&fb);
 	fb.opt.block_size = forst_flush_block_size();
+	fb.opt.restart_interval = forst_block_restart_interval;
 	fb.opt.compression = forst_compression_for_level(0);
 	forst_index_prefix_options(&fb.opt);
 	fb.fate = flush_fate;
