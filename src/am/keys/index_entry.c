@@ -34,6 +34,8 @@ void
 forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
 {
 	s->indexoid = RelationGetRelid(index);
+	namestrcpy(&s->name, RelationGetRelationName(index));
+	s->valid = index->rd_index->indisvalid;
 	s->entry_id = forst_index_entry_id(index);
 	s->natts = index->rd_index->indnkeyatts;
 	s->unique = index->rd_index->indisunique;

@@ -94,6 +94,85 @@ same_payload(MinimalTuple a, MinimalTuple b)
 	return a->t_len == b->t_len && memcmp(a, b, a->t_len) == 0;
 }
 
+/* errcontext of an entry's computation: the index whose expression failed */
+static void
+entry_error_context(void *arg)
+{
+	const ForstSecondary *s = arg;
+
+	errcontext("computing the entry of index \"%s\" for the row%s", NameStr(s->name),
+			   s->valid ? "" : " (an index not valid: being built, or left by a failed CREATE INDEX CONCURRENTLY until dropped or rebuilt)");
+}
+
+/*
+ * The entry of s for row r (at user part up) in out; false if s does not
+ * hold the row (its predicate is false).
+ */
+static bool
+row_entry(const ForstSecondary *s, ForstIndexRow *r, StringInfo up, StringInfo out)
+{
+	ErrorContextCallback cb;
+	bool		in;
+
+	if (s->eval == NULL)
+	{
+		forst_index_entry_build(s, r->values, r->isnull, fst_slice(up->data, up->len), out);
+		return true;
+	}
+	cb.callback = entry_error_context;
+	cb.arg = (void *) s;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+	in = forst_secondary_holds(s, r->values, r->isnull);
+	if (in)
+		forst_index_entry_build(s, r->values, r->isnull, fst_slice(up->data, up->len), out);
+	error_context_stack = cb.previous;
+	return in;
+}
+
+/*
+ * The old row's entry of s, for its tombstone.  An index that is not valid
+ * (left by a failed CREATE INDEX CONCURRENTLY, or being built) may have no
+ * entry for the row, and its expression or predicate may fail for it: that
+ * is how such a build fails.  Then there is nothing to remove, and the
+ * failure must not fail the DELETE or UPDATE, as it does not on heap, which
+ * removes no index entries at all.  An entry left without its tombstone is
+ * stale, not wrong: a scan returns a row only if the row still matches its
+ * entry.  The evaluation runs in a subtransaction, only for such indexes.
+ */
+static bool
+old_entry(const ForstSecondary *s, ForstIndexRow *old, StringInfo old_up,
+		  StringInfo out)
+{
+	MemoryContext mcxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool in = false;
+
+	if (s->valid || s->eval == NULL)
+		return row_entry(s, old, old_up, out);
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(mcxt);
+	PG_TRY();
+	{
+		in = row_entry(s, old, old_up, out);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(mcxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(mcxt);
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(mcxt);
+		CurrentResourceOwner = owner;
+		resetStringInfo(out);
+		in = false;
+	}
+	PG_END_TRY();
+	return in;
+}
+
 void
 forst_index_entries_write(Relation rel, ForstTableShared *ts,
 						  ForstRelInfo *info, CommandId cid,
@@ -123,19 +202,15 @@ forst_index_entries_write(Relation rel, ForstTableShared *ts,
 	for (int i = 0; i < nsecondary; i++)
 	{
 		const ForstSecondary *s = &secondary[i];
-		/* the rows this index holds (all, unless it is partial) */
-		bool		in_old = old && forst_secondary_holds(s, old->values, old->isnull);
-		bool		in_new = new && forst_secondary_holds(s, new->values, new->isnull);
+		bool		in_old;
+		bool		in_new;
 		bool		same_key;
 
+		/* the rows this index holds (all, unless it is partial) */
 		resetStringInfo(&a);
 		resetStringInfo(&b);
-		if (in_old)
-			forst_index_entry_build(s, old->values, old->isnull,
-									fst_slice(old_up->data, old_up->len), &a);
-		if (in_new)
-			forst_index_entry_build(s, new->values, new->isnull,
-									fst_slice(new_up->data, new_up->len), &b);
+		in_old = old && old_entry(s, old, old_up, &a);
+		in_new = new && row_entry(s, new, new_up, &b);
 		same_key = in_old && in_new && a.len == b.len &&
 			memcmp(a.data, b.data, a.len) == 0;
 		/* an update that leaves this index's entry as it was */
