@@ -37,7 +37,7 @@ REGRESS_OPTS = --temp-config=test/forst.conf
 # print-isolation); "make installcheck" runs them too.
 ISOLATION = forst_update_conflict forst_unique forst_serializable forst_row_locks forst_epq forst_epq_moved \
 	forst_misc forst_onconflict_iso forst_migrate_iso forst_partition_upsert forst_secondary_iso \
-	forst_unique_secondary_iso forst_fkey_iso forst_vacuum_full_iso
+	forst_unique_secondary_iso forst_fkey_iso forst_vacuum_full_iso forst_cic_expr_iso
 ISOLATION_OPTS = --temp-config=test/forst.conf
 TAP_TESTS = 1
 

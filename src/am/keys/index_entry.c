@@ -36,6 +36,7 @@ forst_secondary_describe(Relation heap, Relation index, ForstSecondary *s)
 	s->indexoid = RelationGetRelid(index);
 	namestrcpy(&s->name, RelationGetRelationName(index));
 	s->valid = index->rd_index->indisvalid;
+	s->ready = index->rd_index->indisready;
 	s->entry_id = forst_index_entry_id(index);
 	s->natts = index->rd_index->indnkeyatts;
 	s->unique = index->rd_index->indisunique;

@@ -58,6 +58,7 @@ typedef struct ForstSecondary
 	Oid			indexoid;
 	NameData	name;			/* for error reports */
 	bool		valid;			/* pg_index.indisvalid when described */
+	bool		ready;			/* pg_index.indisready when described */
 	uint32		entry_id;		/* what its entries carry (forst_index_entry_id) */
 	int			natts;
 	AttrNumber	attnums[INDEX_MAX_KEYS];	/* table columns, 1-based; 0:

@@ -12,6 +12,7 @@
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -92,6 +93,40 @@ same_payload(MinimalTuple a, MinimalTuple b)
 	if (a == NULL || b == NULL)
 		return a == b;
 	return a->t_len == b->t_len && memcmp(a, b, a->t_len) == 0;
+}
+
+/*
+ * Whether rel's indexes that are not ready for inserts were left behind
+ * (by a failed CREATE INDEX CONCURRENTLY, or DROP INDEX CONCURRENTLY)
+ * rather than being built now.  Writers write the entries of an index
+ * being built from the moment they see it, since its build has no third
+ * phase to add them (tableam/tableam_ddl.c); one left behind has no one to
+ * finish it, and heap's writers skip such an index.  Either command holds
+ * a ShareUpdateExclusiveLock on the table, as a session lock, from before
+ * the index is in the catalog until it ends; so if that lock can be taken
+ * now, what is not ready is left over.  The lock is let go at once, and
+ * only tried: another holder of it (VACUUM, ANALYZE) makes this answer no.
+ * Asked once per statement and table.
+ */
+static bool
+unready_left_over(Relation rel)
+{
+	static Oid	rel_seen = InvalidOid;
+	static LocalTransactionId lxid_seen = InvalidLocalTransactionId;
+	static CommandId cid_seen = InvalidCommandId;
+	static bool left_over = false;
+	CommandId	cid = GetCurrentCommandId(false);
+
+	if (RelationGetRelid(rel) == rel_seen && MyProc->lxid == lxid_seen &&
+		cid == cid_seen)
+		return left_over;
+	left_over = ConditionalLockRelation(rel, ShareUpdateExclusiveLock);
+	if (left_over)
+		UnlockRelation(rel, ShareUpdateExclusiveLock);
+	rel_seen = RelationGetRelid(rel);
+	lxid_seen = MyProc->lxid;
+	cid_seen = cid;
+	return left_over;
 }
 
 /* errcontext of an entry's computation: the index whose expression failed */
@@ -205,6 +240,10 @@ forst_index_entries_write(Relation rel, ForstTableShared *ts,
 		bool		in_old;
 		bool		in_new;
 		bool		same_key;
+
+		/* as heap's writers, none for an index left unfinished */
+		if (!s->ready && unready_left_over(rel))
+			continue;
 
 		/* the rows this index holds (all, unless it is partial) */
 		resetStringInfo(&a);
@@ -450,7 +489,8 @@ forst_index_unique_lock(Relation rel, ForstTableShared *ts, ForstRelInfo *info,
 			ForstLoc	taken;
 			bool		null = false;
 
-			if (!s->unique || !forst_secondary_holds(s, new->values, new->isnull))
+			if (!s->unique || (!s->ready && unready_left_over(rel)) ||
+				!forst_secondary_holds(s, new->values, new->isnull))
 				continue;
 			{
 				Datum		v[INDEX_MAX_KEYS];
