@@ -93,6 +93,23 @@ sub fresh
 	$node->safe_psql('postgres', 'SELECT forst.stats_reset()');
 }
 
+# On a fresh server, the query $sql on forst table $t with forst.batch_lookups
+# $mode (and the settings $set) gives the heap twin $th's answer; returns
+# its disk cache misses.
+sub fresh_read
+{
+	my ($set, $mode, $sql, $t, $th, $what) = @_;
+	fresh();
+	my $got = $node->safe_psql('postgres',
+		"${set}SET forst.batch_lookups = $mode; " . sprintf($sql, $t));
+	my ($m, $gets) = split /\|/, $node->safe_psql('postgres',
+		'SELECT cache_misses, store_get_range FROM forst.stats');
+	is($got, $node->safe_psql('postgres', sprintf($sql, $th)),
+		"$what $mode, on a fresh server: the heap twin's answer");
+	note("$what, $mode: $m misses, $gets ranged GETs");
+	return $m;
+}
+
 my $digest = q{SELECT count(*), sum(n), md5(string_agg(k || ':' || v || ':' || n, ',' ORDER BY k)) FROM %s};
 
 # 3,500 keys spread over the whole table (every 16th), 500 of them new
@@ -132,19 +149,8 @@ my $any = q{SELECT count(*), sum(n), md5(string_agg(k || ':' || v || ':' || n, '
 like($node->safe_psql('postgres', 'SET enable_seqscan = off; EXPLAIN (COSTS OFF) ' . sprintf($any, 'f')),
 	qr/Index Scan using f_pkey on f/, 'k = ANY(array) is an index scan of the key');
 my %any_misses;
-for my $mode ('off', 'on')
-{
-	fresh();
-	my $got = $node->safe_psql('postgres',
-		"SET enable_seqscan = off; SET forst.batch_lookups = $mode; SET forst.batch_lookup_rows = 1024; "
-		  . sprintf($any, 'f'));
-	my ($m, $gets) = split /\|/, $node->safe_psql('postgres',
-		'SELECT cache_misses, store_get_range FROM forst.stats');
-	is($got, $node->safe_psql('postgres', sprintf($any, 'h')),
-		"k = ANY(3,500 keys) on a fresh server, batching $mode: the heap twin's answer");
-	$any_misses{$mode} = $m;
-	note("k = ANY, batching $mode: $m misses, $gets ranged GETs");
-}
+$any_misses{$_} = fresh_read('SET enable_seqscan = off; SET forst.batch_lookup_rows = 1024; ',
+	$_, $any, 'f', 'h', 'k = ANY(3,500 keys), batching') for ('off', 'on');
 cmp_ok($any_misses{off}, '>=', 1000, "k = ANY without batching: lookups miss one by one ($any_misses{off})");
 cmp_ok($any_misses{on} * 10, '<', $any_misses{off},
 	"k = ANY with batching: the lookups' reads hit the disk cache ($any_misses{on} misses)");
@@ -176,18 +182,8 @@ my $noseq = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
 like($node->safe_psql('postgres', $noseq . 'EXPLAIN (COSTS OFF) ' . sprintf($range, 'g')),
 	qr/Index Scan using g_a on g/, 'the range is an index scan of the secondary index');
 my %range_misses;
-for my $mode ('off', 'on')
-{
-	fresh();
-	my $got = $node->safe_psql('postgres',
-		$noseq . "SET forst.batch_lookups = $mode; SET forst.batch_lookup_rows = 512; " . sprintf($range, 'g'));
-	my ($m, $gets) = split /\|/, $node->safe_psql('postgres',
-		'SELECT cache_misses, store_get_range FROM forst.stats');
-	is($got, $node->safe_psql('postgres', sprintf($range, 'gh')),
-		"a range of 3,500 entries on a fresh server, read ahead $mode: the heap twin's answer");
-	$range_misses{$mode} = $m;
-	note("secondary range, batching $mode: $m misses, $gets ranged GETs");
-}
+$range_misses{$_} = fresh_read($noseq . 'SET forst.batch_lookup_rows = 512; ',
+	$_, $range, 'g', 'gh', 'a range of 3,500 entries, read ahead') for ('off', 'on');
 cmp_ok($range_misses{off}, '>=', 300,
 	"a range's rows, not read ahead: lookups miss one by one ($range_misses{off})");
 cmp_ok($range_misses{on} * 5, '<', $range_misses{off},

@@ -416,6 +416,7 @@ forst_gc_run(ForstGcResult *res)
 		GcTable    *t = lfirst(lc);
 		ForstTableShared *ts;
 		RelFileNode rnode;
+		bool		in_catalog;
 
 		res->tables++;
 		if (!t->ours)
@@ -434,10 +435,11 @@ forst_gc_run(ForstGcResult *res)
 		 * drops its pins).  Still being dropped after that, it counts as
 		 * live: the next collection takes it.
 		 */
-		if (!(t->db == MyDatabaseId && list_member_oid(live, t->rel)))
+		in_catalog = t->db == MyDatabaseId && list_member_oid(live, t->rel);
+		if (!in_catalog)
 			(void) forst_table_wait_dropped(&rnode, GC_DROP_WAIT_MS);
 		ts = forst_table_shared_any_spc(&rnode);
-		t->live = (t->db == MyDatabaseId && list_member_oid(live, t->rel)) || ts != NULL;
+		t->live = in_catalog || ts != NULL;
 		if (ts != NULL)
 			t->inflight_low = forst_table_inflight_low(ts);
 		if (!t->live)

@@ -63,7 +63,6 @@ typedef struct SecScan
 	StringInfoData ahead;
 	int			ahead_pos;		/* offset of the next entry in ahead */
 	int			ahead_next;		/* entries to read ahead next time */
-	StringInfoData key;			/* the entry handed out last */
 } SecScan;
 
 #define AHEAD_FIRST 8
@@ -326,10 +325,7 @@ forst_secondary_endscan(IndexScanDesc scan)
 	pfree(st->hi.data);
 	pfree(st->cols.data);
 	if (st->ahead.data)
-	{
 		pfree(st->ahead.data);
-		pfree(st->key.data);
-	}
 	MemoryContextDelete(st->rowcxt);
 	forst_secondary_release(&st->s);
 	pfree(st);
@@ -379,7 +375,6 @@ start(IndexScanDesc scan, SecScan *st)
 			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(st));
 
 			initStringInfo(&st->ahead);
-			initStringInfo(&st->key);
 			MemoryContextSwitchTo(old);
 		}
 		resetStringInfo(&st->ahead);
@@ -534,7 +529,10 @@ read_ahead(IndexScanDesc scan, SecScan *st)
 	return true;
 }
 
-/* The next entry read ahead, copied into st->key; false past the last. */
+/*
+ * The next entry read ahead, *key pointing into st->ahead (valid until the
+ * next call, which may read ahead again); false past the last.
+ */
 static bool
 next_ahead(IndexScanDesc scan, SecScan *st, FstSlice *key)
 {
@@ -544,10 +542,8 @@ next_ahead(IndexScanDesc scan, SecScan *st, FstSlice *key)
 		return false;
 	memcpy(&len, st->ahead.data + st->ahead_pos, sizeof(len));
 	st->ahead_pos += sizeof(len);
-	resetStringInfo(&st->key);
-	appendBinaryStringInfo(&st->key, st->ahead.data + st->ahead_pos, len);
+	*key = fst_slice(st->ahead.data + st->ahead_pos, len);
 	st->ahead_pos += len;
-	*key = fst_slice(st->key.data, st->key.len);
 	return true;
 }
 
