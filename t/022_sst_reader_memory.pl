@@ -13,6 +13,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 
 my $node = PostgreSQL::Test::Cluster->new('readers');
 $node->init(allows_streaming => 1);
@@ -124,6 +125,43 @@ for my $t ('a', 'b')
 		$node->safe_psql('postgres', "SELECT md5(string_agg(k || v, ',' ORDER BY k)) FROM ${t}h"),
 		"table $t equals its heap twin");
 }
+
+# Files that compactions took out of a table: a session that has read
+# them closes their readers at its next read of the table, instead of
+# keeping them (and their filters and indexes) until the bound fills up
+# with old and new files alike.
+my ($in, $sout, $serr) = ('', '', '');
+my $sess = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
+	'<', \$in, '>', \$sout, '2>', \$serr);
+$in .= "SELECT 'c1', count(*) FROM a; SELECT 'o1', readers FROM forst.session_sst_readers();\n";
+$sess->pump until $sout =~ /^o1\|/m;
+my $before = $node->safe_psql('postgres', q{SELECT string_agg(file_id::text, ',' ORDER BY file_id) FROM forst.table_files('a')});
+my @before = split /,/, $before;
+like($sout, qr/^o1\|@{[ scalar(@before) ]}$/m, 'the session has a reader for each of the ' . scalar(@before) . ' files it read');
+# new level-0 files until a compaction replaces every file read above
+my $gone = 0;
+for my $round (1 .. 40)
+{
+	$node->safe_psql('postgres', qq{
+INSERT INTO a SELECT i, md5(i::text) FROM generate_series(200000 + $round * 3000, 200000 + $round * 3000 + 2999) i;
+INSERT INTO ah SELECT i, md5(i::text) FROM generate_series(200000 + $round * 3000, 200000 + $round * 3000 + 2999) i;
+SELECT forst.checkpoint();});
+	my $left = $node->safe_psql('postgres',
+		"SELECT count(*) FROM forst.table_files('a') WHERE file_id IN ($before)");
+	if ($left == 0) { $gone = 1; last; }
+	sleep 1;
+}
+ok($gone, 'compactions replaced every file the session had read');
+$in .= "SELECT 'c2', (SELECT count(*) FROM a) = (SELECT count(*) FROM ah); SELECT 'o2', readers FROM forst.session_sst_readers();\n";
+$sess->pump until $sout =~ /^o2\|/m;
+my $now = $node->safe_psql('postgres', q{SELECT count(*) FROM forst.table_files('a')});
+like($sout, qr/^c2\|t$/m, 'the session reads the same rows as the heap twin');
+my ($open) = $sout =~ /^o2\|(\d+)$/m;
+cmp_ok($open, '<=', $now,
+	"the session's open readers ($open) are at most the table's current files ($now): the replaced ones were closed");
+$in .= "\\q\n";
+$sess->finish;
 
 # Decoded manifests: every flush makes a new version of a table's
 # manifest, and a backend used to keep every version it had read for its

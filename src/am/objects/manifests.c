@@ -52,6 +52,7 @@ static HTAB *manifest_cache = NULL;
 static ManifestEntry *manifest_last = NULL; /* the last one asked for */
 static LocalTransactionId manifests_lxid = InvalidLocalTransactionId;
 static long manifests_after_sweep = 0;
+static uint64 manifests_decoded = 0;
 
 static void
 manifest_entry_free(ManifestEntry *e)
@@ -110,6 +111,29 @@ int64
 forst_manifests_cached(void)
 {
 	return manifest_cache ? hash_get_num_entries(manifest_cache) : 0;
+}
+
+uint64
+forst_manifests_decoded(void)
+{
+	return manifests_decoded;
+}
+
+const FstManifest *
+forst_manifest_newest_cached(const RelFileNode *rnode)
+{
+	HASH_SEQ_STATUS seq;
+	ManifestEntry *e;
+	ManifestEntry *newest = NULL;
+
+	if (manifest_cache == NULL)
+		return NULL;
+	hash_seq_init(&seq, manifest_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (RelFileNodeEquals(e->key.rnode, *rnode) &&
+			(newest == NULL || e->key.version > newest->key.version))
+			newest = e;
+	return newest ? &newest->manifest : NULL;
 }
 
 void
@@ -195,6 +219,7 @@ forst_manifest_at(const RelFileNode *rnode, uint64 version)
 	e->vis.n = 0;
 	e->vis.items = NULL;
 	rc = fst_manifest_decode(buf.data, buf.len, &e->manifest, &err);
+	manifests_decoded++;
 	if (rc == FST_OK && from_store)
 		forst_cache_admit(okey, buf.data, buf.len);
 	fst_buf_free(&buf);

@@ -122,6 +122,19 @@ extern const FstManifest *forst_manifest_at(const RelFileNode *rnode,
 /* Manifests this process has decoded and keeps (read/sst_readers.c). */
 extern int64 forst_manifests_cached(void);
 
+/*
+ * How many manifests this process has decoded so far: when it changes, a
+ * flush or a compaction may have taken files out of a table.
+ */
+extern uint64 forst_manifests_decoded(void);
+
+/*
+ * The newest manifest of the table that this process has cached (the
+ * version its latest view read), or NULL if it has none.  Never reads the
+ * store.
+ */
+extern const FstManifest *forst_manifest_newest_cached(const RelFileNode *rnode);
+
 /* The visibility rules of a manifest that forst_manifest_at returned. */
 extern const ForstVisList *forst_manifest_vis(const FstManifest *m);
 

@@ -133,6 +133,7 @@ static LocalTransactionId readers_lxid = InvalidLocalTransactionId;
 static uint64 reader_evictions = 0;
 static bool released_since_trim = false;	/* a reader became closable */
 static int	pins_held = 0;		/* the entries' pins, summed */
+static uint64 readers_swept_at = 0; /* forst_manifests_decoded() then */
 
 /*
  * A reader's read window: through the disk cache, one chunk
@@ -271,7 +272,52 @@ readers_trim_released(void)
 	close_lru(limit, true);
 }
 
-/* The first use of the readers in a transaction: apply the bound. */
+/*
+ * Closes the readers of files that a flush or compaction has taken out of
+ * their table: those of the newest manifest this process has of the table
+ * (its views read no older one from now on) that lacks the file.  Without
+ * this they stayed open until the bound closed them, and every backend of
+ * a table under compaction kept both its old and its new files' filters
+ * and indexes: forst.sst_reader_memory each.  A file that a restore or an
+ * old TID brings back is simply opened again.  Called between
+ * transactions (nothing points into a reader then), once for each batch
+ * of manifests this process decoded.
+ */
+static void
+readers_close_replaced(void)
+{
+	HASH_SEQ_STATUS seq;
+	ReaderEntry *e;
+	ReaderEntry **gone;
+	long		n = 0,
+				i;
+	RelFileNode last_rnode;
+	const FstManifest *last_m = NULL;
+	bool		have_last = false;
+
+	gone = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
+	hash_seq_init(&seq, reader_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (!have_last || !RelFileNodeEquals(last_rnode, e->key.rnode))
+		{
+			last_rnode = e->key.rnode;
+			last_m = forst_manifest_newest_cached(&e->key.rnode);
+			have_last = true;
+		}
+		if (e->pins == 0 && last_m != NULL &&
+			forst_manifest_file_by_id(last_m, e->key.file_id) == NULL)
+			gone[n++] = e;
+	}
+	for (i = 0; i < n; i++)
+		reader_entry_close(gone[i]);
+	pfree(gone);
+}
+
+/*
+ * The first use of the readers in a transaction: close the readers of
+ * replaced files, apply the bound.
+ */
 static inline void
 readers_new_xact(void)
 {
@@ -292,6 +338,11 @@ readers_new_xact(void)
 			pins_held = 0;
 		}
 		readers_lxid = MyProc->lxid;
+		if (forst_manifests_decoded() != readers_swept_at)
+		{
+			readers_swept_at = forst_manifests_decoded();
+			readers_close_replaced();
+		}
 		if (reader_mem > (size_t) forst_sst_reader_memory_kb * 1024)
 			forst_sst_readers_trim((size_t) forst_sst_reader_memory_kb * 1024);
 	}
