@@ -272,6 +272,13 @@ readers_trim_released(void)
 	close_lru(limit, true);
 }
 
+static int
+entry_rnode_cmp(const void *a, const void *b)
+{
+	return memcmp(&(*(ReaderEntry *const *) a)->key.rnode,
+				  &(*(ReaderEntry *const *) b)->key.rnode, sizeof(RelFileNode));
+}
+
 /*
  * Closes the readers of files that a flush or compaction has taken out of
  * their table: those of the newest manifest this process has of the table
@@ -288,30 +295,31 @@ readers_close_replaced(void)
 {
 	HASH_SEQ_STATUS seq;
 	ReaderEntry *e;
-	ReaderEntry **gone;
+	ReaderEntry **all;
 	long		n = 0,
 				i;
-	RelFileNode last_rnode;
-	const FstManifest *last_m = NULL;
-	bool		have_last = false;
+	RelFileNode table = {0, 0, 0};
+	const FstManifest *m = NULL;
 
-	gone = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
+	/* by table, so that each table's manifest is looked for once */
+	all = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
 	hash_seq_init(&seq, reader_cache);
 	while ((e = hash_seq_search(&seq)) != NULL)
-	{
-		if (!have_last || !RelFileNodeEquals(last_rnode, e->key.rnode))
-		{
-			last_rnode = e->key.rnode;
-			last_m = forst_manifest_newest_cached(&e->key.rnode);
-			have_last = true;
-		}
-		if (e->pins == 0 && last_m != NULL &&
-			forst_manifest_file_by_id(last_m, e->key.file_id) == NULL)
-			gone[n++] = e;
-	}
+		all[n++] = e;
+	qsort(all, n, sizeof(ReaderEntry *), entry_rnode_cmp);
 	for (i = 0; i < n; i++)
-		reader_entry_close(gone[i]);
-	pfree(gone);
+	{
+		e = all[i];
+		if (i == 0 || !RelFileNodeEquals(table, e->key.rnode))
+		{
+			table = e->key.rnode;
+			m = forst_manifest_newest_cached(&table);
+		}
+		if (e->pins == 0 && m != NULL &&
+			forst_manifest_file_by_id(m, e->key.file_id) == NULL)
+			reader_entry_close(e);
+	}
+	pfree(all);
 }
 
 /*
