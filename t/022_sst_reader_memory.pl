@@ -160,6 +160,28 @@ like($sout, qr/^c2\|t$/m, 'the session reads the same rows as the heap twin');
 my ($open) = $sout =~ /^o2\|(\d+)$/m;
 cmp_ok($open, '<=', $now,
 	"the session's open readers ($open) are at most the table's current files ($now): the replaced ones were closed");
+# A table truncated under the session (a new relfilenode; the old one is
+# dropped at commit): its old files' readers go at the session's next read.
+$node->safe_psql('postgres', q{
+CREATE TABLE c (k int PRIMARY KEY, v text) USING forst;
+INSERT INTO c SELECT i, md5(i::text) FROM generate_series(1, 5000) i;
+SELECT forst.checkpoint();});
+my $cfiles = $node->safe_psql('postgres', q{SELECT count(*) FROM forst.table_files('c')});
+$in .= "SELECT 'c3', count(*) FROM c; SELECT 'o3', readers FROM forst.session_sst_readers();\n";
+$sess->pump until $sout =~ /^o3\|/m;
+my ($o3) = $sout =~ /^o3\|(\d+)$/m;
+$node->safe_psql('postgres', q{
+TRUNCATE c;
+INSERT INTO c SELECT i, md5(i::text) FROM generate_series(1, 100) i;
+SELECT forst.checkpoint();});
+my $cnow = $node->safe_psql('postgres', q{SELECT count(*) FROM forst.table_files('c')});
+$in .= "SELECT 'c4', count(*) FROM c; SELECT 'o4', readers FROM forst.session_sst_readers();\n";
+$sess->pump until $sout =~ /^o4\|/m;
+like($sout, qr/^c4\|100$/m, 'the session reads the truncated table anew');
+my ($o4) = $sout =~ /^o4\|(\d+)$/m;
+is($o4, $o3 - $cfiles + $cnow,
+	"after TRUNCATE the session keeps none of the old files' readers ($cfiles before, $cnow now)");
+
 $in .= "\\q\n";
 $sess->finish;
 

@@ -282,7 +282,8 @@ entry_rnode_cmp(const void *a, const void *b)
 /*
  * Closes the readers of files that a flush or compaction has taken out of
  * their table: those of the newest manifest this process has of the table
- * (its views read no older one from now on) that lacks the file.  Without
+ * (its views read no older one from now on) that lacks the file, and all
+ * of a table that was dropped (also by TRUNCATE or a rewrite).  Without
  * this they stayed open until the bound closed them, and every backend of
  * a table under compaction kept both its old and its new files' filters
  * and indexes: forst.sst_reader_memory each.  A file that a restore or an
@@ -300,6 +301,7 @@ readers_close_replaced(void)
 				i;
 	RelFileNode table = {0, 0, 0};
 	const FstManifest *m = NULL;
+	bool		dropped = false;
 
 	/* by table, so that each table's manifest is looked for once */
 	all = palloc(sizeof(ReaderEntry *) * Max(1, hash_get_num_entries(reader_cache)));
@@ -313,10 +315,12 @@ readers_close_replaced(void)
 		if (i == 0 || !RelFileNodeEquals(table, e->key.rnode))
 		{
 			table = e->key.rnode;
-			m = forst_manifest_newest_cached(&table);
+			dropped = !forst_table_registered(&table);
+			m = dropped ? NULL : forst_manifest_newest_cached(&table);
 		}
-		if (e->pins == 0 && m != NULL &&
-			forst_manifest_file_by_id(m, e->key.file_id) == NULL)
+		if (e->pins == 0 &&
+			(dropped ||
+			 (m != NULL && forst_manifest_file_by_id(m, e->key.file_id) == NULL)))
 			reader_entry_close(e);
 	}
 	pfree(all);

@@ -184,6 +184,17 @@ table_drop_locked(ForstTableShared *ts)
 	hash_search(forst_tables, &ts->rnode, HASH_REMOVE, NULL);
 }
 
+bool
+forst_table_registered(const RelFileNode *rnode)
+{
+	bool		found;
+
+	LWLockAcquire(forst_shared->lock, LW_SHARED);
+	found = hash_search(forst_tables, rnode, HASH_FIND, NULL) != NULL;
+	LWLockRelease(forst_shared->lock);
+	return found;
+}
+
 void
 forst_table_shared_drop(const RelFileNode *rnode)
 {

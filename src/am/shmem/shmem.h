@@ -216,6 +216,14 @@ extern ForstTableShared *forst_table_shared(const RelFileNode *rnode,
 											bool create);
 
 /*
+ * Whether the table has shared state: false once it was dropped (or
+ * truncated or rewritten, which drop its old relfilenode).  Only looks:
+ * unlike forst_table_shared, it runs none of the hooks that make a
+ * table's state ready.
+ */
+extern bool forst_table_registered(const RelFileNode *rnode);
+
+/*
  * Forgets a table (after its storage is dropped) and frees its slabs; if
  * the flush worker is working on it, that happens when the flush ends.
  */
