@@ -74,6 +74,7 @@ typedef struct GcTable
 	char	   *prefix;
 	bool		ours;			/* of this database or a dropped one */
 	bool		live;
+	bool		settling;		/* was being dropped after the listing */
 	uint64		inflight_low;	/* PG_UINT64_MAX: none */
 	List	   *manifests;		/* listed versions (uint64 as pointers) */
 	List	   *objects;		/* indexes into the listing */
@@ -433,11 +434,14 @@ forst_gc_run(ForstGcResult *res)
 		 * shared state until that ends; wait a little for it, so that a
 		 * collection right after a DROP TABLE sees the table dead (and
 		 * drops its pins).  Still being dropped after that, it counts as
-		 * live: the next collection takes it.
+		 * live: the next collection takes it.  Either way its objects stay
+		 * until then: the flush or compaction may have published a manifest
+		 * and files after the listing, and deleting only what was listed
+		 * would leave that manifest naming files that are gone.
 		 */
 		in_catalog = t->db == MyDatabaseId && list_member_oid(live, t->rel);
 		if (!in_catalog)
-			(void) forst_table_wait_dropped(&rnode, GC_DROP_WAIT_MS);
+			(void) forst_table_wait_dropped(&rnode, GC_DROP_WAIT_MS, &t->settling);
 		ts = forst_table_shared_any_spc(&rnode);
 		t->live = in_catalog || ts != NULL;
 		if (ts != NULL)
@@ -487,6 +491,11 @@ forst_gc_run(ForstGcResult *res)
 
 		if (!t->ours)
 			continue;
+		if (t->settling)
+		{
+			res->objects_kept += list_length(t->objects);
+			continue;
+		}
 		foreach(oc, t->objects)
 		{
 			int			idx = lfirst_int(oc);
