@@ -21,7 +21,7 @@ wal_level = replica
 max_wal_senders = 0
 max_locks_per_transaction = 256
 forst.max_tables = 4096
-forst.memtable_size = '256kB'
+forst.memtable_size = '1MB'
 forst.memtable_memory = '8MB'
 forst.checkpoint_interval = 0
 });
@@ -53,19 +53,19 @@ END \$\$;
 ok($node->safe_psql('postgres', 'SELECT tables FROM forst.memory()') >= $ntables,
 	"the $ntables tables have shared state");
 
-# ~2.4 MB into each hot table, 300 kB a statement: a 256 kB memtable fills
+# ~12 MB into each hot table, 1.5 MB a statement: a 1 MB memtable fills
 # and is flushed to a level-0 file several times over
 for my $r (1 .. 8)
 {
 	for my $t (@hot)
 	{
 		$node->safe_psql('postgres',
-			"INSERT INTO $t SELECT $r * 100000 + g, repeat('x', 200) FROM generate_series(1, 1500) g");
+			"INSERT INTO $t SELECT $r * 100000 + g, repeat('x', 200) FROM generate_series(1, 5000) g");
 	}
 }
 for my $t (@hot)
 {
-	is($node->safe_psql('postgres', "SELECT count(*) FROM $t"), '12000', "$t has its rows");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM $t"), '40000', "$t has its rows");
 }
 
 # Compaction merges level 0 (four files trigger it) into level 1 in every
