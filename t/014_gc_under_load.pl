@@ -19,7 +19,7 @@ $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'forst'
 wal_level = replica
 max_wal_senders = 0
-forst.memtable_size = '256kB'
+forst.memtable_size = '1MB'
 forst.memtable_memory = '8MB'
 forst.checkpoint_interval = 0
 forst.checkpoints_retained = 2
@@ -124,7 +124,58 @@ $node->safe_psql('postgres', "SELECT forst.attach('f', $last, as_table => 'f_las
 is($node->safe_psql('postgres', sprintf($q, "k || '/' || n || '/' || t", 'f_last')),
 	$node->safe_psql('postgres', sprintf($q, "k || '/' || n || '/' || t", 'h')),
 	'a checkpoint after it all restores f as it is');
+
+# A table dropped between gc's listing and its check of the table, after a
+# flush published a manifest and a file under it that the listing missed:
+# gc lists the dead table again and takes all of it, so no manifest is
+# left naming files it deleted.  In a database of its own, where gc sees
+# no other table of its database.  forst.debug_gc_lock makes gc wait after
+# its listing for an advisory lock that a session here holds meanwhile.
+$node->safe_psql('postgres', 'CREATE DATABASE gcrace');
+$node->safe_psql('gcrace', q{
+CREATE EXTENSION forst;
+CREATE TABLE r (k bigint PRIMARY KEY, v text) USING forst;
+INSERT INTO r SELECT g, repeat('r', 200) FROM generate_series(1, 20000) g;
+});
+my $v0 = wait_manifest('gcrace', 'r', 0);
+my ($lin, $lout, $lerr) = ('', '', '');
+my $holder = IPC::Run::start(
+	[ "$bindir/psql", '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('gcrace') ],
+	'<', \$lin, '>', \$lout, '2>', \$lerr);
+$lin .= "SELECT 'held', pg_advisory_lock(4242);\n";
+$holder->pump until $lout =~ /^held\|/m;
+my ($gout, $gerr) = ('', '');
+my $gc_run = IPC::Run::start(
+	[ "$bindir/psql", '-XAtq', '-d', $node->connstr('gcrace'), '-c',
+	  'SET forst.debug_gc_lock = 4242; SET forst.gc_grace = 0;'
+	  . " SELECT dead_tables || ' ' || objects_deleted FROM forst.gc()" ],
+	'>', \$gout, '2>', \$gerr);
+$node->poll_query_until('gcrace',
+	q{SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND NOT granted})
+  or die "gc did not wait after its listing: $gerr";
+$node->safe_psql('gcrace',
+	q{INSERT INTO r SELECT g, repeat('s', 200) FROM generate_series(20001, 40000) g});
+my $v1 = wait_manifest('gcrace', 'r', $v0);
+$node->safe_psql('gcrace', 'DROP TABLE r');
+$lin .= "SELECT 'freed', pg_advisory_unlock(4242);\n\\q\n";
+$holder->finish;
+$gc_run->finish;
+like($gout, qr/^1 [1-9]\d*$/, "gc that raced the drop collected the dead table (got '$gout' $gerr)");
+is($node->safe_psql('gcrace', q{SELECT dead_tables || ' ' || objects_deleted FROM forst.gc()}),
+	'0 0', "nothing of the dropped table is left for the next gc (manifest $v0 listed, $v1 published after)");
+$node->safe_psql('postgres', 'DROP DATABASE gcrace');
+
 ok(!$node->log_contains('TRAP|terminated by signal|could not open|does not exist'),
 	'no crash, no missing object in the log');
+
+# The table's newest manifest version once it is above $after and no
+# flush of it is pending (the memtables flushed).
+sub wait_manifest
+{
+	my ($db, $table, $after) = @_;
+	$node->poll_query_until($db, qq{SELECT manifest_version > $after FROM forst.tables WHERE "table" = '$table'::regclass})
+	  or die "no manifest of $table above $after";
+	return $node->safe_psql($db, qq{SELECT manifest_version FROM forst.tables WHERE "table" = '$table'::regclass});
+}
 
 done_testing();

@@ -48,6 +48,7 @@ extern int	forst_batch_lookup_rows;
 extern int	forst_key_share_locks_per_table;
 extern int	forst_batch_lookup_memory_kb;
 extern int	forst_debug_slab_release_delay_ms;	/* developer option, tests */
+extern int	forst_debug_gc_lock;	/* developer option, tests */
 
 /* forst.mixed_durability: a transaction writing logged and unlogged forst tables */
 typedef enum ForstMixedDurability

@@ -58,6 +58,7 @@ int			forst_batch_lookup_rows = 8192;
 int			forst_key_share_locks_per_table = 256;
 int			forst_batch_lookup_memory_kb = 16384;
 int			forst_debug_slab_release_delay_ms = 0;
+int			forst_debug_gc_lock = 0;
 char	   *forst_cache_dir = NULL;
 int			forst_cache_size_kb = -1;
 int			forst_cache_chunk_size_kb = 8;
@@ -205,6 +206,20 @@ forst_define_gucs(void)
 							0, 0, 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
+							NULL, NULL, NULL);
+
+	/*
+	 * A developer option: forst.gc() waits for the advisory lock with this
+	 * key after it lists the objects, so that a test holding the lock can
+	 * drop a table and publish under it in between (t/014).
+	 */
+	DefineCustomIntVariable("forst.debug_gc_lock",
+							"Garbage collection waits for the session advisory lock with this key after it lists the objects (developer option).",
+							NULL,
+							&forst_debug_gc_lock,
+							0, 0, INT_MAX,
+							PGC_SUSET,
+							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("forst.max_tables",

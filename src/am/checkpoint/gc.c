@@ -27,6 +27,12 @@
  * in step one either was in flight at step two (kept), or was published
  * before it (so the manifests read after it list it), or is garbage.
  *
+ * A table found dead in step two may have published a manifest and files
+ * after step one (a flush or compaction that ended while it was dropped).
+ * Its prefix is listed again after step two and collected from that
+ * listing: once its shared state is gone, nothing publishes there again,
+ * so no manifest is left naming files that were deleted.
+ *
  * A table that another server claimed is left alone: its files are the
  * claimer's now (which does not collect them either: a known leak).
  *
@@ -44,6 +50,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 #include "commands/dbcommands.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
@@ -74,11 +81,17 @@ typedef struct GcTable
 	char	   *prefix;
 	bool		ours;			/* of this database or a dropped one */
 	bool		live;
-	bool		settling;		/* was being dropped after the listing */
 	uint64		inflight_low;	/* PG_UINT64_MAX: none */
 	List	   *manifests;		/* listed versions (uint64 as pointers) */
 	List	   *objects;		/* indexes into the listing */
 } GcTable;
+
+/* An object to delete. */
+typedef struct GcDoomed
+{
+	const char *key;
+	uint64		size;
+} GcDoomed;
 
 typedef struct RefEntry
 {
@@ -353,6 +366,49 @@ drop_stale_pins(List *tables)
 	return dropped;
 }
 
+static void
+doom(List **doomed, const char *key, uint64 size)
+{
+	GcDoomed   *d = palloc(sizeof(GcDoomed));
+
+	d->key = key;
+	d->size = size;
+	*doomed = lappend(*doomed, d);
+}
+
+/*
+ * A dead table's objects go, except those a retained checkpoint's manifest
+ * names (or a clone borrows), listed again now: a flush or compaction that
+ * ended while the table was dropped may have published after step one.
+ */
+static void
+collect_dead_table(GcTable *t, HTAB *refs, List **doomed, ForstGcResult *res)
+{
+	FstObjKey	tk;
+	ForstObjKeys keys;
+	int			i;
+
+	forst_parse_table_prefix(t->prefix, &tk);
+	forst_list_objects(forst_objkey_dir(FST_OBJDIR_TABLE, &tk), &keys);
+	for (i = 0; i < keys.n; i++)
+	{
+		if (has_ref(refs, keys.keys[i]))
+			res->objects_kept++;
+		else
+			doom(doomed, keys.keys[i], keys.sizes[i]);
+	}
+}
+
+/* Waits for the developer option forst.debug_gc_lock's lock (tests). */
+static void
+debug_wait_for_lock(void)
+{
+	Datum		key = Int64GetDatum((int64) forst_debug_gc_lock);
+
+	(void) DirectFunctionCall1(pg_advisory_lock_int8, key);
+	(void) DirectFunctionCall1(pg_advisory_unlock_int8, key);
+}
+
 void
 forst_gc_run(ForstGcResult *res)
 {
@@ -410,6 +466,9 @@ forst_gc_run(ForstGcResult *res)
 		t->objects = lappend_int(t->objects, i);
 	}
 
+	if (forst_debug_gc_lock > 0)
+		debug_wait_for_lock();
+
 	/* 2. which tables live, and their files in flight (after the listing) */
 	live = live_relfilenodes();
 	foreach(lc, tables)
@@ -434,14 +493,15 @@ forst_gc_run(ForstGcResult *res)
 		 * shared state until that ends; wait a little for it, so that a
 		 * collection right after a DROP TABLE sees the table dead (and
 		 * drops its pins).  Still being dropped after that, it counts as
-		 * live: the next collection takes it.  Either way its objects stay
-		 * until then: the flush or compaction may have published a manifest
-		 * and files after the listing, and deleting only what was listed
-		 * would leave that manifest naming files that are gone.
+		 * live: the next collection takes it.
 		 */
 		in_catalog = t->db == MyDatabaseId && list_member_oid(live, t->rel);
 		if (!in_catalog)
-			(void) forst_table_wait_dropped(&rnode, GC_DROP_WAIT_MS, &t->settling);
+		{
+			bool		was_dropping;
+
+			(void) forst_table_wait_dropped(&rnode, GC_DROP_WAIT_MS, &was_dropping);
+		}
 		ts = forst_table_shared_any_spc(&rnode);
 		t->live = in_catalog || ts != NULL;
 		if (ts != NULL)
@@ -491,9 +551,9 @@ forst_gc_run(ForstGcResult *res)
 
 		if (!t->ours)
 			continue;
-		if (t->settling)
+		if (!t->live)
 		{
-			res->objects_kept += list_length(t->objects);
+			collect_dead_table(t, refs, &doomed, res);
 			continue;
 		}
 		foreach(oc, t->objects)
@@ -506,7 +566,7 @@ forst_gc_run(ForstGcResult *res)
 				res->objects_kept++;
 				continue;
 			}
-			if (t->live && t->inflight_low != PG_UINT64_MAX)
+			if (t->inflight_low != PG_UINT64_MAX)
 			{
 				FstObjKey	k;
 
@@ -517,7 +577,7 @@ forst_gc_run(ForstGcResult *res)
 					continue;
 				}
 			}
-			doomed = lappend_int(doomed, idx);
+			doom(&doomed, key, objs.sizes[idx]);
 		}
 	}
 
@@ -542,11 +602,11 @@ forst_gc_run(ForstGcResult *res)
 
 		foreach(lc, doomed)
 		{
-			int			idx = lfirst_int(lc);
+			GcDoomed   *d = lfirst(lc);
 
-			batch[n++] = objs.keys[idx];
+			batch[n++] = d->key;
 			res->objects_deleted++;
-			res->bytes_deleted += objs.sizes[idx];
+			res->bytes_deleted += d->size;
 			if (n == lengthof(batch) || lnext(doomed, lc) == NULL)
 			{
 				FstError	err;
