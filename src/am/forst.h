@@ -12,7 +12,7 @@
  * Version of the loadable module.  It equals the extension's SQL version
  * (default_version in forst.control) as long as there is only one script.
  */
-#define FORST_VERSION "1.5"
+#define FORST_VERSION "1.6"
 
 /* forst.c */
 extern bool forst_preloaded;
@@ -42,6 +42,7 @@ extern int	forst_block_cache_size_kb;
 extern int	forst_sst_reader_memory_kb;
 extern int	forst_target_file_size_kb;
 extern int	forst_shared_block_cache_size_kb;
+extern int	forst_shared_filter_memory_kb;
 extern bool forst_scan_prefetch;
 extern bool forst_batch_lookups;
 extern int	forst_batch_lookup_rows;

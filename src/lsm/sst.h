@@ -215,6 +215,22 @@ typedef struct FstSstReadOptions
 								bool (*fn) (void *fnarg, const char *data,
 											size_t len),
 								void *fnarg);
+
+	/*
+	 * Optional: a store of bloom filters shared between processes, so that
+	 * each process that reads a file does not hold a copy of its filter.
+	 * filter_get returns the filter stored under (cache_id, offset) whose
+	 * length is len, or NULL; filter_put offers one read from the source
+	 * and validated (it copies it) and returns the stored copy, or NULL if
+	 * the store does not take it.  A filter returned by either is pinned:
+	 * it stays where it is, unchanged, until filter_release(*handle), which
+	 * the reader calls when it closes.  None of them may fail otherwise.
+	 */
+	const char *(*filter_get) (void *arg, uint64 cache_id, uint64 offset,
+							   size_t len, uint64 *handle);
+	const char *(*filter_put) (void *arg, uint64 cache_id, uint64 offset,
+							   const char *data, size_t len, uint64 *handle);
+	void		(*filter_release) (void *arg, uint64 handle);
 	void	   *shared_arg;
 } FstSstReadOptions;
 
@@ -362,6 +378,7 @@ typedef struct FstSstReaderStats
 	uint64		cache_hits;
 	uint64		shared_hits;	/* data blocks found by shared_get */
 	uint64		filter_loads;	/* 1 once the bloom filter was read */
+	uint64		filter_shared;	/* 1 if it is filter_get's or filter_put's */
 } FstSstReaderStats;
 
 extern const FstSstReaderStats *fst_sst_reader_stats(const FstSstReader *r);

@@ -29,10 +29,12 @@ struct FstSstReader
 	FstSstReadOptions opt;
 	FstSstProps props;
 	FstBlock   *index;			/* decoded index block */
-	char	   *filter;			/* bloom filter bytes (owned) */
+	char	   *filter;			/* bloom filter bytes (owned unless shared) */
 	size_t		filter_len;
 	FstBlockHandle filter_h;	/* where the filter is stored */
 	bool		filter_loaded;	/* filter/filter_len are set */
+	bool		filter_shared;	/* in opt's filter store, pinned by handle */
+	uint64		filter_handle;
 	uint64		data_end;		/* end of the data region */
 	FstSstReaderStats stats;
 	/* sst_peek.c's iterators, kept between lookups (NULL until the first) */

@@ -36,6 +36,9 @@ fst_sst_read_options_default(FstSstReadOptions *opt)
 	opt->shared_get = NULL;
 	opt->shared_put = NULL;
 	opt->shared_peek = NULL;
+	opt->filter_get = NULL;
+	opt->filter_put = NULL;
+	opt->filter_release = NULL;
 	opt->shared_arg = NULL;
 }
 
@@ -180,12 +183,38 @@ check_index(FstSstReader *r, FstError *err)
 	return rc;
 }
 
-/* Reads, decodes and validates the bloom filter (tail: as for blocks). */
+/* Takes a filter of the shared store (see FstSstReadOptions.filter_get). */
+static void
+use_shared_filter(FstSstReader *r, const char *filter, size_t len, uint64 handle)
+{
+	r->filter = (char *) filter;	/* never written: see sst_internal.h */
+	r->filter_len = len;
+	r->filter_shared = true;
+	r->filter_handle = handle;
+	r->stats.filter_shared = 1;
+}
+
+/*
+ * Reads, decodes and validates the bloom filter (tail: as for blocks), or
+ * takes the copy of the shared filter store, where a process reading the
+ * file before put it.
+ */
 static FstCode
 load_filter(FstSstReader *r, const char *tail, uint64 tail_off, FstError *err)
 {
 	FstCode		rc;
+	const char *shared;
+	uint64		handle;
 
+	if (r->opt.filter_get != NULL && r->filter_h.size > 0 &&
+		(shared = r->opt.filter_get(r->opt.shared_arg, r->opt.cache_id,
+									r->filter_h.offset, (size_t) r->filter_h.size,
+									&handle)) != NULL)
+	{
+		use_shared_filter(r, shared, (size_t) r->filter_h.size, handle);
+		r->filter_loaded = true;
+		return FST_OK;
+	}
 	rc = read_block_contents(r, r->filter_h, tail, tail_off,
 							 &r->filter, &r->filter_len, err);
 	if (rc != FST_OK)
@@ -199,6 +228,14 @@ load_filter(FstSstReader *r, const char *tail, uint64 tail_off, FstError *err)
 	}
 	r->filter_loaded = true;
 	r->stats.filter_loads++;
+	if (r->opt.filter_put != NULL && r->filter_len > 0 &&
+		(shared = r->opt.filter_put(r->opt.shared_arg, r->opt.cache_id,
+									r->filter_h.offset, r->filter, r->filter_len,
+									&handle)) != NULL)
+	{
+		fst_free(r->filter);
+		use_shared_filter(r, shared, r->filter_len, handle);
+	}
 	return FST_OK;
 }
 
@@ -355,7 +392,10 @@ fst_sst_close(FstSstReader *r)
 		fst_iter_destroy(r->peek_index_it);
 	fst_free(r->fences);
 	fst_block_release(r->index);
-	fst_free(r->filter);
+	if (r->filter_shared)
+		r->opt.filter_release(r->opt.shared_arg, r->filter_handle);
+	else
+		fst_free(r->filter);
 	fst_sst_props_free(&r->props);
 	fst_free(r);
 }
@@ -367,7 +407,7 @@ fst_sst_memory(const FstSstReader *r)
 
 	if (r->index != NULL)
 		n += sizeof(FstBlock) + r->index->contents_size;
-	if (r->filter_loaded)
+	if (r->filter_loaded && !r->filter_shared)
 		n += r->filter_len;
 	n += (size_t) r->nfences * 2 * sizeof(uint64);
 	return n;

@@ -75,6 +75,7 @@
 #include "am/objects/spool.h"
 #include "am/read/sst_readers.h"
 #include "am/read/shared_blocks.h"
+#include "am/read/shared_filters.h"
 #include "lsm/merge_iter.h"
 
 /*
@@ -463,7 +464,10 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	publish(ts, &edit, false);
 	/* queries read the outputs now: the inputs' blocks are dead weight */
 	if (ngone > 0)
+	{
 		forst_blockshare_forget_files(gone, ngone);
+		forst_filtershare_forget_files(gone, ngone);
+	}
 	if (dctx_rows > 0)
 	{
 		pg_atomic_fetch_add_u64(&ts->expiry.reclaimed_bytes, dctx_bytes);

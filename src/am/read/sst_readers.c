@@ -19,6 +19,7 @@
 #include "lsm/blockcache.h"
 #include "am/forst.h"
 #include "am/read/shared_blocks.h"
+#include "am/read/shared_filters.h"
 #include "am/objects/disk_cache.h"
 #include "store/diskcache.h"
 #include "am/base/stats.h"
@@ -594,6 +595,12 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 			ro.shared_get = forst_blockshare_get;
 			ro.shared_put = forst_blockshare_put;
 			ro.shared_peek = forst_blockshare_peek;
+		}
+		if (forst_filtershare_enabled())
+		{
+			ro.filter_get = forst_filtershare_get;
+			ro.filter_put = forst_filtershare_put;
+			ro.filter_release = forst_filtershare_release;
 		}
 		if (vis != NULL)
 		{
