@@ -22,7 +22,7 @@
 #include "am/tableam/secondary.h"
 #include "am/read/stage.h"
 #include "am/read/shared_blocks.h"
-#include "am/read/shared_filters.h"
+#include "am/read/shared_meta.h"
 #include "am/checkpoint/checkpoint.h"
 #include "am/checkpoint/crash_restore.h"
 #include "am/base/progress.h"
@@ -69,7 +69,7 @@ _PG_init(void)
 	forst_shmem_init();
 	forst_cache_init();
 	forst_blockshare_init();
-	forst_filtershare_init();
+	forst_sharedmeta_init();
 	forst_stats_init();
 	forst_stats_view_init();
 	forst_utility_init();

@@ -42,7 +42,7 @@ extern int	forst_block_cache_size_kb;
 extern int	forst_sst_reader_memory_kb;
 extern int	forst_target_file_size_kb;
 extern int	forst_shared_block_cache_size_kb;
-extern int	forst_shared_filter_memory_kb;
+extern int	forst_shared_metadata_memory_kb;
 extern bool forst_scan_prefetch;
 extern bool forst_batch_lookups;
 extern int	forst_batch_lookup_rows;

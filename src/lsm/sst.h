@@ -166,6 +166,15 @@ extern void fst_sst_writer_destroy(FstSstWriter *w);
 
 /* --- reading ----------------------------------------------------------- */
 
+/* What FstSstReadOptions.meta_get and meta_put store of a file. */
+typedef enum FstSharedMeta
+{
+	FST_META_FILTER = 0,		/* the bloom filter block */
+	FST_META_INDEX = 1,			/* the index block (its contents) */
+	FST_META_FENCES = 2,		/* the index fences sst_peek.c builds */
+	FST_META_KINDS = 3
+} FstSharedMeta;
+
 typedef struct FstSstReadOptions
 {
 	bool		verify_checksums;	/* false only for fuzzing the parsers */
@@ -217,20 +226,24 @@ typedef struct FstSstReadOptions
 								void *fnarg);
 
 	/*
-	 * Optional: a store of bloom filters shared between processes, so that
-	 * each process that reads a file does not hold a copy of its filter.
-	 * filter_get returns the filter stored under (cache_id, offset) whose
-	 * length is len, or NULL; filter_put offers one read from the source
-	 * and validated (it copies it) and returns the stored copy, or NULL if
-	 * the store does not take it.  A filter returned by either is pinned:
-	 * it stays where it is, unchanged, until filter_release(*handle), which
-	 * the reader calls when it closes.  None of them may fail otherwise.
+	 * Optional: a store of a file's metadata shared between processes (the
+	 * FstSharedMeta kinds below), so that each process that reads a file
+	 * does not hold a copy of its bloom filter and block index.  meta_get
+	 * returns the bytes stored under (cache_id, kind), if they are len
+	 * bytes and stored with this check (where the file holds them), or
+	 * NULL; meta_put offers bytes read from the source and validated, or
+	 * built from them (it copies them), and returns the stored copy, or
+	 * NULL if the store does not take them.  What either returns is
+	 * pinned: it stays where it is, unchanged, until meta_release(*handle),
+	 * which the reader calls when it closes.  None of them may fail
+	 * otherwise.  The stored bytes are 8-byte aligned.
 	 */
-	const char *(*filter_get) (void *arg, uint64 cache_id, uint64 offset,
-							   size_t len, uint64 *handle);
-	const char *(*filter_put) (void *arg, uint64 cache_id, uint64 offset,
-							   const char *data, size_t len, uint64 *handle);
-	void		(*filter_release) (void *arg, uint64 handle);
+	const char *(*meta_get) (void *arg, uint64 cache_id, int kind,
+							 uint64 check, size_t len, uint64 *handle);
+	const char *(*meta_put) (void *arg, uint64 cache_id, int kind,
+							 uint64 check, const char *data, size_t len,
+							 uint64 *handle);
+	void		(*meta_release) (void *arg, uint64 handle);
 	void	   *shared_arg;
 } FstSstReadOptions;
 
@@ -378,7 +391,8 @@ typedef struct FstSstReaderStats
 	uint64		cache_hits;
 	uint64		shared_hits;	/* data blocks found by shared_get */
 	uint64		filter_loads;	/* 1 once the bloom filter was read */
-	uint64		filter_shared;	/* 1 if it is filter_get's or filter_put's */
+	uint64		filter_shared;	/* 1 if it is in the meta_get store */
+	uint64		index_shared;	/* 1 if the index is */
 } FstSstReaderStats;
 
 extern const FstSstReaderStats *fst_sst_reader_stats(const FstSstReader *r);

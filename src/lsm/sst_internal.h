@@ -33,8 +33,10 @@ struct FstSstReader
 	size_t		filter_len;
 	FstBlockHandle filter_h;	/* where the filter is stored */
 	bool		filter_loaded;	/* filter/filter_len are set */
-	bool		filter_shared;	/* in opt's filter store, pinned by handle */
+	bool		filter_shared;	/* in opt's meta store, pinned by handle */
 	uint64		filter_handle;
+	bool		index_shared;	/* index's contents are in the meta store */
+	uint64		index_handle;
 	uint64		data_end;		/* end of the data region */
 	FstSstReaderStats stats;
 	/* sst_peek.c's iterators, kept between lookups (NULL until the first) */
@@ -44,6 +46,9 @@ struct FstSstReader
 	uint64	   *fences;			/* 2 per index entry (high, low), or NULL */
 	uint32		nfences;
 	bool		fences_tried;	/* built, or found impossible (no memory) */
+	bool		fences_shared;	/* in the meta store, pinned by handle */
+	uint64		fences_handle;
+	uint64		index_offset;	/* where the file holds the index (a check) */
 };
 
 /* The data block at h, with a reference the caller releases (caches, checks, rewrite hook). */

@@ -132,6 +132,47 @@ fence_cmp(const uint64 *f, uint64 hi, uint64 lo)
 	return 0;
 }
 
+/*
+ * Takes the fences another process built and put in the shared store, for
+ * an index of num_data_blocks entries (check_index made sure it has).
+ */
+static bool
+fences_shared(FstSstReader *r)
+{
+	const char *shared;
+	uint64		handle;
+	size_t		len = (size_t) r->props.num_data_blocks * 2 * sizeof(uint64);
+
+	if (r->opt.meta_get == NULL || len == 0 ||
+		(shared = r->opt.meta_get(r->opt.shared_arg, r->opt.cache_id, FST_META_FENCES,
+								  r->index_offset, len, &handle)) == NULL)
+		return false;
+	r->fences = (uint64 *) shared;	/* never written */
+	r->nfences = (uint32) r->props.num_data_blocks;
+	r->fences_shared = true;
+	r->fences_handle = handle;
+	return true;
+}
+
+/* Offers fences built over the whole index to the shared store. */
+static void
+fences_share(FstSstReader *r)
+{
+	const char *shared;
+	uint64		handle;
+
+	if (r->opt.meta_put == NULL || r->nfences != r->props.num_data_blocks ||
+		(shared = r->opt.meta_put(r->opt.shared_arg, r->opt.cache_id, FST_META_FENCES,
+								  r->index_offset, (const char *) r->fences,
+								  (size_t) r->nfences * 2 * sizeof(uint64),
+								  &handle)) == NULL)
+		return;
+	fst_free(r->fences);
+	r->fences = (uint64 *) shared;
+	r->fences_shared = true;
+	r->fences_handle = handle;
+}
+
 /* Builds r's fences (false: no memory, or an entry too short). */
 static bool
 fences_build(FstSstReader *r, FstIter *index_it)
@@ -168,6 +209,7 @@ fences_build(FstSstReader *r, FstIter *index_it)
 	}
 	r->fences = f;
 	r->nfences = n;
+	fences_share(r);
 	return true;
 }
 
@@ -245,7 +287,8 @@ fst_sst_peek(FstSstReader *r, FstSlice target, FstSlice user_part,
 	if (!r->fences_tried)
 	{
 		r->fences_tried = true;
-		(void) fences_build(r, index_it);
+		if (!fences_shared(r))
+			(void) fences_build(r, index_it);
 	}
 	if (r->fences != NULL)
 		index_seek(r, index_it, target, user_part);

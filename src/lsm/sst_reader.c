@@ -36,9 +36,9 @@ fst_sst_read_options_default(FstSstReadOptions *opt)
 	opt->shared_get = NULL;
 	opt->shared_put = NULL;
 	opt->shared_peek = NULL;
-	opt->filter_get = NULL;
-	opt->filter_put = NULL;
-	opt->filter_release = NULL;
+	opt->meta_get = NULL;
+	opt->meta_put = NULL;
+	opt->meta_release = NULL;
 	opt->shared_arg = NULL;
 }
 
@@ -183,7 +183,7 @@ check_index(FstSstReader *r, FstError *err)
 	return rc;
 }
 
-/* Takes a filter of the shared store (see FstSstReadOptions.filter_get). */
+/* Takes a filter of the shared store (see FstSstReadOptions.meta_get). */
 static void
 use_shared_filter(FstSstReader *r, const char *filter, size_t len, uint64 handle)
 {
@@ -196,8 +196,8 @@ use_shared_filter(FstSstReader *r, const char *filter, size_t len, uint64 handle
 
 /*
  * Reads, decodes and validates the bloom filter (tail: as for blocks), or
- * takes the copy of the shared filter store, where a process reading the
- * file before put it.
+ * takes the copy of the shared store, where a process reading the file
+ * before put it.
  */
 static FstCode
 load_filter(FstSstReader *r, const char *tail, uint64 tail_off, FstError *err)
@@ -206,10 +206,10 @@ load_filter(FstSstReader *r, const char *tail, uint64 tail_off, FstError *err)
 	const char *shared;
 	uint64		handle;
 
-	if (r->opt.filter_get != NULL && r->filter_h.size > 0 &&
-		(shared = r->opt.filter_get(r->opt.shared_arg, r->opt.cache_id,
-									r->filter_h.offset, (size_t) r->filter_h.size,
-									&handle)) != NULL)
+	if (r->opt.meta_get != NULL && r->filter_h.size > 0 &&
+		(shared = r->opt.meta_get(r->opt.shared_arg, r->opt.cache_id, FST_META_FILTER,
+								  r->filter_h.offset, (size_t) r->filter_h.size,
+								  &handle)) != NULL)
 	{
 		use_shared_filter(r, shared, (size_t) r->filter_h.size, handle);
 		r->filter_loaded = true;
@@ -228,15 +228,69 @@ load_filter(FstSstReader *r, const char *tail, uint64 tail_off, FstError *err)
 	}
 	r->filter_loaded = true;
 	r->stats.filter_loads++;
-	if (r->opt.filter_put != NULL && r->filter_len > 0 &&
-		(shared = r->opt.filter_put(r->opt.shared_arg, r->opt.cache_id,
-									r->filter_h.offset, r->filter, r->filter_len,
-									&handle)) != NULL)
+	if (r->opt.meta_put != NULL && r->filter_len > 0 &&
+		(shared = r->opt.meta_put(r->opt.shared_arg, r->opt.cache_id, FST_META_FILTER,
+								  r->filter_h.offset, r->filter, r->filter_len,
+								  &handle)) != NULL)
 	{
 		fst_free(r->filter);
 		use_shared_filter(r, shared, r->filter_len, handle);
 	}
 	return FST_OK;
+}
+
+/*
+ * Opens the index over the copy of the shared store, if a process put it
+ * there (it checked it then); false if none is there.
+ */
+static bool
+open_shared_index(FstSstReader *r, FstBlockHandle h, FstError *err)
+{
+	const char *shared;
+	uint64		handle;
+	FstError	ignored;
+
+	if (r->opt.meta_get == NULL ||
+		(shared = r->opt.meta_get(r->opt.shared_arg, r->opt.cache_id, FST_META_INDEX,
+								  h.offset, (size_t) h.size, &handle)) == NULL)
+		return false;
+	if (fst_block_open(shared, (size_t) h.size, false, &r->index, &ignored) != FST_OK)
+	{
+		r->opt.meta_release(r->opt.shared_arg, handle);
+		r->index = NULL;
+		return false;
+	}
+	r->index_shared = true;
+	r->index_handle = handle;
+	r->stats.index_shared = 1;
+	return true;
+}
+
+/* Offers the checked index to the shared store, and reads that copy. */
+static void
+share_index(FstSstReader *r, FstBlockHandle h)
+{
+	const char *shared;
+	uint64		handle;
+	FstBlock   *b;
+	FstError	ignored;
+
+	if (r->opt.meta_put == NULL ||
+		(shared = r->opt.meta_put(r->opt.shared_arg, r->opt.cache_id, FST_META_INDEX,
+								  h.offset, r->index->data, r->index->contents_size,
+								  &handle)) == NULL)
+		return;
+	if (fst_block_open(shared, r->index->contents_size, false, &b, &ignored) != FST_OK)
+	{
+		r->opt.meta_release(r->opt.shared_arg, handle);
+		return;
+	}
+	b->restart_interval = r->index->restart_interval;
+	fst_block_release(r->index);
+	r->index = b;
+	r->index_shared = true;
+	r->index_handle = handle;
+	r->stats.index_shared = 1;
 }
 
 FstCode
@@ -354,17 +408,24 @@ fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 			goto fail;
 	}
 
-	/* index */
-	rc = read_block_contents(r, index_h, tail, tail_off, &contents, &clen, err);
-	if (rc != FST_OK)
-		goto fail;
-	rc = fst_block_open(contents, clen, true, &r->index, err);
-	if (rc != FST_OK)
-		goto fail;
-	r->index->restart_interval = FST_INDEX_RESTART_INTERVAL;
-	rc = check_index(r, err);
-	if (rc != FST_OK)
-		goto fail;
+	/* index: the shared store's copy was checked by whoever put it there */
+	r->index_offset = index_h.offset;
+	if (open_shared_index(r, index_h, err))
+		r->index->restart_interval = FST_INDEX_RESTART_INTERVAL;
+	else
+	{
+		rc = read_block_contents(r, index_h, tail, tail_off, &contents, &clen, err);
+		if (rc != FST_OK)
+			goto fail;
+		rc = fst_block_open(contents, clen, true, &r->index, err);
+		if (rc != FST_OK)
+			goto fail;
+		r->index->restart_interval = FST_INDEX_RESTART_INTERVAL;
+		rc = check_index(r, err);
+		if (rc != FST_OK)
+			goto fail;
+		share_index(r, index_h);
+	}
 	if ((r->props.num_entries == 0) != (r->props.num_data_blocks == 0))
 	{
 		rc = fst_error(err, FST_CORRUPT, "SST entry and block counts disagree");
@@ -390,10 +451,16 @@ fst_sst_close(FstSstReader *r)
 		fst_iter_destroy(r->peek_data_it);
 	if (r->peek_index_it)
 		fst_iter_destroy(r->peek_index_it);
-	fst_free(r->fences);
+	if (r->fences_shared)
+		r->opt.meta_release(r->opt.shared_arg, r->fences_handle);
+	else
+		fst_free(r->fences);
+	/* no iterator outlives its reader: the index goes with it */
 	fst_block_release(r->index);
+	if (r->index_shared)
+		r->opt.meta_release(r->opt.shared_arg, r->index_handle);
 	if (r->filter_shared)
-		r->opt.filter_release(r->opt.shared_arg, r->filter_handle);
+		r->opt.meta_release(r->opt.shared_arg, r->filter_handle);
 	else
 		fst_free(r->filter);
 	fst_sst_props_free(&r->props);
@@ -406,10 +473,11 @@ fst_sst_memory(const FstSstReader *r)
 	size_t		n = sizeof(*r);
 
 	if (r->index != NULL)
-		n += sizeof(FstBlock) + r->index->contents_size;
+		n += sizeof(FstBlock) + (r->index_shared ? 0 : r->index->contents_size);
 	if (r->filter_loaded && !r->filter_shared)
 		n += r->filter_len;
-	n += (size_t) r->nfences * 2 * sizeof(uint64);
+	if (!r->fences_shared)
+		n += (size_t) r->nfences * 2 * sizeof(uint64);
 	return n;
 }
 

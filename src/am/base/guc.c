@@ -34,7 +34,7 @@ char	   *forst_remote_dir = NULL;
 /* True in the postmaster and, by inheritance, in every backend it forks. */
 bool		forst_preloaded = false;
 int			forst_shared_block_cache_size_kb = 64 * 1024;
-int			forst_shared_filter_memory_kb = 32 * 1024;
+int			forst_shared_metadata_memory_kb = 64 * 1024;
 int			forst_checkpoint_timeout_s = 300;
 int			forst_compaction_workers = 1;
 int			forst_compaction_rate_limit_kb = 0;
@@ -282,11 +282,11 @@ forst_define_gucs(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("forst.shared_filter_memory",
-							"Shared memory for the bloom filters of SST files, one copy for all backends.",
-							"0 turns it off: each backend then keeps its own copy of every filter it reads.",
-							&forst_shared_filter_memory_kb,
-							32 * 1024, 0, PG_INT32_MAX / 2,
+	DefineCustomIntVariable("forst.shared_metadata_memory",
+							"Shared memory for the bloom filters and block indexes of SST files, one copy for all backends.",
+							"0 turns it off: each backend then keeps its own copy of what it reads.",
+							&forst_shared_metadata_memory_kb,
+							64 * 1024, 0, PG_INT32_MAX / 2,
 							PGC_POSTMASTER,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);

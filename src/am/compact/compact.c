@@ -75,7 +75,7 @@
 #include "am/objects/spool.h"
 #include "am/read/sst_readers.h"
 #include "am/read/shared_blocks.h"
-#include "am/read/shared_filters.h"
+#include "am/read/shared_meta.h"
 #include "lsm/merge_iter.h"
 
 /*
@@ -466,7 +466,7 @@ forst_compact_one(ForstTableShared *ts, TransactionId freeze_xid)
 	if (ngone > 0)
 	{
 		forst_blockshare_forget_files(gone, ngone);
-		forst_filtershare_forget_files(gone, ngone);
+		forst_sharedmeta_forget_files(gone, ngone);
 	}
 	if (dctx_rows > 0)
 	{

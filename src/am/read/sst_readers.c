@@ -19,7 +19,7 @@
 #include "lsm/blockcache.h"
 #include "am/forst.h"
 #include "am/read/shared_blocks.h"
-#include "am/read/shared_filters.h"
+#include "am/read/shared_meta.h"
 #include "am/objects/disk_cache.h"
 #include "store/diskcache.h"
 #include "am/base/stats.h"
@@ -596,11 +596,11 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 			ro.shared_put = forst_blockshare_put;
 			ro.shared_peek = forst_blockshare_peek;
 		}
-		if (forst_filtershare_enabled())
+		if (forst_sharedmeta_enabled())
 		{
-			ro.filter_get = forst_filtershare_get;
-			ro.filter_put = forst_filtershare_put;
-			ro.filter_release = forst_filtershare_release;
+			ro.meta_get = forst_sharedmeta_get;
+			ro.meta_put = forst_sharedmeta_put;
+			ro.meta_release = forst_sharedmeta_release;
 		}
 		if (vis != NULL)
 		{

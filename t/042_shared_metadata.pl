@@ -1,12 +1,13 @@
-# The shared filter store (forst.shared_filter_memory): backends that read
-# the same SST files share one copy of each file's bloom filter in shared
-# memory instead of keeping one each.  Checked with real sessions:
-#  - a second session finds the filters the first one put, and pins them;
-#  - filters of files that compaction replaced leave the store once no
-#    session pins them, and a session's exit gives back its pins;
-#  - a store too small for every filter refuses the rest (the readers keep
+# The shared metadata store (forst.shared_metadata_memory): backends that
+# read the same SST files share one copy of each file's bloom filter, block
+# index and index fences in shared memory instead of keeping one each.
+# Checked with real sessions:
+#  - a second session finds what the first one put, and pins it;
+#  - the metadata of files that compaction replaced leaves the store once
+#    no session pins it, and a session's exit gives back its pins;
+#  - a store too small for everything refuses the rest (the readers keep
 #    their own copies) and, once the sessions that pinned the others are
-#    gone, evicts unpinned ones to make room;
+#    gone, evicts unpinned entries to make room;
 # and every answer equals a heap twin's throughout.
 use strict;
 use warnings;
@@ -16,7 +17,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 
-my $node = PostgreSQL::Test::Cluster->new('filters');
+my $node = PostgreSQL::Test::Cluster->new('metadata');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'forst'
@@ -91,36 +92,39 @@ sub settle
 sub store
 {
 	my %st;
-	@st{qw(capacity bytes filters pinned hits puts refused evictions)} = split /\|/,
+	@st{qw(capacity bytes filter_bytes index_bytes entries pinned hits puts refused evictions)} = split /\|/,
 	  $node->safe_psql('postgres',
-		'SELECT capacity, bytes_used, filters, pinned, hits, puts, refused, evictions FROM forst.shared_filters()');
+		'SELECT capacity, bytes_used, filter_bytes, index_bytes, entries, pinned, hits, puts, refused, evictions'
+		  . ' FROM forst.shared_metadata()');
 	return \%st;
 }
 
 my $files = $node->safe_psql('postgres', q{SELECT count(*) FROM forst.table_files('s')});
 cmp_ok($files, '>=', 1, "s has $files SST files");
 
-# Two sessions read the same files: one copy of each filter, pinned by both.
+# Two sessions read the same files: one copy of each file's filter, index
+# and fences, pinned by both.
 my $s1 = session();
 my $s2 = session();
 is(lookups($s1, 'l1', 's', 30000), 't', 'the first session reads as the heap twin does');
 my $st = store();
-is($st->{filters}, $files, 'the first session put the filter of each file it read');
-is($st->{puts}, $files, 'each filter was put once');
+cmp_ok($st->{entries}, '>=', 2 * $files, "the first session put the filter and index of each file it read ($st->{entries})");
+cmp_ok($st->{entries}, '<=', 3 * $files, 'and their fences, nothing else');
+cmp_ok($st->{filter_bytes}, '>', 0, "filters: $st->{filter_bytes} bytes");
+cmp_ok($st->{index_bytes}, '>', 0, "indexes and fences: $st->{index_bytes} bytes");
+is($st->{puts}, $st->{entries}, 'each was put once');
+my $entries1 = $st->{entries};
 is(lookups($s2, 'l2', 's', 30000), 't', 'the second session reads as the heap twin does');
-my ($pins2, $rbytes2) = ask($s2, 'p2',
-	q{SELECT 'p2', (SELECT session_pins FROM forst.shared_filters()), (SELECT bytes FROM forst.session_sst_readers());});
+my ($pins2) = ask($s2, 'p2', q{SELECT 'p2', session_pins FROM forst.shared_metadata();});
 $st = store();
-is($st->{filters}, $files, 'the second session added no copy');
-cmp_ok($st->{hits}, '>=', $files, 'it found every filter the first one put');
-is($pins2, $files, 'and pins each of them');
-is($st->{pinned}, $files, 'every filter in the store is pinned');
-cmp_ok($rbytes2 + $st->{bytes}, '>', $rbytes2,
-	"the session's reader memory ($rbytes2 bytes) does not count the shared filters ($st->{bytes} bytes)");
+is($st->{entries}, $entries1, 'the second session added no copy');
+cmp_ok($st->{hits}, '>=', $entries1, 'it found everything the first one put');
+is($pins2, $entries1, 'and pins each of them');
+is($st->{pinned}, $entries1, 'every entry in the store is pinned');
 
 # New files until compactions have replaced every file the sessions read;
 # at their next reads the sessions close the old readers, and the old
-# filters leave the store with their last pin.
+# metadata leaves the store with its last pin.
 my $old = $node->safe_psql('postgres', q{SELECT string_agg(file_id::text, ',') FROM forst.table_files('s')});
 my $gone = 0;
 for my $round (1 .. 40)
@@ -143,8 +147,8 @@ is(lookups($s1, 'l3', 's', $max), 't', 'the first session reads the new files as
 is(lookups($s2, 'l4', 's', $max), 't', 'so does the second');
 my $now = $node->safe_psql('postgres', q{SELECT count(*) FROM forst.table_files('s')});
 $st = store();
-cmp_ok($st->{filters}, '<=', $now,
-	"the store holds no filter of a replaced file ($st->{filters} filters, $now files)");
+cmp_ok($st->{entries}, '<=', 3 * $now,
+	"the store holds nothing of a replaced file ($st->{entries} entries, $now files)");
 
 # A session's exit gives its pins back.
 for my $s ($s1, $s2)
@@ -152,12 +156,12 @@ for my $s ($s1, $s2)
 	$s->{in} .= "\\q\n";
 	$s->{h}->finish;
 }
-ok($node->poll_query_until('postgres', 'SELECT pinned = 0 FROM forst.shared_filters()'),
+ok($node->poll_query_until('postgres', 'SELECT pinned = 0 FROM forst.shared_metadata()'),
 	'no filter is pinned once the sessions ended');
 
-# A store too small for every filter: 40 tables of 10,000 rows, a filter
-# of about 12 kB each, in 256 kB.
-$node->append_conf('postgresql.conf', "forst.shared_filter_memory = '256kB'");
+# A store too small for everything: 40 tables of 10,000 rows, a filter of
+# about 12 kB and an index of a few kB each, in 256 kB.
+$node->append_conf('postgresql.conf', "forst.shared_metadata_memory = '256kB'");
 $node->restart;
 my $ntab = 40;
 for my $i (1 .. $ntab)
@@ -172,22 +176,22 @@ my $s3 = session();
 my ($found3) = ask($s3, 'm3', "SELECT 'm3', $probe;");
 is($found3, $ntab, "a session reads a row of each of $ntab tables");
 $st = store();
-cmp_ok($st->{refused}, '>', 0, "the full store refused filters ($st->{refused}; $st->{filters} taken)");
-cmp_ok($st->{filters}, '>', 0, 'it took some');
+cmp_ok($st->{refused}, '>', 0, "the full store refused entries ($st->{refused}; $st->{entries} taken)");
+cmp_ok($st->{entries}, '>', 0, 'it took some');
 cmp_ok($st->{bytes}, '<=', $st->{capacity}, 'the store stays within its size');
-is($st->{pinned}, $st->{filters}, 'every filter in it is pinned by the session');
+is($st->{pinned}, $st->{entries}, 'every entry in it is pinned by the session');
 my $evicted3 = $st->{evictions};
 $s3->{in} .= "\\q\n";
 $s3->{h}->finish;
-ok($node->poll_query_until('postgres', 'SELECT pinned = 0 FROM forst.shared_filters()'),
-	'the session ended: its filters are unpinned');
+ok($node->poll_query_until('postgres', 'SELECT pinned = 0 FROM forst.shared_metadata()'),
+	'the session ended: its entries are unpinned');
 my $s4 = session();
 my $rprobe = join(' + ', map { "(SELECT count(*) FROM m$_ WHERE k = $_ * 17)" } reverse 1 .. $ntab);
 my ($found4) = ask($s4, 'm4', "SELECT 'm4', $rprobe;");
 is($found4, $ntab, "another session reads the $ntab tables in the other order");
 $st = store();
 cmp_ok($st->{evictions}, '>', $evicted3,
-	'unpinned filters made room for its own (' . ($st->{evictions} - $evicted3) . ' evicted)');
+	'unpinned entries made room for its own (' . ($st->{evictions} - $evicted3) . ' evicted)');
 cmp_ok($st->{bytes}, '<=', $st->{capacity}, 'the store still stays within its size');
 $s4->{in} .= "\\q\n";
 $s4->{h}->finish;
