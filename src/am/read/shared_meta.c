@@ -21,6 +21,9 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -37,6 +40,7 @@
 #include "lsm/sst.h"
 
 #define SM_MIN_ENTRY	1024	/* sizes the hash table: capacity / this */
+#define SM_LARGE		(16 * 1024) /* above dsa's size classes: whole pages */
 
 typedef struct SmKey
 {
@@ -85,6 +89,7 @@ typedef struct SmLocalPin
 	int64		pins;
 } SmLocalPin;
 
+static Size sm_page = 4096;		/* the kernel's page size (sm_attach) */
 static SmShared *sm = NULL;
 static HTAB *sm_hash = NULL;
 static dsa_area *sm_area = NULL;
@@ -195,15 +200,37 @@ sm_key(SmKey *key, uint64 cache_id, int kind)
 	key->kind = (uint64) kind;
 }
 
-/* Frees an entry no reader pins.  Caller holds sm->lock exclusively. */
+/*
+ * Frees an entry no reader pins.  Caller holds sm->lock exclusively.
+ *
+ * A large entry's pages are given back to the kernel first, all but its
+ * first page (where the area's free page manager writes what it keeps of
+ * a free run): shared memory counts in the PSS of every process that
+ * touched it, and the area keeps freed pages for its next allocations, so
+ * without this the store stayed resident as far as it was ever filled
+ * (during compactions, with the metadata of the files they replace and of
+ * their outputs together).
+ */
 static void
 sm_free(dsa_pointer p, SmEntry *e)
 {
+	Size		size = SM_HEADER + e->len;
+
 	Assert(e->pins == 0);
 	if (e->listed)
 		hash_search(sm_hash, &e->key, HASH_REMOVE, NULL);
-	sm->bytes[e->key.kind] -= SM_HEADER + e->len;
+	sm->bytes[e->key.kind] -= size;
 	sm->entries--;
+#ifdef MADV_REMOVE
+	if (size > SM_LARGE)
+	{
+		uintptr_t	a = TYPEALIGN(sm_page, (uintptr_t) e + 1);
+		uintptr_t	b = TYPEALIGN_DOWN(sm_page, (uintptr_t) e + size);
+
+		if (b > a)
+			(void) madvise((void *) a, b - a, MADV_REMOVE);
+	}
+#endif
 	dsa_free(sm_area, p);
 }
 
@@ -251,6 +278,7 @@ sm_attach(void)
 
 	if (sm_area != NULL)
 		return;
+	sm_page = (Size) sysconf(_SC_PAGESIZE);
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	sm_area = dsa_attach_in_place(sm_place(), NULL);
 	dsa_pin_mapping(sm_area);
