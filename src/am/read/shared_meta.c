@@ -95,6 +95,7 @@ static HTAB *sm_hash = NULL;
 static dsa_area *sm_area = NULL;
 static HTAB *sm_local = NULL;
 static uint64 sm_local_total = 0;
+static bool sm_exited = false;	/* sm_exit ran: readers keep their own */
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -189,7 +190,7 @@ forst_sharedmeta_init(void)
 bool
 forst_sharedmeta_enabled(void)
 {
-	return sm != NULL && sm_hash != NULL;
+	return sm != NULL && sm_hash != NULL && !sm_exited;
 }
 
 static void
@@ -255,6 +256,7 @@ sm_exit(int code, Datum arg)
 	HASH_SEQ_STATUS seq;
 	SmLocalPin *lp;
 
+	sm_exited = true;
 	if (sm_area == NULL)
 		return;
 	LWLockAcquire(sm->lock, LW_EXCLUSIVE);
