@@ -244,6 +244,14 @@ typedef struct FstSstReadOptions
 							 uint64 check, const char *data, size_t len,
 							 uint64 *handle);
 	void		(*meta_release) (void *arg, uint64 handle);
+
+	/*
+	 * Optional: told where the file's metadata (filter, properties, index,
+	 * footer) starts, once the footer is read and before any of it is
+	 * read past the tail, so that a caching source can keep it.
+	 */
+	void		(*meta_region) (void *arg, uint64 offset);
+	void	   *meta_region_arg;
 	void	   *shared_arg;
 } FstSstReadOptions;
 

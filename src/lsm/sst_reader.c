@@ -39,6 +39,8 @@ fst_sst_read_options_default(FstSstReadOptions *opt)
 	opt->meta_get = NULL;
 	opt->meta_put = NULL;
 	opt->meta_release = NULL;
+	opt->meta_region = NULL;
+	opt->meta_region_arg = NULL;
 	opt->shared_arg = NULL;
 }
 
@@ -388,6 +390,8 @@ fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 		goto fail;
 	}
 	r->data_end = filter_h.offset;
+	if (r->opt.meta_region != NULL)
+		r->opt.meta_region(r->opt.meta_region_arg, filter_h.offset);
 
 	/* properties */
 	rc = read_block_contents(r, props_h, tail, tail_off, &contents, &clen, err);

@@ -30,6 +30,7 @@ typedef struct CachedSource
 	uint64		chunk_size;		/* effective: object size for whole files */
 	bool		bypass;			/* one unit is larger than the cache */
 	bool		admit_all;		/* skip the admission filter (prewarm) */
+	uint64		admit_from;		/* and for chunks that reach past this */
 	char	   *scratch;		/* one entry file */
 	size_t		scratch_cap;
 	char	   *fetch;			/* a run of fetched chunks */
@@ -80,6 +81,7 @@ fetch_run(CachedSource *s, uint64 first, uint64 last, uint64 offset,
 	for (ch = first; ch <= last; ch++)
 	{
 		if (s->cache->opt.admit_on_second_miss && !readmit && !s->admit_all &&
+			ch * s->chunk_size + chunk_len(s, ch) <= s->admit_from &&
 			!dc_index_missed_before(idx, s->hash, ch))
 		{
 			dc_count(idx, DC_NOT_ADMITTED, 1);
@@ -290,6 +292,7 @@ fst_range_source_cached(FstDiskCache *cache, FstRangeSource *origin,
 	s->base.close = cached_close;
 	s->cache = cache;
 	s->origin = origin;
+	s->admit_from = UINT64_MAX;
 	s->keylen = keylen;
 	s->hash = dc_hash_key(object_key, keylen);
 	s->chunk_size = cache->opt.chunk_size ? cache->opt.chunk_size
@@ -304,6 +307,12 @@ void
 fst_range_source_cached_admit_all(FstRangeSource *cached)
 {
 	((CachedSource *) cached)->admit_all = true;
+}
+
+void
+fst_range_source_cached_admit_from(FstRangeSource *cached, uint64 offset)
+{
+	((CachedSource *) cached)->admit_from = offset;
 }
 
 /* ---- whole objects ------------------------------------------------------ */

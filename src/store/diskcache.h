@@ -265,6 +265,16 @@ extern FstCode fst_diskcache_prefetch(FstDiskCache *cache,
 extern void fst_range_source_cached_admit_all(FstRangeSource *cached);
 
 /*
+ * The same for the chunks that reach past offset only: for the metadata of
+ * an SST file (filter, properties, index, from FstSstReadOptions.
+ * meta_region), which every process that opens the file needs, but which a
+ * shared store may hand to all but the first (a second miss, which the
+ * admission filter waits for, then never comes).
+ */
+extern void fst_range_source_cached_admit_from(FstRangeSource *cached,
+											   uint64 offset);
+
+/*
  * Write-through: admit an object just written (flush or compaction output)
  * so that its first reads hit.  Chunks are admitted in order, the tail
  * (footer, index: what an open reads) last, so that it is the most recent.

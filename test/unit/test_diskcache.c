@@ -1084,6 +1084,24 @@ FST_TEST(diskcache_admission_filter)
 	CHECK(read_check(src, data, 5 * chunk, 2 * chunk, &err));
 	CHECK_EQ_INT(origin->reads, 1);
 	fst_range_close(src);
+
+	/*
+	 * nor, for a source told where an SST's metadata starts, the chunks
+	 * that reach past it (the one it starts in included); those before it
+	 * still wait for a second miss
+	 */
+	src = dc_source(c, "t/meta.sst", data, len, &origin, &err);
+	CHECK(src != NULL);
+	fst_range_source_cached_admit_from(src, 30 * chunk + 100);
+	CHECK(read_check(src, data, 29 * chunk, 10, &err));
+	fst_diskcache_stats(c, &st);
+	CHECK_EQ_INT(st.not_admitted, 1 + 36 + 1);
+	CHECK(read_check(src, data, 30 * chunk, 2 * chunk + 10, &err));
+	fst_diskcache_stats(c, &st);
+	CHECK_EQ_INT(st.not_admitted, 1 + 36 + 1);
+	CHECK(read_check(src, data, 30 * chunk, 2 * chunk + 10, &err));
+	CHECK_EQ_INT(origin->reads, 2);
+	fst_range_close(src);
 	fst_diskcache_close(c);
 	fst_free(data);
 }

@@ -477,6 +477,13 @@ forst_sst_cache_id(const RelFileNode *rnode, const FstFileMeta *file)
 	return file_cache_id(rnode, mf, okey);
 }
 
+/* FstSstReadOptions.meta_region: arg is the reader's disk cache source. */
+static void
+reader_meta_region(void *arg, uint64 offset)
+{
+	fst_range_source_cached_admit_from((FstRangeSource *) arg, offset);
+}
+
 /* The cache entry of file's reader, opened if need be. */
 static ReaderEntry *
 reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
@@ -485,6 +492,7 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 	ReaderEntry *e;
 	bool		found;
 	char		okey[FORST_KEY_LEN];
+	FstRangeSource *cached = NULL;
 	FstSstReadOptions ro;
 	FstError	err;
 	FstCode		rc;
@@ -555,8 +563,6 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 	if (rc == FST_OK && forst_disk_cache() != NULL)
 	{
 		/* read through the local disk cache (it owns the origin then) */
-		FstRangeSource *cached;
-
 		rc = fst_range_source_cached(forst_disk_cache(), e->src, okey,
 									 file->size, &cached, &err);
 		if (rc == FST_OK)
@@ -601,6 +607,15 @@ reader_entry_get(const RelFileNode *rnode, const FstFileMeta *file)
 			ro.meta_get = forst_sharedmeta_get;
 			ro.meta_put = forst_sharedmeta_put;
 			ro.meta_release = forst_sharedmeta_release;
+		}
+		if (cached != NULL)
+		{
+			/*
+			 * the metadata goes into the disk cache at its first miss: the
+			 * shared store spares later readers the second one
+			 */
+			ro.meta_region = reader_meta_region;
+			ro.meta_region_arg = cached;
 		}
 		if (vis != NULL)
 		{
