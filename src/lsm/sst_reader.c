@@ -246,7 +246,7 @@ load_filter(FstSstReader *r, const char *tail, uint64 tail_off, FstError *err)
  * there (it checked it then); false if none is there.
  */
 static bool
-open_shared_index(FstSstReader *r, FstBlockHandle h, FstError *err)
+open_shared_index(FstSstReader *r, FstBlockHandle h)
 {
 	const char *shared;
 	uint64		handle;
@@ -414,7 +414,7 @@ fst_sst_open(FstRangeSource *src, const FstSstReadOptions *opt,
 
 	/* index: the shared store's copy was checked by whoever put it there */
 	r->index_offset = index_h.offset;
-	if (open_shared_index(r, index_h, err))
+	if (open_shared_index(r, index_h))
 		r->index->restart_interval = FST_INDEX_RESTART_INTERVAL;
 	else
 	{

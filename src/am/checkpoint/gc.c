@@ -497,11 +497,7 @@ forst_gc_run(ForstGcResult *res)
 		 */
 		in_catalog = t->db == MyDatabaseId && list_member_oid(live, t->rel);
 		if (!in_catalog)
-		{
-			bool		was_dropping;
-
-			(void) forst_table_wait_dropped(&rnode, GC_DROP_WAIT_MS, &was_dropping);
-		}
+			(void) forst_table_wait_dropped(&rnode, GC_DROP_WAIT_MS);
 		ts = forst_table_shared_any_spc(&rnode);
 		t->live = in_catalog || ts != NULL;
 		if (ts != NULL)

@@ -373,28 +373,43 @@ sm_evict(size_t need)
 	return evicted;
 }
 
+/*
+ * The entry under key, pinned, if it holds len bytes stored with check
+ * (*stale: an entry is there that does not).  Caller holds sm->lock
+ * exclusively.
+ */
+static const char *
+sm_find_pin(const SmKey *key, uint64 check, size_t len, uint64 *handle,
+			SmSlot **stale)
+{
+	SmSlot	   *slot = hash_search(sm_hash, key, HASH_FIND, NULL);
+	SmEntry    *e;
+
+	*stale = NULL;
+	if (slot == NULL)
+		return NULL;
+	e = dsa_get_address(sm_area, slot->entry);
+	if (e->check == check && e->len == len)
+		return sm_pin(slot->entry, e, handle);
+	*stale = slot;
+	return NULL;
+}
+
 const char *
 forst_sharedmeta_get(void *arg, uint64 cache_id, int kind, uint64 check,
 					 size_t len, uint64 *handle)
 {
 	SmKey		key;
-	SmSlot	   *slot;
-	const char *out = NULL;
+	SmSlot	   *stale;
+	const char *out;
 
 	if (!forst_sharedmeta_enabled() || kind < 0 || kind >= FST_META_KINDS)
 		return NULL;
 	sm_attach();
 	sm_key(&key, cache_id, kind);
 	LWLockAcquire(sm->lock, LW_EXCLUSIVE);
-	slot = hash_search(sm_hash, &key, HASH_FIND, NULL);
-	if (slot != NULL)
-	{
-		SmEntry    *e = dsa_get_address(sm_area, slot->entry);
-
-		if (e->check == check && e->len == len &&
-			(out = sm_pin(slot->entry, e, handle)) != NULL)
-			sm->hits++;
-	}
+	if ((out = sm_find_pin(&key, check, len, handle, &stale)) != NULL)
+		sm->hits++;
 	LWLockRelease(sm->lock);
 	return out;
 }
@@ -416,18 +431,16 @@ forst_sharedmeta_put(void *arg, uint64 cache_id, int kind, uint64 check,
 	sm_attach();
 	sm_key(&key, cache_id, kind);
 	LWLockAcquire(sm->lock, LW_EXCLUSIVE);
-	slot = hash_search(sm_hash, &key, HASH_FIND, NULL);
+	/* another process may have put it meanwhile */
+	if ((out = sm_find_pin(&key, check, len, handle, &slot)) != NULL)
+	{
+		LWLockRelease(sm->lock);
+		return out;
+	}
 	if (slot != NULL)
 	{
-		e = dsa_get_address(sm_area, slot->entry);
-		if (e->check == check && e->len == len)
-		{
-			/* another process put it meanwhile */
-			out = sm_pin(slot->entry, e, handle);
-			LWLockRelease(sm->lock);
-			return out;
-		}
 		/* another file's under the same id (it cannot be: but not that) */
+		e = dsa_get_address(sm_area, slot->entry);
 		if (e->pins > 0)
 			goto refused;
 		sm_free(slot->entry, e);

@@ -268,11 +268,9 @@ extern ForstTableShared *forst_table_shared_any_spc(const RelFileNode *rnode);
  * Waits up to timeout_ms while (dbNode, relNode) is being dropped in any
  * tablespace (its shared state kept until a flush or compaction of it
  * ends); true once nothing of it is being dropped any more, false at the
- * timeout.  *was_dropping: whether it was being dropped when called.
- * Sleeps interruptibly.
+ * timeout.  Sleeps interruptibly.
  */
-extern bool forst_table_wait_dropped(const RelFileNode *rnode, long timeout_ms,
-									 bool *was_dropping);
+extern bool forst_table_wait_dropped(const RelFileNode *rnode, long timeout_ms);
 extern int	forst_tables_count(void);
 
 /* shmem/slab_pins.c: who may hold pointers into retired memtable slabs */

@@ -134,15 +134,13 @@ same_db_rel_dropping(ForstTableShared *ts, void *arg)
 }
 
 bool
-forst_table_wait_dropped(const RelFileNode *rnode, long timeout_ms,
-						 bool *was_dropping)
+forst_table_wait_dropped(const RelFileNode *rnode, long timeout_ms)
 {
 	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
 	RelFileNode found;
 	bool		gone = false;
 
 	/* forst_flush_end broadcasts once it has dropped the table */
-	*was_dropping = false;
 	ConditionVariablePrepareToSleep(&forst_shared->slab_cv);
 	for (;;)
 	{
@@ -153,7 +151,6 @@ forst_table_wait_dropped(const RelFileNode *rnode, long timeout_ms,
 			gone = true;
 			break;
 		}
-		*was_dropping = true;
 		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
 		if (left <= 0)
 			break;
