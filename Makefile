@@ -14,7 +14,7 @@
 
 EXTENSION = forst
 MODULE_big = forst
-DATA = forst--1.0.sql forst--1.0--1.1.sql forst--1.1--1.2.sql forst--1.2--1.3.sql forst--1.3--1.4.sql forst--1.4--1.5.sql forst--1.5--1.6.sql
+DATA = forst--1.0.sql forst--1.0--1.1.sql forst--1.1--1.2.sql forst--1.2--1.3.sql forst--1.3--1.4.sql forst--1.4--1.5.sql forst--1.5--1.6.sql forst--1.6--1.7.sql
 PGFILEDESC = "forst - disaggregated keyed state for PostgreSQL"
 
 ENGINE_SRCS = $(sort $(wildcard src/lsm/*.c src/store/*.c))
@@ -30,7 +30,7 @@ SHLIB_LINK = -llz4 -lzstd -lcurl -lssl -lcrypto -lxml2
 # runs both on a private temporary instance as an unprivileged user, taking
 # the list from here (make print-regress).  "make installcheck" runs them
 # against an already running server that preloads forst.
-REGRESS = forst_load forst_keycodec forst_table forst_onconflict forst_triggers forst_stats forst_differential forst_counters forst_window forst_expiry forst_checkpoint forst_attach_index forst_migrate forst_rekey forst_publication forst_roles forst_upgrade forst_keyarray forst_scan_parallel forst_scan_backward forst_partition forst_partition_index forst_partman forst_secondary forst_unique_secondary forst_partial_index forst_expr_index forst_foreign_keys forst_vacuum_full
+REGRESS = forst_load forst_keycodec forst_table forst_onconflict forst_triggers forst_stats forst_differential forst_counters forst_window forst_expiry forst_checkpoint forst_attach_index forst_migrate forst_rekey forst_publication forst_roles forst_upgrade forst_keyarray forst_scan_parallel forst_scan_backward forst_partition forst_partition_index forst_partman forst_secondary forst_unique_secondary forst_partial_index forst_expr_index forst_foreign_keys forst_vacuum_full forst_key_group_partition
 REGRESS_OPTS = --temp-config=test/forst.conf
 # Isolation tests (specs/*.spec, expected/*.out): concurrent sessions.
 # scripts/test.sh runs them on their own temporary instance (make

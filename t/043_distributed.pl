@@ -1,0 +1,238 @@
+# A forst table spread over three servers that share one store, seen from a
+# fourth (the coordinator) as one table partitioned by key group over
+# postgres_fdw foreign tables (forst.distribute).
+#
+# The three shards are attached from one checkpoint of the table on the
+# first server, each with its range of key groups ([0,64), [64,96),
+# [96,128)): nothing is copied.  Through the coordinator, as an ordinary
+# role that owns the table: every answer equals a heap twin's; a key's
+# query goes to its one server; an aggregate grouped by the key runs on the
+# servers; inserts, updates and deletes reach the server that owns the key.
+# A server refuses rows of key groups it does not own; ON CONFLICT DO UPDATE
+# is refused on the coordinator (postgres_fdw cannot run it); a second role
+# can neither read the table nor use the servers; and with one server down,
+# keys of the others still answer while a scan of all of them fails with the
+# connection error.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $store = PostgreSQL::Test::Utils::tempdir('store');
+my $conf = qq{
+shared_preload_libraries = 'forst'
+shared_buffers = '16MB'
+forst.memtable_size = '1MB'
+forst.memtable_memory = '8MB'
+forst.checkpoint_interval = 0
+forst.remote_dir = 'file://$store'
+};
+
+sub server
+{
+	my ($name) = @_;
+	my $n = PostgreSQL::Test::Cluster->new($name);
+	$n->init(allows_streaming => 1);
+	$n->append_conf('postgresql.conf', $conf);
+	$n->start;
+	$n->safe_psql('postgres', q{
+CREATE EXTENSION forst;
+CREATE ROLE app LOGIN;
+GRANT CREATE ON SCHEMA public TO app;
+});
+	return $n;
+}
+
+my @shards = (server('s0'), server('s1'), server('s2'));
+my @ranges = ('[0,64)', '[64,96)', '[96,128)');
+my $c = server('coord');
+
+# The rows: the same statements on the first server's forst table and on the
+# coordinator's heap twin.
+my $fill = q{
+INSERT INTO %s SELECT g %% 10000 + 1, g / 10000, (g * 7) %% 1000 FROM generate_series(0, 29999) g;
+UPDATE %s SET price = price + 1 WHERE auction %% 5 = 0;
+DELETE FROM %s WHERE auction %% 11 = 0;
+};
+$shards[0]->safe_psql('postgres', q{
+SET ROLE app;
+CREATE TABLE bids (auction bigint, w int, price int, PRIMARY KEY (auction, w)) USING forst;
+} . sprintf($fill, ('bids') x 3));
+$c->safe_psql('postgres', q{
+SET ROLE app;
+CREATE TABLE twin (auction bigint, w int, price int, PRIMARY KEY (auction, w));
+} . sprintf($fill, ('twin') x 3));
+
+# ------------------------------------------------------------- the shards
+my $cluster = $shards[0]->safe_psql('postgres', 'SELECT forst.cluster_id()');
+my $ck = $shards[0]->safe_psql('postgres', 'SELECT forst.checkpoint()');
+for my $i (0 .. 2)
+{
+	$shards[$i]->safe_psql('postgres', qq{
+SELECT forst.attach('public.bids', $ck, cluster => '$cluster', as_table => 'bids_shard',
+                    key_groups => '$ranges[$i]');
+ALTER TABLE bids_shard OWNER TO app;
+});
+}
+my $twin_rows = 'SELECT count(*), sum(price), sum(auction * w) FROM %s';
+for my $i (0 .. 2)
+{
+	is( $shards[$i]->safe_psql('postgres', sprintf($twin_rows, 'bids_shard')),
+		$c->safe_psql('postgres',
+			sprintf($twin_rows, "twin WHERE forst.key_group(auction) <\@ '$ranges[$i]'::int4range")),
+		"shard $i holds the twin's rows of key groups $ranges[$i]");
+}
+
+# ------------------------------------------------------------- the coordinator
+my $servers = join(',', map { "s$_" } 0 .. 2);
+for my $i (0 .. 2)
+{
+	my ($host, $port) = ($shards[$i]->host, $shards[$i]->port);
+	$c->safe_psql('postgres', qq{
+CREATE EXTENSION IF NOT EXISTS postgres_fdw;
+CREATE SERVER s$i FOREIGN DATA WRAPPER postgres_fdw
+    OPTIONS (host '$host', port '$port', dbname 'postgres');
+GRANT USAGE ON FOREIGN SERVER s$i TO app;
+CREATE USER MAPPING FOR app SERVER s$i OPTIONS (user 'app', password_required 'false');
+});
+}
+$c->safe_psql('postgres', q{
+CREATE SCHEMA staging AUTHORIZATION app;
+CREATE ROLE eve LOGIN;
+GRANT CREATE ON SCHEMA public TO eve;
+});
+
+# The definition comes from the first server (IMPORT FOREIGN SCHEMA), the
+# key column by name: an imported table has no primary key.
+my ($ret, $out, $err) = $c->psql('postgres', qq{
+SET ROLE app;
+IMPORT FOREIGN SCHEMA public LIMIT TO (bids_shard) FROM SERVER s0 INTO staging;
+SELECT forst.distribute('bids', 'staging.bids_shard', '{$servers}',
+                        '{"$ranges[0]","$ranges[1]","$ranges[2]"}',
+                        remote_table => 'bids_shard');
+});
+like($err, qr/has no primary key to take the key column from/,
+	'a template without a primary key needs the key column named');
+$c->safe_psql('postgres', qq{
+SET ROLE app;
+SELECT forst.distribute('bids', 'staging.bids_shard', '{$servers}',
+                        '{"$ranges[0]","$ranges[1]","$ranges[2]"}',
+                        remote_table => 'bids_shard', key_column => 'auction');
+});
+is( $c->safe_psql('postgres', q{
+SELECT string_agg(c.relname || ' ' || pg_get_expr(c.relpartbound, c.oid), '; ' ORDER BY c.relname)
+  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'bids'::regclass AND c.relkind = 'f'}),
+	'bids_kg0_64 FOR VALUES WITH (modulus 2, remainder 0); '
+	  . 'bids_kg64_96 FOR VALUES WITH (modulus 4, remainder 1); '
+	  . 'bids_kg96_128 FOR VALUES WITH (modulus 4, remainder 3)',
+	'one foreign partition per server and range of key groups');
+is($c->safe_psql('postgres', "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'bids'::regclass"),
+	'app', 'the distributed table belongs to the role that made it');
+
+sub coord
+{
+	return $c->safe_psql('postgres', "SET ROLE app; $_[0]");
+}
+
+# ------------------------------------------------------------- reads
+my $all = 'SELECT count(*), sum(price), sum(auction * w), min(auction), max(auction) FROM %s';
+is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')),
+	'the whole table through the coordinator equals the twin');
+
+# a key in each shard: its query goes to that server only
+for my $i (0 .. 2)
+{
+	my $key = coord("SELECT min(auction) FROM twin WHERE forst.key_group(auction) <\@ '$ranges[$i]'::int4range");
+	my $plan = coord("EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM bids WHERE auction = $key");
+	my @scans = $plan =~ /Foreign Scan on public\.(\w+)/g;
+	my $name = 'bids_kg' . join('_', $ranges[$i] =~ /(\d+)/g);
+	is("@scans", $name, "key $key: one foreign scan, on $name");
+	like($plan, qr/Remote SQL: .*WHERE \(\(auction = $key\)\)/, "key $key: the key is sent to the server");
+	is( coord("SELECT w, price FROM bids WHERE auction = $key ORDER BY w"),
+		coord("SELECT w, price FROM twin WHERE auction = $key ORDER BY w"),
+		"key $key: its rows");
+}
+
+# grouped by the key, the aggregate runs on the servers
+my $by_key = 'SELECT auction, sum(price) AS s, count(*) AS n FROM %s GROUP BY auction';
+my $by_key_all = "SELECT string_agg(format('%%s %%s %%s', auction, s, n), ',' ORDER BY auction) FROM ($by_key) x";
+$c->safe_psql('postgres', 'ALTER DATABASE postgres SET enable_partitionwise_aggregate = on');
+coord('ANALYZE bids');	# the planner's row counts of the shards, sampled from the servers
+my $plan = coord("EXPLAIN (VERBOSE, COSTS OFF) " . sprintf($by_key, 'bids'));
+is(scalar(() = $plan =~ /Relations: Aggregate on/g), 3,
+	'grouped by the key: three aggregates pushed to the servers');
+like($plan, qr/Remote SQL: SELECT auction, sum\(price\), count\(\*\) FROM public\.bids_shard GROUP BY 1/,
+	'the servers group their own rows');
+is(coord(sprintf($by_key_all, 'bids')), coord(sprintf($by_key_all, 'twin')),
+	'grouped by the key: the twin\'s answer');
+
+# ------------------------------------------------------------- writes
+my $writes = q{
+INSERT INTO %s SELECT g, 7, g %% 100 FROM generate_series(100001, 103000) g;
+UPDATE %s SET price = -price WHERE auction IN (5, 10, 100500);
+DELETE FROM %s WHERE auction BETWEEN 200 AND 260;
+};
+coord(sprintf($writes, ('bids') x 3));
+coord(sprintf($writes, ('twin') x 3));
+is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')),
+	'after inserts, updates and deletes through the coordinator: the twin');
+for my $i (0 .. 2)
+{
+	is( $shards[$i]->safe_psql('postgres', sprintf($twin_rows, 'bids_shard')),
+		coord(sprintf($twin_rows, "twin WHERE forst.key_group(auction) <\@ '$ranges[$i]'::int4range")),
+		"each write reached the server of its key group: shard $i");
+}
+
+# a server refuses a row of another server's key groups
+my $foreign_key = coord("SELECT min(g) FROM generate_series(1, 1000) g WHERE forst.key_group(g::bigint) < 64");
+($ret, $out, $err) = $shards[1]->psql('postgres',
+	"SET ROLE app; INSERT INTO bids_shard VALUES ($foreign_key, 9, 1)");
+like($err, qr/23514|key group/, 'a server refuses a row of a key group it does not own');
+
+# ON CONFLICT DO UPDATE cannot go through postgres_fdw
+($ret, $out, $err) = $c->psql('postgres',
+	'SET ROLE app; INSERT INTO bids VALUES (1, 1, 1) ON CONFLICT (auction, w) DO UPDATE SET price = 0');
+isnt($ret, 0, 'ON CONFLICT DO UPDATE through the coordinator is refused');
+like($err, qr/no unique or exclusion constraint/, '... with PostgreSQL\'s error');
+
+# ------------------------------------------------------------- a second role
+($ret, $out, $err) = $c->psql('postgres', 'SET ROLE eve; SELECT count(*) FROM bids');
+like($err, qr/permission denied for table bids/, 'another role cannot read the table');
+($ret, $out, $err) = $c->psql('postgres', qq{
+SET ROLE eve;
+CREATE TABLE mine (auction bigint PRIMARY KEY, w int, price int);
+SELECT forst.distribute('stolen', 'mine', '{s0}', '{"[0,128)"}', remote_table => 'bids_shard');
+});
+like($err, qr/permission denied for foreign server s0/, 'nor use the servers');
+
+# ------------------------------------------------------------- pg_dump
+# The coordinator's database dumps and restores as any other: the
+# partitioned table with its operator class, the foreign partitions, the
+# servers and the user mappings.
+my $dump = $c->basedir . '/coord.dump';
+$c->command_ok([ 'pg_dump', '-Fc', '-d', $c->connstr('postgres'), '-f', $dump ],
+	'pg_dump of the coordinator');
+$c->safe_psql('postgres', 'CREATE DATABASE restored');
+$c->command_ok([ 'pg_restore', '-d', $c->connstr('restored'), $dump ],
+	'pg_restore into a new database');
+is( $c->safe_psql('restored', 'SET ROLE app; ' . sprintf($all, 'bids')),
+	coord(sprintf($all, 'twin')),
+	'the restored distributed table reads the servers\' rows');
+like($c->safe_psql('restored', q{SELECT pg_get_partkeydef('bids'::regclass)}),
+	qr/HASH \(auction forst\.key_group_int8_ops\)/, 'with its partition key');
+
+# ------------------------------------------------------------- a server down
+$shards[2]->stop('fast');
+my $key0 = coord("SELECT min(auction) FROM twin WHERE forst.key_group(auction) < 64");
+is( coord("SELECT count(*) FROM bids WHERE auction = $key0"),
+	coord("SELECT count(*) FROM twin WHERE auction = $key0"),
+	'with one server down, a key of another server still answers');
+($ret, $out, $err) = $c->psql('postgres', 'SET ROLE app; SELECT count(*) FROM bids');
+like($err, qr/could not connect to server "s2"/, 'a scan of every shard names the server that is down');
+$shards[2]->start;
+is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')), 'and answers again once it is back');
+
+done_testing();
