@@ -22,9 +22,9 @@ SERVER_SRCS = $(sort $(wildcard src/am/*.c src/am/*/*.c))
 OBJS = $(ENGINE_SRCS:.c=.o) $(SERVER_SRCS:.c=.o)
 
 WARN_FLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-PG_CPPFLAGS = -Isrc -Isrc/lsm -Isrc/store $(shell xml2-config --cflags)
+PG_CPPFLAGS = -Isrc -Isrc/lsm -Isrc/store -I$(shell $(PG_CONFIG) --includedir) $(shell xml2-config --cflags)
 PG_CFLAGS = $(WARN_FLAGS) -Werror=implicit-function-declaration
-SHLIB_LINK = -llz4 -lzstd -lcurl -lssl -lcrypto -lxml2
+SHLIB_LINK = -llz4 -lzstd -lcurl -lssl -lcrypto -lxml2 -lpq
 
 # pg_regress tests (sql/, expected/) and TAP tests (t/*.pl).  scripts/test.sh
 # runs both on a private temporary instance as an unprivileged user, taking

@@ -21,6 +21,7 @@ FORST_PACKAGES=(
 	postgresql-15-partman		# pg_partman managing forst partitions (regress test forst_partman)
 	libcurl4-openssl-dev
 	libssl-dev
+	libpq-dev				# forst reaches the other servers of a distributed table
 	liblz4-dev
 	libzstd-dev
 	libxml2-dev				# PostgreSQL's PGXS flags name its headers

@@ -184,3 +184,15 @@ DROP OWNED BY regress_kgp_owner, regress_kgp_hostile;
 DROP SERVER regress_kgp_s0, regress_kgp_s1;
 DROP EXTENSION postgres_fdw;
 DROP ROLE regress_kgp_owner, regress_kgp_hostile;
+
+-- a layout's ranges in order with their bounds, and a bound's range
+SELECT * FROM forst.key_group_layout('{"[96,128)","[0,64)","[64,96)"}');
+SELECT forst.key_group_layout('{"[0,64)"}');
+SELECT forst.key_group_layout('{"[0,64)",NULL}');
+SELECT m, r, forst.key_group_range(m, r)
+  FROM (VALUES (1, 0), (2, 1), (4, 1), (4, 3), (128, 64), (3, 0), (4, 4)) v(m, r);
+-- the two are inverse on every aligned range
+SELECT count(*) AS aligned_ranges,
+       count(*) FILTER (WHERE forst.key_group_range(b.modulus, b.remainder) = rg) AS round_trips
+  FROM generate_series(0, 7) j, generate_series(0, 127, 1 << j) lo,
+       int4range(lo, lo + (1 << j)) rg, forst.key_group_bound(rg) b;

@@ -19,6 +19,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use File::Find;
+use Time::HiRes qw(time);
 
 my $store = PostgreSQL::Test::Utils::tempdir('store');
 my $conf = qq{
@@ -234,5 +236,105 @@ is( coord("SELECT count(*) FROM bids WHERE auction = $key0"),
 like($err, qr/could not connect to server "s2"/, 'a scan of every shard names the server that is down');
 $shards[2]->start;
 is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')), 'and answers again once it is back');
+
+# ------------------------------------------------------------- rescale
+# forst.rescale (superuser: it attaches on the servers) moves key groups
+# between servers with no row copied: every SST byte in the store after it
+# was there before it (the servers' state flushed by a checkpoint first).
+for my $i (0 .. 2)
+{
+	my $user = $c->safe_psql('postgres', 'SELECT current_user');
+	$c->safe_psql('postgres', "CREATE USER MAPPING FOR CURRENT_USER SERVER s$i OPTIONS (user '$user')");
+}
+sub sst_bytes
+{
+	my $total = 0;
+	File::Find::find(sub { $total += -s $_ if /\.sst$/ }, $store);
+	return $total;
+}
+sub layout
+{
+	return $c->safe_psql('postgres', q{
+SELECT string_agg(forst.key_group_range(m[1]::int, m[2]::int)::text || ' ' || s.srvname, ', '
+                  ORDER BY lower(forst.key_group_range(m[1]::int, m[2]::int)))
+  FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhrelid
+  JOIN pg_foreign_table f ON f.ftrelid = p.oid JOIN pg_foreign_server s ON s.oid = f.ftserver,
+       regexp_match(pg_get_expr(p.relpartbound, p.oid), 'modulus (\d+), remainder (\d+)') m
+ WHERE i.inhparent = 'bids'::regclass});
+}
+sub shard_tables
+{
+	return join('; ', map {
+		"s$_: " . $shards[$_]->safe_psql('postgres',
+			q{SELECT coalesce(string_agg(relname, ',' ORDER BY relname), '-') FROM pg_class
+			   WHERE relname LIKE 'bids%' AND relkind = 'r'})
+	} 0 .. 2);
+}
+sub rescale
+{
+	my ($servers, $ranges, $what) = @_;
+	$_->safe_psql('postgres', 'SELECT forst.checkpoint()') for @shards;
+	my $before = sst_bytes();
+	my $t0 = time;
+	my ($ret, $out, $err) = $c->psql('postgres',
+		"CALL forst.rescale('bids', '{$servers}', '{$ranges}')");
+	is($ret, 0, "rescale: $what") or diag($err);
+	note($err);
+	is(sst_bytes(), $before, "$what: no SST byte written (" . sprintf('%.2f', time - $t0) . ' s)');
+}
+
+is(layout(), '[0,64) s0, [64,96) s1, [96,128) s2', 'the layout before rescaling');
+rescale('s0,s1', '"[0,64)","[64,128)"', '3 servers to 2 (s1 takes over s2\'s key groups)');
+is(layout(), '[0,64) s0, [64,128) s1', 'the coordinator routes to two servers');
+is(shard_tables(), 's0: bids,bids_shard; s1: bids_kg64_128; s2: -',
+	'the merged shard is on s1; the old shards are dropped; s0\'s shard stays');
+is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')), 'after 3 to 2: the twin');
+coord(sprintf($writes =~ s/100001, 103000/200001, 201000/r, ('bids') x 3));
+coord(sprintf($writes =~ s/100001, 103000/200001, 201000/r, ('twin') x 3));
+is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')), 'writes after 3 to 2: the twin');
+
+rescale('s2,s0,s1', '"[0,32)","[32,64)","[64,128)"', '2 servers to 3 (s0\'s key groups split with s2)');
+is(layout(), '[0,32) s2, [32,64) s0, [64,128) s1', 'the coordinator routes to three servers again');
+is(shard_tables(), 's0: bids,bids_kg32_64; s1: bids_kg64_128; s2: bids_kg0_32',
+	'the split shards are on s0 and s2');
+coord(sprintf($writes =~ s/100001, 103000/300001, 301000/r, ('bids') x 3));
+coord(sprintf($writes =~ s/100001, 103000/300001, 301000/r, ('twin') x 3));
+is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')), 'after 2 to 3 and writes: the twin');
+for my $i (0 .. 2)
+{
+	my ($kg) = layout() =~ /(\[\d+,\d+\)) s$i/;
+	is( $shards[$i]->safe_psql('postgres',
+			sprintf($twin_rows, "bids_kg" . join('_', $kg =~ /(\d+)/g))),
+		coord(sprintf($twin_rows, "twin WHERE forst.key_group(auction) <\@ '$kg'::int4range")),
+		"s$i holds exactly the twin's rows of $kg");
+}
+
+# garbage collection on every server keeps what the new shards borrow
+$_->safe_psql('postgres', 'SELECT forst.gc()') for @shards;
+is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')), 'after gc on every server: the twin');
+
+# a failure on the way leaves the old layout serving, and nothing behind
+my $dead_port = PostgreSQL::Test::Cluster::get_free_port();
+$c->safe_psql('postgres', qq{
+CREATE SERVER dead FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '$dead_port', dbname 'postgres', connect_timeout '2');
+CREATE USER MAPPING FOR CURRENT_USER SERVER dead;
+});
+($ret, $out, $err) = $c->psql('postgres',
+	q{CALL forst.rescale('bids', '{s2,dead}', '{"[0,64)","[64,128)"}')});
+isnt($ret, 0, 'a rescale to a server that does not answer fails');
+like($err, qr/could not connect to server "dead"/, '... naming it');
+is(layout(), '[0,32) s2, [32,64) s0, [64,128) s1', 'the old layout still serves');
+is(shard_tables(), 's0: bids,bids_kg32_64; s1: bids_kg64_128; s2: bids_kg0_32',
+	'the shard attached for the new layout was dropped');
+is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')), 'and answers as the twin');
+
+# bad layouts are refused before anything happens; another role may not rescale
+($ret, $out, $err) = $c->psql('postgres', q{CALL forst.rescale('bids', '{s0,s1}', '{"[0,64)","[0,128)"}')});
+like($err, qr/two ranges hold key group 0/, 'an overlapping layout is refused');
+($ret, $out, $err) = $c->psql('postgres', q{CALL forst.rescale('twin', '{s0}', '{"[0,128)"}')});
+like($err, qr/is not a table distributed by key group/, 'so is a table that is not distributed');
+($ret, $out, $err) = $c->psql('postgres', q{SET ROLE eve; CALL forst.rescale('bids', '{s0}', '{"[0,128)"}')});
+like($err, qr/permission denied for procedure rescale/, 'another role may not rescale');
+is(layout(), '[0,32) s2, [32,64) s0, [64,128) s1', 'the layout is unchanged');
 
 done_testing();

@@ -31,6 +31,7 @@ LAYERS = [
     'am/write',         # the write path: DML, key and row locks, ON CONFLICT
     'am/ddl',           # DDL hooks, migration, rekey, drops
     'am/tableam',       # the table and index access methods
+    'am/scaleout',      # tables over several servers: statements on the others
     'am/functions',     # SQL functions and views
     'am',               # the module's entry point, _PG_init
 ]
