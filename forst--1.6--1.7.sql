@@ -290,6 +290,177 @@ LANGUAGE C VOLATILE STRICT;
 REVOKE ALL ON FUNCTION forst._remote_exec(name, text) FROM PUBLIC;
 
 -- ---------------------------------------------------------------------
+-- The layout of a distributed table as the coordinator's catalog has it:
+-- per foreign partition its server, the shard's table there and its range
+-- of key groups.  Internal: the procedures below.
+-- ---------------------------------------------------------------------
+CREATE FUNCTION forst._distributed_layout(parent regclass,
+    OUT part regclass, OUT server name, OUT remote_table text, OUT groups int4range)
+RETURNS SETOF record LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_partitioned_table pt JOIN pg_opclass oc ON oc.oid = pt.partclass[0]
+                    WHERE pt.partrelid = parent AND pt.partstrat = 'h' AND pt.partnatts = 1
+                      AND oc.opcnamespace = 'forst'::regnamespace
+                      AND oc.opcname LIKE 'key\_group\_%\_ops') THEN
+        RAISE EXCEPTION 'forst: % is not a table distributed by key group', parent
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'forst.distribute creates one.';
+    END IF;
+    RETURN QUERY
+    SELECT p.oid::regclass, srv.srvname,
+           format('%I.%I',
+                  coalesce((SELECT option_value FROM pg_options_to_table(f.ftoptions) WHERE option_name = 'schema_name'),
+                           (SELECT nspname FROM pg_namespace WHERE oid = p.relnamespace)),
+                  coalesce((SELECT option_value FROM pg_options_to_table(f.ftoptions) WHERE option_name = 'table_name'),
+                           p.relname)),
+           forst.key_group_range(m[1]::int, m[2]::int)
+      FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhrelid
+      LEFT JOIN pg_foreign_table f ON f.ftrelid = p.oid
+      LEFT JOIN pg_foreign_server srv ON srv.oid = f.ftserver
+      LEFT JOIN LATERAL regexp_match(pg_get_expr(p.relpartbound, p.oid), 'modulus (\d+), remainder (\d+)') m ON true
+     WHERE i.inhparent = parent
+     ORDER BY 4;
+    IF EXISTS (SELECT FROM pg_inherits i LEFT JOIN pg_foreign_table f ON f.ftrelid = i.inhrelid
+                WHERE i.inhparent = parent AND f.ftrelid IS NULL) THEN
+        RAISE EXCEPTION 'forst: every partition of % must be a foreign table of a range of key groups', parent
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION forst._distributed_layout(regclass) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- forst._attach_shards: on each target server, a shard table <nsp>.<rel>
+-- _kg<lo>_<hi> attached (no_claim) from the source shards that held its
+-- key groups -- the first with its part of the range, the adjoining ones
+-- into_existing -- and given the first source's owner.  sources: [{groups,
+-- server, table, cluster, checkpoint, owner}]; targets: [{groups, server}].
+-- Returns the created shards as 'server schema.table'; on an error, drops
+-- what it created and raises it.  Internal.
+-- ---------------------------------------------------------------------
+CREATE FUNCTION forst._attach_shards(sources jsonb, nsp name, rel name, targets jsonb)
+RETURNS text[] LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    t record;
+    src record;
+    first bool;
+    target text;
+    created text[] := '{}';
+    c text;
+BEGIN
+    BEGIN
+        FOR t IN SELECT (x->>'groups')::int4range AS groups, x->>'server' AS server
+                   FROM jsonb_array_elements(targets) x ORDER BY 1 LOOP
+            first := true;
+            target := format('%I.%I', nsp, format('%s_kg%s_%s', rel, lower(t.groups), upper(t.groups)));
+            FOR src IN SELECT (x->>'groups')::int4range AS groups, x->>'server' AS server,
+                              x->>'table' AS tbl, x->>'cluster' AS cluster,
+                              (x->>'checkpoint')::bigint AS ck, x->>'owner' AS owner
+                         FROM jsonb_array_elements(sources) x
+                        WHERE (x->>'groups')::int4range && t.groups ORDER BY 1 LOOP
+                PERFORM forst._remote_exec(t.server, format(
+                    'SELECT forst.attach(%L, %s, as_table => %L, key_groups => %L, cluster => %L, into_existing => %L)',
+                    src.tbl, src.ck, target, t.groups * src.groups, src.cluster, NOT first));
+                IF first THEN
+                    created := created || format('%s %s', t.server, target);
+                    IF src.owner IS NOT NULL THEN
+                        PERFORM forst._remote_exec(t.server, format('ALTER TABLE %s OWNER TO %I', target, src.owner));
+                    END IF;
+                END IF;
+                RAISE NOTICE 'forst: key groups % on server %: from % of server %, checkpoint %',
+                    t.groups * src.groups, t.server, src.tbl, src.server, src.ck;
+                first := false;
+            END LOOP;
+            IF first THEN
+                RAISE EXCEPTION 'forst: no shard holds key groups %', t.groups
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+        END LOOP;
+    EXCEPTION WHEN OTHERS THEN
+        PERFORM forst._drop_shards(created, 'could not drop');
+        RAISE;
+    END;
+    RETURN created;
+END
+$$;
+REVOKE ALL ON FUNCTION forst._attach_shards(jsonb, name, name, jsonb) FROM PUBLIC;
+
+-- Drops shards given as 'server schema.table' on their servers, each as
+-- far as it can: a failure is a WARNING that starts with what.  Internal.
+CREATE FUNCTION forst._drop_shards(shards text[], what text) RETURNS void
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    c text;
+BEGIN
+    FOREACH c IN ARRAY shards LOOP
+        BEGIN
+            PERFORM forst._remote_exec(split_part(c, ' ', 1)::name,
+                                       format('DROP TABLE IF EXISTS %s', substr(c, strpos(c, ' ') + 1)));
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'forst: % % on server %: %', what,
+                substr(c, strpos(c, ' ') + 1), split_part(c, ' ', 1), SQLERRM
+                USING HINT = 'Drop it there once the server answers; nothing routes to it.';
+        END;
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION forst._drop_shards(text[], text) FROM PUBLIC;
+
+-- The coordinator's foreign partitions of the shards in targets
+-- ([{groups, server}], tables <nsp>.<rel>_kg<lo>_<hi> on the servers).
+CREATE FUNCTION forst._create_partitions(parent regclass, targets jsonb) RETURNS void
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    t record;
+    nsp name;
+    rel name;
+BEGIN
+    SELECT ns.nspname, c.relname INTO nsp, rel
+      FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE c.oid = parent;
+    FOR t IN SELECT (x->>'groups')::int4range AS groups, x->>'server' AS server, b.modulus, b.remainder
+               FROM jsonb_array_elements(targets) x, forst.key_group_bound((x->>'groups')::int4range) b LOOP
+        EXECUTE format('CREATE FOREIGN TABLE %I.%I PARTITION OF %s FOR VALUES WITH (MODULUS %s, REMAINDER %s) '
+                       'SERVER %I OPTIONS (schema_name %L, table_name %L, async_capable ''true'')',
+                       nsp, format('%s_kg%s_%s', rel, lower(t.groups), upper(t.groups)), parent,
+                       t.modulus, t.remainder, t.server, nsp,
+                       format('%s_kg%s_%s', rel, lower(t.groups), upper(t.groups)));
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION forst._create_partitions(regclass, jsonb) FROM PUBLIC;
+
+-- A checkpoint of the servers of a layout ([{part, server, remote_table,
+-- groups}]), as sources for forst._attach_shards: each server's checkpoint
+-- and cluster id, each shard's owner.  Internal.
+CREATE FUNCTION forst._checkpoint_shards(layout jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    srv text;
+    ck jsonb := '{}';
+    cl jsonb := '{}';
+BEGIN
+    FOR srv IN SELECT DISTINCT x->>'server' FROM jsonb_array_elements(layout) x ORDER BY 1 LOOP
+        ck := ck || jsonb_build_object(srv, forst._remote_exec(srv::name, 'SELECT forst.checkpoint()')::bigint);
+        cl := cl || jsonb_build_object(srv, forst._remote_exec(srv::name, 'SELECT forst.cluster_id()'));
+        RAISE NOTICE 'forst: checkpoint % of server %', ck->>srv, srv;
+    END LOOP;
+    RETURN (SELECT jsonb_agg(jsonb_build_object(
+                'groups', x->>'groups', 'server', x->>'server', 'table', x->>'remote_table',
+                'cluster', cl->>(x->>'server'), 'checkpoint', (ck->>(x->>'server'))::bigint,
+                'owner', forst._remote_exec((x->>'server')::name, format(
+                    'SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = %L::regclass',
+                    x->>'remote_table'))) ORDER BY (x->>'groups')::int4range)
+              FROM jsonb_array_elements(layout) x);
+END
+$$;
+REVOKE ALL ON FUNCTION forst._checkpoint_shards(jsonb) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
 -- forst.rescale: a distributed table (forst.distribute) given a new
 -- layout, with no row copied.  On the coordinator, writes through the
 -- table wait (LOCK ... EXCLUSIVE; reads go on); each server whose shards
@@ -311,17 +482,14 @@ DECLARE
     n int := coalesce(array_length(servers, 1), 0);
     nsp name;
     rel name;
-    o record;
-    s record;
-    ck jsonb := '{}';
-    cl jsonb := '{}';
-    owner text;
-    first bool;
+    old_layout jsonb;
+    new_layout jsonb;
+    changing jsonb;
+    sources jsonb;
     created text[] := '{}';
-    dropped text[] := '{}';
+    dropped text[];
+    p regclass;
     t0 timestamptz := clock_timestamp();
-    t_switch timestamptz;
-    c text;
 BEGIN
     IF n = 0 OR n IS DISTINCT FROM coalesce(array_length(key_groups, 1), 0) THEN
         RAISE EXCEPTION 'forst: give one range of key groups for each server (servers: %, ranges: %)',
@@ -329,127 +497,182 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM forst.key_group_layout(key_groups);
-    SELECT ns.nspname, cl_.relname INTO nsp, rel
-      FROM pg_class cl_ JOIN pg_namespace ns ON ns.oid = cl_.relnamespace
-      JOIN pg_partitioned_table pt ON pt.partrelid = cl_.oid
-      JOIN pg_opclass oc ON oc.oid = pt.partclass[0]
-     WHERE cl_.oid = parent AND pt.partstrat = 'h' AND pt.partnatts = 1
-       AND oc.opcnamespace = 'forst'::regnamespace AND oc.opcname LIKE 'key\_group\_%\_ops';
-    IF rel IS NULL THEN
-        RAISE EXCEPTION 'forst: % is not a table distributed by key group', parent
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'forst.distribute creates one.';
+    IF array_position(servers, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'forst: a server name is null' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    SELECT jsonb_agg(to_jsonb(l)) INTO old_layout FROM forst._distributed_layout(parent) l;
+    SELECT ns.nspname, c.relname INTO nsp, rel
+      FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE c.oid = parent;
 
     -- writes through the coordinator wait from here to the switch
     EXECUTE format('LOCK TABLE %s IN EXCLUSIVE MODE', parent);
 
-    -- the old layout, and the new
-    CREATE TEMP TABLE forst_rescale_old ON COMMIT DROP AS
-    SELECT p.oid::regclass AS part, srv.srvname AS server,
-           coalesce((SELECT option_value FROM pg_options_to_table(f.ftoptions) WHERE option_name = 'schema_name'),
-                    (SELECT nspname FROM pg_namespace WHERE oid = p.relnamespace)) AS rnsp,
-           coalesce((SELECT option_value FROM pg_options_to_table(f.ftoptions) WHERE option_name = 'table_name'),
-                    p.relname) AS rrel,
-           forst.key_group_range(m[1]::int, m[2]::int) AS kg
-      FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhrelid
-      JOIN pg_foreign_table f ON f.ftrelid = p.oid
-      JOIN pg_foreign_server srv ON srv.oid = f.ftserver,
-           regexp_match(pg_get_expr(p.relpartbound, p.oid), 'modulus (\d+), remainder (\d+)') m
-     WHERE i.inhparent = parent;
-    IF (SELECT count(*) FROM pg_inherits WHERE inhparent = parent)
-       <> (SELECT count(*) FROM forst_rescale_old WHERE kg IS NOT NULL) THEN
-        RAISE EXCEPTION 'forst: every partition of % must be a foreign table of a range of key groups', parent
-            USING ERRCODE = 'wrong_object_type';
-    END IF;
-    CREATE TEMP TABLE forst_rescale_new ON COMMIT DROP AS
-    SELECT u.kg, u.server, format('%s_kg%s_%s', rel, lower(u.kg), upper(u.kg)) AS rrel,
-           EXISTS (SELECT FROM forst_rescale_old ol WHERE ol.kg = u.kg AND ol.server = u.server) AS kept
-      FROM unnest(key_groups, servers) u(kg, server);
-    IF EXISTS (SELECT FROM forst_rescale_new WHERE server IS NULL) THEN
-        RAISE EXCEPTION 'forst: a server name is null' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF NOT EXISTS (SELECT FROM forst_rescale_new WHERE NOT kept) THEN
+    -- the new shards that differ from the old (range or server)
+    SELECT coalesce(jsonb_agg(jsonb_build_object('groups', u.kg, 'server', u.server)), '[]') INTO new_layout
+      FROM unnest(key_groups, servers) u(kg, server)
+     WHERE NOT EXISTS (SELECT FROM jsonb_array_elements(old_layout) o
+                        WHERE (o->>'groups')::int4range = u.kg AND o->>'server' = u.server);
+    IF jsonb_array_length(new_layout) = 0 THEN
         RAISE NOTICE 'forst.rescale: % already has this layout', parent;
         RETURN;
     END IF;
+    -- the old shards those take key groups from
+    SELECT jsonb_agg(o) INTO changing
+      FROM jsonb_array_elements(old_layout) o
+     WHERE EXISTS (SELECT FROM jsonb_array_elements(new_layout) x
+                    WHERE (x->>'groups')::int4range && (o->>'groups')::int4range);
 
+    sources := forst._checkpoint_shards(changing);
+    created := forst._attach_shards(sources, nsp, rel, new_layout);
     BEGIN
-        -- a checkpoint of each server whose shards change
-        FOR s IN SELECT DISTINCT ol.server FROM forst_rescale_old ol
-                  WHERE EXISTS (SELECT FROM forst_rescale_new nw WHERE NOT nw.kept AND nw.kg && ol.kg) LOOP
-            ck := ck || jsonb_build_object(s.server, forst._remote_exec(s.server, 'SELECT forst.checkpoint()')::bigint);
-            cl := cl || jsonb_build_object(s.server, forst._remote_exec(s.server, 'SELECT forst.cluster_id()'));
-            RAISE NOTICE 'forst.rescale: checkpoint % of server %', ck->>s.server, s.server;
-        END LOOP;
-        -- each new shard, attached from the old shards that held its key groups
-        FOR s IN SELECT nw.* FROM forst_rescale_new nw WHERE NOT nw.kept ORDER BY lower(nw.kg) LOOP
-            first := true;
-            FOR o IN SELECT ol.* FROM forst_rescale_old ol WHERE ol.kg && s.kg ORDER BY lower(ol.kg) LOOP
-                IF first THEN
-                    owner := forst._remote_exec(o.server, format(
-                        'SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = %L::regclass',
-                        format('%I.%I', o.rnsp, o.rrel)));
-                END IF;
-                PERFORM forst._remote_exec(s.server, format(
-                    'SELECT forst.attach(%L, %s, as_table => %L, key_groups => %L, cluster => %L, into_existing => %L)',
-                    format('%I.%I', o.rnsp, o.rrel), ck->>o.server, format('%I.%I', nsp, s.rrel),
-                    s.kg * o.kg, cl->>o.server, NOT first));
-                IF first THEN
-                    created := created || format('%s %I.%I', s.server, nsp, s.rrel);
-                    PERFORM forst._remote_exec(s.server, format('ALTER TABLE %I.%I OWNER TO %I', nsp, s.rrel, owner));
-                END IF;
-                RAISE NOTICE 'forst.rescale: key groups % on server %: from % of server %, checkpoint %',
-                    s.kg * o.kg, s.server, format('%I.%I', o.rnsp, o.rrel), o.server, ck->>o.server;
-                first := false;
-            END LOOP;
-        END LOOP;
         -- the switch: the coordinator's partitions name the new shards
-        FOR o IN SELECT ol.* FROM forst_rescale_old ol
-                  WHERE NOT EXISTS (SELECT FROM forst_rescale_new nw
-                                     WHERE nw.kept AND nw.kg = ol.kg AND nw.server = ol.server) LOOP
-            EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, o.part);
-            EXECUTE format('DROP FOREIGN TABLE %s', o.part);
-            dropped := dropped || format('%s %I.%I', o.server, o.rnsp, o.rrel);
+        FOR p IN SELECT (o->>'part')::regclass FROM jsonb_array_elements(changing) o LOOP
+            EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, p);
+            EXECUTE format('DROP FOREIGN TABLE %s', p);
         END LOOP;
-        FOR s IN SELECT nw.*, b.modulus, b.remainder FROM forst_rescale_new nw, forst.key_group_bound(nw.kg) b
-                  WHERE NOT nw.kept LOOP
-            EXECUTE format('CREATE FOREIGN TABLE %I.%I PARTITION OF %s FOR VALUES WITH (MODULUS %s, REMAINDER %s) '
-                           'SERVER %I OPTIONS (schema_name %L, table_name %L, async_capable ''true'')',
-                           nsp, format('%s_kg%s_%s', rel, lower(s.kg), upper(s.kg)), parent,
-                           s.modulus, s.remainder, s.server, nsp, s.rrel);
-        END LOOP;
+        PERFORM forst._create_partitions(parent, new_layout);
     EXCEPTION WHEN OTHERS THEN
         -- the old layout stays: drop what was attached for the new one
-        FOREACH c IN ARRAY created LOOP
-            BEGIN
-                PERFORM forst._remote_exec(split_part(c, ' ', 1)::name,
-                                           format('DROP TABLE IF EXISTS %s', substr(c, strpos(c, ' ') + 1)));
-            EXCEPTION WHEN OTHERS THEN
-                RAISE WARNING 'forst.rescale: could not drop % on server %: %',
-                    substr(c, strpos(c, ' ') + 1), split_part(c, ' ', 1), SQLERRM;
-            END;
-        END LOOP;
+        PERFORM forst._drop_shards(created, 'could not drop');
         RAISE;
     END;
+    SELECT array_agg(format('%s %s', o->>'server', o->>'remote_table')) INTO dropped
+      FROM jsonb_array_elements(changing) o;
     COMMIT;
-    t_switch := clock_timestamp();
     RAISE NOTICE 'forst.rescale: % switched to the new layout in % ms', parent,
-        round(extract(epoch FROM t_switch - t0) * 1000);
-    -- the old shards, no longer routed to: dropped (their files stay while
-    -- the new shards borrow them)
-    FOREACH c IN ARRAY dropped LOOP
-        BEGIN
-            PERFORM forst._remote_exec(split_part(c, ' ', 1)::name,
-                                       format('DROP TABLE %s', substr(c, strpos(c, ' ') + 1)));
-        EXCEPTION WHEN OTHERS THEN
-            RAISE WARNING 'forst.rescale: could not drop the old shard % on server %: %',
-                substr(c, strpos(c, ' ') + 1), split_part(c, ' ', 1), SQLERRM
-                USING HINT = 'Drop it there once the server answers; nothing routes to it.';
-        END;
-    END LOOP;
+        round(extract(epoch FROM clock_timestamp() - t0) * 1000);
+    -- the old shards, no longer routed to (their files stay while the new
+    -- shards borrow them)
+    PERFORM forst._drop_shards(dropped, 'could not drop the old shard');
 END
 $$;
 COMMENT ON PROCEDURE forst.rescale(regclass, name[], int4range[]) IS
     'moves the key groups of a distributed table to a new layout of servers without copying rows: checkpoint, attach, switch, drop';
 REVOKE ALL ON PROCEDURE forst.rescale(regclass, name[], int4range[]) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Checkpoints of distributed tables (src/am/scaleout/dcheckpoint.c): one
+-- object <cluster>/distributed/<id> in the coordinator's namespace with
+-- the table's definition and, per shard, its range, server, table, and
+-- the server's checkpoint.  forst.checkpoint_distributed takes one: writes
+-- through the coordinator wait while each server takes its checkpoint (a
+-- job's instances that write the servers directly should be at a barrier:
+-- the servers' checkpoints are not taken at one instant).
+-- forst.restore_distributed makes a distributed table from one, on the
+-- recorded servers or any others, in the recorded layout or another: each
+-- new shard attached from the recorded ones, no row copied.  Superusers,
+-- as attach; the readers are for pg_read_all_stats, as checkpoint_read.
+-- ---------------------------------------------------------------------
+CREATE FUNCTION forst._distributed_put(json text, cluster text DEFAULT NULL) RETURNS bigint
+AS 'MODULE_PATHNAME', 'forst_distributed_put'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION forst._distributed_put(text, text) FROM PUBLIC;
+
+CREATE FUNCTION forst.distributed_checkpoint_read(id bigint, cluster text DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'forst_distributed_read'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION forst.distributed_checkpoint_read(bigint, text) IS
+    'the contents of a distributed checkpoint object (of this cluster, or of another one sharing the store)';
+CREATE FUNCTION forst.distributed_checkpoint_ids(cluster text DEFAULT NULL)
+RETURNS SETOF bigint AS 'MODULE_PATHNAME', 'forst_distributed_ids'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION forst.distributed_checkpoint_ids(text) IS
+    'the ids of the distributed checkpoints of a cluster, ascending';
+REVOKE ALL ON FUNCTION forst.distributed_checkpoint_read(bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION forst.distributed_checkpoint_ids(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION forst.distributed_checkpoint_read(bigint, text),
+    forst.distributed_checkpoint_ids(text) TO pg_read_all_stats;
+
+CREATE FUNCTION forst.checkpoint_distributed(parent regclass) RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    layout jsonb;
+    shards jsonb;
+    keycol name;
+    opclass name;
+    cols text;
+    id bigint;
+BEGIN
+    SELECT jsonb_agg(to_jsonb(l)) INTO layout FROM forst._distributed_layout(parent) l;
+    SELECT a.attname, oc.opcname INTO keycol, opclass
+      FROM pg_partitioned_table pt JOIN pg_opclass oc ON oc.oid = pt.partclass[0]
+      JOIN pg_attribute a ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]
+     WHERE pt.partrelid = parent;
+    SELECT string_agg(format('%I %s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                             CASE WHEN a.attcollation <> 0 AND a.attcollation <> ty.typcollation
+                                  THEN format(' COLLATE %s', a.attcollation::regcollation) ELSE '' END,
+                             CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END), ', ' ORDER BY a.attnum)
+      INTO cols
+      FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
+     WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped;
+    -- writes through the coordinator wait until the transaction ends
+    EXECUTE format('LOCK TABLE %s IN EXCLUSIVE MODE', parent);
+    shards := forst._checkpoint_shards(layout);
+    id := forst._distributed_put(jsonb_build_object(
+        'table', parent::text, 'owner', (SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = parent),
+        'columns', cols, 'key_column', keycol, 'opclass', opclass,
+        'created', clock_timestamp(), 'shards', shards)::text);
+    RAISE NOTICE 'forst: distributed checkpoint % of %', id, parent;
+    RETURN id;
+END
+$$;
+COMMENT ON FUNCTION forst.checkpoint_distributed(regclass) IS
+    'takes a checkpoint of every server of a distributed table and records them, with its layout, as one object';
+REVOKE ALL ON FUNCTION forst.checkpoint_distributed(regclass) FROM PUBLIC;
+
+CREATE FUNCTION forst.restore_distributed(checkpoint bigint, as_table text DEFAULT NULL,
+    servers name[] DEFAULT NULL, key_groups int4range[] DEFAULT NULL, cluster text DEFAULT NULL)
+RETURNS regclass LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    rec jsonb := forst.distributed_checkpoint_read(checkpoint, cluster);
+    targets jsonb;
+    qname text;
+    parent regclass;
+    nsp name;
+    rel name;
+    created text[];
+BEGIN
+    IF (servers IS NULL) <> (key_groups IS NULL) THEN
+        RAISE EXCEPTION 'forst: give both servers and key_groups, or neither (the recorded layout)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF servers IS NULL THEN
+        targets := (SELECT jsonb_agg(jsonb_build_object('groups', x->>'groups', 'server', x->>'server'))
+                      FROM jsonb_array_elements(rec->'shards') x);
+    ELSE
+        IF array_length(servers, 1) IS DISTINCT FROM array_length(key_groups, 1) THEN
+            RAISE EXCEPTION 'forst: give one range of key groups for each server (servers: %, ranges: %)',
+                    coalesce(array_length(servers, 1), 0), coalesce(array_length(key_groups, 1), 0)
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        PERFORM forst.key_group_layout(key_groups);
+        IF array_position(servers, NULL) IS NOT NULL THEN
+            RAISE EXCEPTION 'forst: a server name is null' USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+        targets := (SELECT jsonb_agg(jsonb_build_object('groups', u.kg, 'server', u.server))
+                      FROM unnest(key_groups, servers) u(kg, server));
+    END IF;
+    qname := (SELECT string_agg(quote_ident(p), '.') FROM unnest(parse_ident(coalesce(as_table, rec->>'table'))) p);
+    EXECUTE format('CREATE TABLE %s (%s) PARTITION BY HASH (%I forst.%I)',
+                   qname, rec->>'columns', rec->>'key_column', rec->>'opclass');
+    parent := qname::regclass;
+    IF rec->>'owner' IS NOT NULL AND to_regrole(quote_ident(rec->>'owner')) IS NOT NULL THEN
+        EXECUTE format('ALTER TABLE %s OWNER TO %I', parent, rec->>'owner');
+    END IF;
+    SELECT ns.nspname, c.relname INTO nsp, rel
+      FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE c.oid = parent;
+    created := forst._attach_shards(rec->'shards', nsp, rel, targets);
+    BEGIN
+        PERFORM forst._create_partitions(parent, targets);
+    EXCEPTION WHEN OTHERS THEN
+        PERFORM forst._drop_shards(created, 'could not drop');
+        RAISE;
+    END;
+    RETURN parent;
+END
+$$;
+COMMENT ON FUNCTION forst.restore_distributed(bigint, text, name[], int4range[], text) IS
+    'makes a distributed table from a distributed checkpoint, on the recorded servers and layout or on others, without copying rows';
+REVOKE ALL ON FUNCTION forst.restore_distributed(bigint, text, name[], int4range[], text) FROM PUBLIC;

@@ -337,4 +337,41 @@ like($err, qr/is not a table distributed by key group/, 'so is a table that is n
 like($err, qr/permission denied for procedure rescale/, 'another role may not rescale');
 is(layout(), '[0,32) s2, [32,64) s0, [64,128) s1', 'the layout is unchanged');
 
+# ------------------------------------------------------------- distributed checkpoint
+# One object in the coordinator's namespace records the layout and every
+# server's checkpoint; the table restores from it, in another layout too,
+# next to the live one, with no SST byte written.
+coord('CREATE TABLE twin_at_ck AS SELECT * FROM twin');
+my $dck = $c->safe_psql('postgres', q{SELECT forst.checkpoint_distributed('bids')});
+ok($dck > 0, "distributed checkpoint $dck taken");
+my $coord_cluster = $c->safe_psql('postgres', 'SELECT forst.cluster_id()');
+ok(-f sprintf('%s/%s/distributed/%020d', $store, $coord_cluster, $dck),
+	'it is one object under the coordinator\'s cluster: distributed/<id>');
+is( $c->safe_psql('postgres', qq{
+SELECT string_agg((x->>'groups') || ' ' || (x->>'server') || ' ' || (x->>'table'), ', ' ORDER BY (x->>'groups')::int4range)
+  FROM jsonb_array_elements(forst.distributed_checkpoint_read($dck)->'shards') x}),
+	'[0,32) s2 public.bids_kg0_32, [32,64) s0 public.bids_kg32_64, [64,128) s1 public.bids_kg64_128',
+	'it records the layout and each shard');
+coord(sprintf($writes =~ s/100001, 103000/400001, 401000/r, ('bids') x 3));
+coord(sprintf($writes =~ s/100001, 103000/400001, 401000/r, ('twin') x 3));
+
+my $before = sst_bytes();
+$c->safe_psql('postgres', qq{SELECT forst.restore_distributed($dck, as_table => 'bids_then',
+    servers => '{s1,s2}', key_groups => '{"[0,64)","[64,128)"}', cluster => '$coord_cluster')});
+is(coord(sprintf($all, 'bids_then')), coord(sprintf($all, 'twin_at_ck')),
+	'restored in another layout next to the live table: the rows at the checkpoint');
+is(coord(sprintf($all, 'bids')), coord(sprintf($all, 'twin')), 'and the live table goes on');
+$c->safe_psql('postgres', qq{SELECT forst.restore_distributed($dck, as_table => 'bids_again')});
+is(coord(sprintf($all, 'bids_again')), coord(sprintf($all, 'twin_at_ck')),
+	'restored in the recorded layout: the rows at the checkpoint');
+is(sst_bytes(), $before, 'the restores wrote no SST byte');
+is($c->safe_psql('postgres', "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'bids_then'::regclass"),
+	'app', 'a restored table belongs to the recorded owner');
+is( $shards[1]->safe_psql('postgres', "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE relname = 'bids_then_kg0_64'"),
+	'app', '... and so do its shards');
+($ret, $out, $err) = $c->psql('postgres', qq{SELECT forst.restore_distributed($dck + 100)});
+like($err, qr/distributed checkpoint \d+ of cluster \d+ does not exist/, 'an unknown id is refused');
+($ret, $out, $err) = $c->psql('postgres', q{SET ROLE eve; SELECT forst.checkpoint_distributed('bids')});
+like($err, qr/permission denied for function checkpoint_distributed/, 'another role may not take one');
+
 done_testing();

@@ -137,6 +137,12 @@ fst_objkey_build(const FstObjKey *k, char *buf, size_t size)
 			return put(buf, size, "%llu/checkpoints/%020llu",
 					   (unsigned long long) k->cluster,
 					   (unsigned long long) k->checkpoint_id);
+		case FST_OBJKEY_DISTRIBUTED:
+			if (k->savepoint[0] != '\0')
+				return fail(buf, size);
+			return put(buf, size, "%llu/distributed/%020llu",
+					   (unsigned long long) k->cluster,
+					   (unsigned long long) k->checkpoint_id);
 		case FST_OBJKEY_PINNED:
 			if (k->savepoint[0] != '\0')
 				return fail(buf, size);
@@ -179,6 +185,10 @@ fst_objkey_dir(FstObjKeyDir dir, const FstObjKey *k, char *buf, size_t size)
 			if (k->savepoint[0] != '\0')
 				return fail(buf, size);
 			return put(buf, size, "%llu/pinned/", (unsigned long long) k->cluster);
+		case FST_OBJDIR_DISTRIBUTED:
+			if (k->savepoint[0] != '\0')
+				return fail(buf, size);
+			return put(buf, size, "%llu/distributed/", (unsigned long long) k->cluster);
 		case FST_OBJDIR_SAVEPOINT:
 			if (k->savepoint[0] == '\0')
 				return fail(buf, size);
@@ -452,6 +462,11 @@ parse_key(const char *key, FstObjKey *k)
 	if ((rest = lit(p, "checkpoints/")) != NULL)
 	{
 		k->kind = FST_OBJKEY_CHECKPOINT;
+		rest = dec20(rest, &k->checkpoint_id);
+	}
+	else if ((rest = lit(p, "distributed/")) != NULL)
+	{
+		k->kind = FST_OBJKEY_DISTRIBUTED;
 		rest = dec20(rest, &k->checkpoint_id);
 	}
 	else if ((rest = lit(p, "pinned/")) != NULL)

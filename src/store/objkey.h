@@ -11,6 +11,7 @@
  *	<c>/tables/<db>.<rel>/manifest/<20-digit version>     MANIFEST
  *	<c>/tables/<db>.<rel>/sst/<2 hex>/<20-digit id>.sst   SST
  *	<c>/checkpoints/<20-digit id>                         CHECKPOINT
+ *	<c>/distributed/<20-digit id>                         DISTRIBUTED
  *	<c>/pins/<p>.<db>.<rel>.<sdb>.<srel>                  PIN
  *	<c>/pinned/<s>.<db>.<rel>.<sdb>.<srel>                PINNED
  *	<c>/savepoints/<name>/checkpoint                      SAVEPOINT
@@ -30,6 +31,9 @@
  *				source table
  *	PINNED		the pinning cluster's record of such a pin, in its own
  *				namespace <c>: <s> is the source cluster
+ *	DISTRIBUTED	a checkpoint of a table spread over several servers, as
+ *				the coordinator <c> recorded it: the layout and the
+ *				checkpoint of each server
  *
  * Decimal numbers are canonical (no sign, no leading zeros: "0" alone is
  * zero) and within their type (uint64 clusters, uint32 oids); the 20-digit
@@ -57,7 +61,8 @@ typedef enum FstObjKeyKind
 	FST_OBJKEY_CHECKPOINT,
 	FST_OBJKEY_PIN,
 	FST_OBJKEY_PINNED,
-	FST_OBJKEY_SAVEPOINT		/* a savepoint's checkpoint object */
+	FST_OBJKEY_SAVEPOINT,		/* a savepoint's checkpoint object */
+	FST_OBJKEY_DISTRIBUTED		/* a distributed table's checkpoint */
 } FstObjKeyKind;
 
 /*
@@ -76,7 +81,7 @@ typedef struct FstObjKey
 	uint32		rel;			/* TABLE, MANIFEST, SST, PIN, PINNED */
 	uint64		version;		/* MANIFEST */
 	uint64		file_id;		/* SST */
-	uint64		checkpoint_id;	/* CHECKPOINT */
+	uint64		checkpoint_id;	/* CHECKPOINT, DISTRIBUTED */
 	uint64		other_cluster;	/* PIN: <p>; PINNED: <s> */
 	uint32		src_db;			/* PIN, PINNED */
 	uint32		src_rel;		/* PIN, PINNED */
@@ -92,7 +97,8 @@ typedef enum FstObjKeyDir
 	FST_OBJDIR_CHECKPOINTS,		/* <c>/checkpoints/ */
 	FST_OBJDIR_PINS,			/* <c>[/savepoints/<name>]/pins/ */
 	FST_OBJDIR_PINNED,			/* <c>/pinned/ */
-	FST_OBJDIR_SAVEPOINT		/* <c>/savepoints/<name>/: all of it */
+	FST_OBJDIR_SAVEPOINT,		/* <c>/savepoints/<name>/: all of it */
+	FST_OBJDIR_DISTRIBUTED		/* <c>/distributed/ */
 } FstObjKeyDir;
 
 /*

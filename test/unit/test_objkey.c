@@ -46,6 +46,7 @@ make(FstObjKeyKind kind, uint64 cluster, const char *sp, uint64 a, uint64 b)
 				k.file_id = b;
 			break;
 		case FST_OBJKEY_CHECKPOINT:
+		case FST_OBJKEY_DISTRIBUTED:
 			k.checkpoint_id = b;
 			break;
 		case FST_OBJKEY_PIN:
@@ -112,6 +113,10 @@ FST_TEST(objkey_layout_strings)
 	check_round_trip(&k, "7312345678901234567/checkpoints/00000000000000000003");
 	if (fst_test_failed())
 		return;
+	k = make(FST_OBJKEY_DISTRIBUTED, SYSID, NULL, 0, 12);
+	check_round_trip(&k, "7312345678901234567/distributed/00000000000000000012");
+	if (fst_test_failed())
+		return;
 	memset(&k, 0, sizeof(k));
 	k.kind = FST_OBJKEY_PIN;
 	k.cluster = 11;
@@ -152,7 +157,7 @@ FST_TEST(objkey_round_trip_random)
 	static const FstObjKeyKind kinds[] = {
 		FST_OBJKEY_TABLE, FST_OBJKEY_MANIFEST, FST_OBJKEY_SST,
 		FST_OBJKEY_CHECKPOINT, FST_OBJKEY_PIN, FST_OBJKEY_PINNED,
-		FST_OBJKEY_SAVEPOINT
+		FST_OBJKEY_SAVEPOINT, FST_OBJKEY_DISTRIBUTED
 	};
 	static const char *const names[] = {NULL, "a", "x.y-z_1", "0"};
 	uint64		state = fst_test_seed();
@@ -174,7 +179,8 @@ FST_TEST(objkey_round_trip_random)
 			a = PG_UINT64_MAX, b = PG_UINT64_MAX, c = PG_UINT64_MAX;
 		else if (i % 5 == 3)
 			a %= 1000, b %= 1000, c %= 1000;
-		if (kind == FST_OBJKEY_CHECKPOINT || kind == FST_OBJKEY_PINNED)
+		if (kind == FST_OBJKEY_CHECKPOINT || kind == FST_OBJKEY_PINNED ||
+			kind == FST_OBJKEY_DISTRIBUTED)
 			sp = NULL;
 		if (kind == FST_OBJKEY_SAVEPOINT && sp == NULL)
 			sp = "sp";
@@ -247,12 +253,14 @@ FST_TEST(objkey_dirs)
 	CHECK(fst_objkey_dir(FST_OBJDIR_CHECKPOINTS, &k, buf, sizeof(buf)) > 0 && strcmp(buf, "11/checkpoints/") == 0);
 	CHECK(fst_objkey_dir(FST_OBJDIR_PINS, &k, buf, sizeof(buf)) > 0 && strcmp(buf, "11/pins/") == 0);
 	CHECK(fst_objkey_dir(FST_OBJDIR_PINNED, &k, buf, sizeof(buf)) > 0 && strcmp(buf, "11/pinned/") == 0);
+	CHECK(fst_objkey_dir(FST_OBJDIR_DISTRIBUTED, &k, buf, sizeof(buf)) > 0 && strcmp(buf, "11/distributed/") == 0);
 	CHECK_EQ_INT(fst_objkey_dir(FST_OBJDIR_SAVEPOINT, &k, buf, sizeof(buf)), -1);
 	strcpy(k.savepoint, "sp");
 	CHECK(fst_objkey_dir(FST_OBJDIR_SAVEPOINT, &k, buf, sizeof(buf)) > 0 && strcmp(buf, "11/savepoints/sp/") == 0);
 	CHECK(fst_objkey_dir(FST_OBJDIR_PINS, &k, buf, sizeof(buf)) > 0 && strcmp(buf, "11/savepoints/sp/pins/") == 0);
 	CHECK(fst_objkey_dir(FST_OBJDIR_TABLES, &k, buf, sizeof(buf)) > 0 && strcmp(buf, "11/savepoints/sp/tables/") == 0);
 	CHECK_EQ_INT(fst_objkey_dir(FST_OBJDIR_CHECKPOINTS, &k, buf, sizeof(buf)), -1);
+	CHECK_EQ_INT(fst_objkey_dir(FST_OBJDIR_DISTRIBUTED, &k, buf, sizeof(buf)), -1);
 	CHECK_EQ_INT(fst_objkey_dir(FST_OBJDIR_PINS, &k, buf, 10), -1);
 
 	/* every key of a kind starts with its directory */
