@@ -209,6 +209,12 @@ BEGIN
     IF array_position(servers, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'forst: a server name is null' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- every shard here is remote_table on its server: one per server
+    IF (SELECT count(DISTINCT x) FROM unnest(servers) x) < n THEN
+        RAISE EXCEPTION 'forst: a server appears twice; forst.distribute names one shard table per server'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Distribute over one range per server, then give a server more ranges with forst.rescale, whose shard tables are named by their ranges.';
+    END IF;
     -- the partition key: forst's key group column
     IF keycol IS NULL THEN
         SELECT a.attname INTO keycol

@@ -157,6 +157,7 @@ SELECT forst.distribute('kd', 'kd_def', '{regress_kgp_s0}', '{"[0,64)","[64,128)
 SELECT forst.distribute('kd', 'kd_def', '{regress_kgp_s0,regress_kgp_s1}', '{"[0,64)","[96,128)"}');
 SELECT forst.distribute('kd', 'kd_def', '{regress_kgp_s0,regress_kgp_s1}', '{"[0,64)","[0,128)"}');
 SELECT forst.distribute('kd', 'kd_def', '{regress_kgp_s0,regress_kgp_s1}', '{"[0,43)","[43,128)"}');
+SELECT forst.distribute('kd', 'kd_def', '{regress_kgp_s0,regress_kgp_s1,regress_kgp_s0}', '{"[0,32)","[32,64)","[64,128)"}');
 SELECT forst.distribute('kd', 'kd_def', '{regress_kgp_s0,regress_kgp_s1}', '{"[0,64)","[64,128)"}', key_column => 'nope');
 CREATE TABLE kd_float (k float8 PRIMARY KEY);
 SELECT forst.distribute('kdf', 'kd_float', '{regress_kgp_s0}', '{"[0,128)"}');
