@@ -296,6 +296,12 @@ LANGUAGE C VOLATILE STRICT;
 REVOKE ALL ON FUNCTION forst._remote_exec(name, text) FROM PUBLIC;
 
 -- ---------------------------------------------------------------------
+-- The superuser-only functions below run with search_path pg_catalog,
+-- pg_temp (names they record come out schema-qualified, and objects in a
+-- caller's schemas cannot stand in for the catalog's); the procedure
+-- forst.rescale cannot (a procedure with SET cannot commit), and
+-- forst.restore_distributed creates its table where the caller says.
+--
 -- The layout of a distributed table as the coordinator's catalog has it:
 -- per foreign partition its server, the shard's table there and its range
 -- of key groups.  Internal: the procedures below.
@@ -303,6 +309,7 @@ REVOKE ALL ON FUNCTION forst._remote_exec(name, text) FROM PUBLIC;
 CREATE FUNCTION forst._distributed_layout(parent regclass,
     OUT part regclass, OUT server name, OUT remote_table text, OUT groups int4range)
 RETURNS SETOF record LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_partitioned_table pt JOIN pg_opclass oc ON oc.oid = pt.partclass[0]
@@ -347,6 +354,7 @@ REVOKE ALL ON FUNCTION forst._distributed_layout(regclass) FROM PUBLIC;
 -- ---------------------------------------------------------------------
 CREATE FUNCTION forst._attach_shards(sources jsonb, nsp name, rel name, targets jsonb)
 RETURNS text[] LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t record;
@@ -397,6 +405,7 @@ REVOKE ALL ON FUNCTION forst._attach_shards(jsonb, name, name, jsonb) FROM PUBLI
 -- far as it can: a failure is a WARNING that starts with what.  Internal.
 CREATE FUNCTION forst._drop_shards(shards text[], what text) RETURNS void
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     c text;
@@ -419,6 +428,7 @@ REVOKE ALL ON FUNCTION forst._drop_shards(text[], text) FROM PUBLIC;
 -- ([{groups, server}], tables <nsp>.<rel>_kg<lo>_<hi> on the servers).
 CREATE FUNCTION forst._create_partitions(parent regclass, targets jsonb) RETURNS void
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t record;
@@ -444,6 +454,7 @@ REVOKE ALL ON FUNCTION forst._create_partitions(regclass, jsonb) FROM PUBLIC;
 -- and cluster id, each shard's owner.  Internal.
 CREATE FUNCTION forst._checkpoint_shards(layout jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     srv text;
@@ -591,6 +602,7 @@ GRANT EXECUTE ON FUNCTION forst.distributed_checkpoint_read(bigint, text),
 
 CREATE FUNCTION forst.checkpoint_distributed(parent regclass) RETURNS bigint
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     layout jsonb;

@@ -16,7 +16,9 @@
 #            the crash tests (t/002, t/007) with 1 MB memtables, two
 #            servers sharing the bucket (t/013: restore, clone, split,
 #            merge, claim, gc checked with the aws CLI), t/033 (a crash
-#            of checkpoint-durable, unlogged tables),
+#            of checkpoint-durable, unlogged tables), t/043 (a table over
+#            three servers and a coordinator sharing the bucket: routing,
+#            rescale, distributed checkpoints),
 #            t/s3/*.pl (settings, errors, cancel, faults injected by
 #            scripts/s3-fault-proxy.py, prefetch, batched upserts against a heap
 #            twin under concurrent writers, an outage under load of
@@ -475,7 +477,7 @@ s3_server_tests()
 	s3_regress s3-regress8 "$dir/regress8.conf" $S3_REGRESS_DEFAULT
 
 	# FORST_S3_TAP_TESTS="t/s3/050_s3_batch_lookup.pl ..." runs only those
-	s3_tap=${FORST_S3_TAP_TESTS:-t/002_wal_crash.pl t/007_flush_compact.pl t/013_checkpoint_restore.pl t/014_gc_under_load.pl t/033_checkpoint_durable.pl t/034_compaction_memory.pl $(cd "$work" && ls t/s3/*.pl)}
+	s3_tap=${FORST_S3_TAP_TESTS:-t/002_wal_crash.pl t/007_flush_compact.pl t/013_checkpoint_restore.pl t/014_gc_under_load.pl t/033_checkpoint_durable.pl t/034_compaction_memory.pl t/043_distributed.pl $(cd "$work" && ls t/s3/*.pl)}
 	log "s3: prove $s3_tap with forst.remote_dir on S3"
 	# shellcheck disable=SC2086  # a list of file names without blanks
 	run_logged "$logs/s3-tap.log" in_work env HOME="$work" PATH="$user_path" \

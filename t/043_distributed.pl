@@ -23,15 +23,45 @@ use File::Find;
 use IPC::Run;
 use Time::HiRes qw(time);
 
+# One store for all servers: a file:// directory, or the S3 bucket of the
+# test run's s3 step (FORST_TAP_EXTRA_CONF).
 my $store = PostgreSQL::Test::Utils::tempdir('store');
+my $s3 = $ENV{FORST_TAP_EXTRA_CONF} ? 1 : 0;
 my $conf = qq{
 shared_preload_libraries = 'forst'
 shared_buffers = '16MB'
 forst.memtable_size = '1MB'
 forst.memtable_memory = '8MB'
 forst.checkpoint_interval = 0
-forst.remote_dir = 'file://$store'
 };
+$conf .= $s3 ? slurp_file($ENV{FORST_TAP_EXTRA_CONF}) : "forst.remote_dir = 'file://$store'\n";
+
+# Every object of the store as [key, size].
+sub store_objects
+{
+	my @objs;
+	if ($s3)
+	{
+		my ($bucket, $base) = $conf =~ m{forst\.remote_dir\s*=\s*'s3://([^/']+)/?([^']*)'};
+		$base .= '/' if $base ne '' && $base !~ m{/$};
+		my $out = `aws --endpoint-url "$ENV{S3_ENDPOINT}" s3 ls --recursive "s3://$bucket/$base" 2>&1`;
+		die "aws s3 ls failed: $out" if $? != 0 && $out !~ /^\s*$/;
+		for (split /\n/, $out)
+		{
+			my @f = split ' ', $_, 4;
+			next unless defined $f[3];
+			(my $k = $f[3]) =~ s{^\Q$base\E}{};
+			push @objs, [ $k, $f[2] ];
+		}
+	}
+	else
+	{
+		File::Find::find(
+			sub { push @objs, [ substr($File::Find::name, length($store) + 1), -s $_ ] if -f $_ },
+			$store);
+	}
+	return @objs;
+}
 
 sub server
 {
@@ -250,7 +280,7 @@ for my $i (0 .. 2)
 sub sst_bytes
 {
 	my $total = 0;
-	File::Find::find(sub { $total += -s $_ if /\.sst$/ }, $store);
+	$total += $_->[1] for grep { $_->[0] =~ /\.sst$/ } store_objects();
 	return $total;
 }
 sub layout
@@ -348,7 +378,8 @@ coord('CREATE TABLE twin_at_ck AS SELECT * FROM twin');
 my $dck = $c->safe_psql('postgres', q{SELECT forst.checkpoint_distributed('bids')});
 ok($dck > 0, "distributed checkpoint $dck taken");
 my $coord_cluster = $c->safe_psql('postgres', 'SELECT forst.cluster_id()');
-ok(-f sprintf('%s/%s/distributed/%020d', $store, $coord_cluster, $dck),
+my $dkey = sprintf('%s/distributed/%020d', $coord_cluster, $dck);
+is(scalar(grep { $_->[0] eq $dkey } store_objects()), 1,
 	'it is one object under the coordinator\'s cluster: distributed/<id>');
 is( $c->safe_psql('postgres', qq{
 SELECT string_agg((x->>'groups') || ' ' || (x->>'server') || ' ' || (x->>'table'), ', ' ORDER BY (x->>'groups')::int4range)
