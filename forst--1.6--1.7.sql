@@ -478,19 +478,94 @@ $$;
 REVOKE ALL ON FUNCTION forst._checkpoint_shards(jsonb) FROM PUBLIC;
 
 -- ---------------------------------------------------------------------
+-- The fence of a shard whose key groups move: a statement trigger on it,
+-- on its server, that refuses every write (SQLSTATE 55000), so that a
+-- writer that goes to the server directly cannot write after the
+-- checkpoint the new shards are attached from: its statement fails and it
+-- may retry in the new layout, instead of writing rows that the rescale
+-- would drop.  CREATE TRIGGER waits for the writes in progress, so every
+-- write is either before the checkpoint or refused.  Attach carries no
+-- triggers, so the new shards are not fenced.  _fence_shards fences the
+-- shards of a layout ([{server, remote_table}]) and returns them as
+-- 'server schema.table'; on an error it lifts what it set and raises it.
+-- Internal.
+-- ---------------------------------------------------------------------
+CREATE FUNCTION forst._shard_moving() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'forst: the key groups of shard %.% are moving to other servers', TG_TABLE_SCHEMA, TG_TABLE_NAME
+        USING ERRCODE = 'object_not_in_prerequisite_state',
+              HINT = 'forst.rescale is running on the coordinator; write through the coordinator, or to the new owner of the key group once it is done.';
+END
+$$;
+REVOKE ALL ON FUNCTION forst._shard_moving() FROM PUBLIC;
+
+CREATE FUNCTION forst._fence_shards(layout jsonb) RETURNS text[]
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    x jsonb;
+    fenced text[] := '{}';
+BEGIN
+    BEGIN
+        FOR x IN SELECT * FROM jsonb_array_elements(layout) LOOP
+            -- a writer that holds its transaction open fails the rescale
+            -- after a minute rather than holding it up without end
+            PERFORM forst._remote_exec((x->>'server')::name, format(
+                'SET lock_timeout = ''60s''; '
+                'CREATE TRIGGER forst_shard_moving BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+                'FOR EACH STATEMENT EXECUTE FUNCTION forst._shard_moving()', x->>'remote_table'));
+            fenced := fenced || format('%s %s', x->>'server', x->>'remote_table');
+        END LOOP;
+    EXCEPTION WHEN OTHERS THEN
+        PERFORM forst._unfence_shards(fenced);
+        RAISE;
+    END;
+    RETURN fenced;
+END
+$$;
+REVOKE ALL ON FUNCTION forst._fence_shards(jsonb) FROM PUBLIC;
+
+CREATE FUNCTION forst._unfence_shards(shards text[]) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c text;
+BEGIN
+    FOREACH c IN ARRAY shards LOOP
+        BEGIN
+            PERFORM forst._remote_exec(split_part(c, ' ', 1)::name,
+                format('DROP TRIGGER IF EXISTS forst_shard_moving ON %s', substr(c, strpos(c, ' ') + 1)));
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'forst: could not lift the fence of % on server %: %',
+                substr(c, strpos(c, ' ') + 1), split_part(c, ' ', 1), SQLERRM
+                USING HINT = 'DROP TRIGGER forst_shard_moving on it there, once the server answers.';
+        END;
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION forst._unfence_shards(text[]) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
 -- forst.rescale: a distributed table (forst.distribute) given a new
 -- layout, with no row copied.  On the coordinator, writes through the
--- table wait (LOCK ... EXCLUSIVE; reads go on); each server whose shards
--- change takes a checkpoint; each new shard is attached on its server
+-- table wait (LOCK ... EXCLUSIVE; reads go on); on their servers, the
+-- shards whose key groups move refuse writes (_fence_shards); each server
+-- whose shards change takes a checkpoint; each new shard is attached on its server
 -- from the checkpoints of the old shards that held its key groups (a
 -- split reads part of one, a merge adds the adjoining parts of several,
 -- into_existing); the coordinator's foreign partitions are switched to
 -- the new shards and that commits; then the old shards are dropped on
 -- their servers.  A shard whose range and server stay is left alone.  A
 -- failure before the switch drops the new shards it attached and leaves
--- the old layout serving.  Writers that go to the servers directly (the
--- instances of a job) must be paused at a barrier for the whole call.
--- Attach is superuser-only on the servers, so this is too.
+-- the old layout serving, its fences lifted.  Writers that go to the
+-- servers directly (the instances of a job) get errors while the key
+-- groups they write move: pause them at a barrier for the call.  Attach
+-- is superuser-only on the servers, so this is too.
 -- ---------------------------------------------------------------------
 CREATE PROCEDURE forst.rescale(parent regclass, servers name[], key_groups int4range[])
 LANGUAGE plpgsql
@@ -504,6 +579,7 @@ DECLARE
     changing jsonb;
     sources jsonb;
     created text[] := '{}';
+    fenced text[] := '{}';
     dropped text[];
     p regclass;
     t0 timestamptz := clock_timestamp();
@@ -539,9 +615,11 @@ BEGIN
      WHERE EXISTS (SELECT FROM jsonb_array_elements(new_layout) x
                     WHERE (x->>'groups')::int4range && (o->>'groups')::int4range);
 
-    sources := forst._checkpoint_shards(changing);
-    created := forst._attach_shards(sources, nsp, rel, new_layout);
+    -- direct writes to them are refused from here on
+    fenced := forst._fence_shards(changing);
     BEGIN
+        sources := forst._checkpoint_shards(changing);
+        created := forst._attach_shards(sources, nsp, rel, new_layout);
         -- the switch: the coordinator's partitions name the new shards
         FOR p IN SELECT (o->>'part')::regclass FROM jsonb_array_elements(changing) o LOOP
             EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, p);
@@ -549,8 +627,10 @@ BEGIN
         END LOOP;
         PERFORM forst._create_partitions(parent, new_layout);
     EXCEPTION WHEN OTHERS THEN
-        -- the old layout stays: drop what was attached for the new one
+        -- the old layout stays: drop what was attached for the new one,
+        -- and take the old shards' fences down
         PERFORM forst._drop_shards(created, 'could not drop');
+        PERFORM forst._unfence_shards(fenced);
         RAISE;
     END;
     SELECT array_agg(format('%s %s', o->>'server', o->>'remote_table')) INTO dropped
