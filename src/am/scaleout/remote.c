@@ -89,15 +89,20 @@ report_remote_error(const char *servername, PGconn *conn, PGresult *res)
 {
 	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
-	const char *hint = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
+	const char *d = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	const char *h = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
 	int			code = ERRCODE_CONNECTION_FAILURE;
 	char	   *msg;
+	char	   *detail;
+	char	   *hint;
 
 	if (sqlstate && strlen(sqlstate) == 5)
 		code = MAKE_SQLSTATE(sqlstate[0], sqlstate[1], sqlstate[2],
 							 sqlstate[3], sqlstate[4]);
+	/* copied out of res, which is freed before the report */
 	msg = pchomp(primary ? primary : PQerrorMessage(conn));
+	detail = d ? pstrdup(d) : NULL;
+	hint = h ? pstrdup(h) : NULL;
 	if (res)
 		PQclear(res);
 	ereport(ERROR,
