@@ -559,4 +559,19 @@ for my $round (0 .. $#layouts)
 	twin_equal("round $round: the whole table equals the twin");
 }
 
+# ------------------------------------------------------------- files of the chains
+# After those rounds, shards borrow files through chains of attaches across
+# the three servers' namespaces, and the intermediate tables are dropped.
+# More checkpoints than each server retains, then garbage collection with
+# no grace on every server, twice: every file a shard still reads stays.
+for (1 .. 2)
+{
+	for my $n (@shards)
+	{
+		$n->safe_psql('postgres', 'SELECT forst.checkpoint()') for 1 .. 4;
+		$n->safe_psql('postgres', 'SET forst.gc_grace = 0; SELECT forst.gc()');
+	}
+}
+twin_equal('after checkpoints beyond retention and gc with no grace on every server: the twin');
+
 done_testing();
