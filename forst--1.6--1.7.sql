@@ -112,10 +112,11 @@ CREATE OPERATOR CLASS forst.key_group_timestamptz_ops FOR TYPE timestamptz USING
 -- ---------------------------------------------------------------------
 -- forst.key_group_layout: the ranges of a layout in key group order with
 -- their hash partition bounds; an error unless each is one hash partition
--- and together they hold every key group once.  forst.key_group_range:
+-- and together they hold every key group once, and, given the servers,
+-- unless there is one non-null server per range.  forst.key_group_range:
 -- the range a hash partition bound holds.  Pure functions: PUBLIC.
 -- ---------------------------------------------------------------------
-CREATE FUNCTION forst.key_group_layout(key_groups int4range[],
+CREATE FUNCTION forst.key_group_layout(key_groups int4range[], servers name[] DEFAULT NULL,
     OUT shard int, OUT groups int4range, OUT modulus int, OUT remainder int)
 RETURNS SETOF record LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
@@ -125,6 +126,16 @@ DECLARE
     next_lo int := 0;
     i int := 0;
 BEGIN
+    IF servers IS NOT NULL THEN
+        IF coalesce(array_length(servers, 1), 0) <> coalesce(array_length(key_groups, 1), 0) THEN
+            RAISE EXCEPTION 'forst: give one range of key groups for each server (servers: %, ranges: %)',
+                    coalesce(array_length(servers, 1), 0), coalesce(array_length(key_groups, 1), 0)
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF array_position(servers, NULL) IS NOT NULL THEN
+            RAISE EXCEPTION 'forst: a server name is null' USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+    END IF;
     FOR r IN SELECT kg FROM unnest(key_groups) u(kg)
              ORDER BY lower(kg) NULLS FIRST LOOP
         IF r.kg IS NULL THEN
@@ -154,8 +165,8 @@ BEGIN
     END IF;
 END
 $$;
-COMMENT ON FUNCTION forst.key_group_layout(int4range[]) IS
-    'the ranges of key groups of a layout, in order, with their hash partition bounds; an error unless they hold every key group once';
+COMMENT ON FUNCTION forst.key_group_layout(int4range[], name[]) IS
+    'the ranges of key groups of a layout, in order, with their hash partition bounds; an error unless they hold every key group once (and, given servers, one per server)';
 
 CREATE FUNCTION forst.key_group_range(modulus int, remainder int) RETURNS int4range
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -199,16 +210,9 @@ DECLARE
     r record;
     b record;
 BEGIN
-    IF n = 0 OR n IS DISTINCT FROM coalesce(array_length(key_groups, 1), 0) THEN
-        RAISE EXCEPTION 'forst: give one range of key groups for each server (servers: %, ranges: %)',
-                n, coalesce(array_length(key_groups, 1), 0)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    -- the shards: each one hash partition, together every key group once
-    PERFORM forst.key_group_layout(key_groups);
-    IF array_position(servers, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'forst: a server name is null' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
+    -- the shards: each one hash partition, together every key group
+    -- once, one server each
+    PERFORM forst.key_group_layout(key_groups, servers);
     -- every shard here is remote_table on its server: one per server
     IF (SELECT count(DISTINCT x) FROM unnest(servers) x) < n THEN
         RAISE EXCEPTION 'forst: a server appears twice; forst.distribute names one shard table per server'
@@ -571,7 +575,6 @@ CREATE PROCEDURE forst.rescale(parent regclass, servers name[], key_groups int4r
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    n int := coalesce(array_length(servers, 1), 0);
     nsp name;
     rel name;
     old_layout jsonb;
@@ -584,15 +587,7 @@ DECLARE
     p regclass;
     t0 timestamptz := clock_timestamp();
 BEGIN
-    IF n = 0 OR n IS DISTINCT FROM coalesce(array_length(key_groups, 1), 0) THEN
-        RAISE EXCEPTION 'forst: give one range of key groups for each server (servers: %, ranges: %)',
-                n, coalesce(array_length(key_groups, 1), 0)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM forst.key_group_layout(key_groups);
-    IF array_position(servers, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'forst: a server name is null' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
+    PERFORM forst.key_group_layout(key_groups, servers);
     SELECT jsonb_agg(to_jsonb(l)) INTO old_layout FROM forst._distributed_layout(parent) l;
     SELECT ns.nspname, c.relname INTO nsp, rel
       FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE c.oid = parent;
@@ -740,15 +735,7 @@ BEGIN
         targets := (SELECT jsonb_agg(jsonb_build_object('groups', x->>'groups', 'server', x->>'server'))
                       FROM jsonb_array_elements(rec->'shards') x);
     ELSE
-        IF array_length(servers, 1) IS DISTINCT FROM array_length(key_groups, 1) THEN
-            RAISE EXCEPTION 'forst: give one range of key groups for each server (servers: %, ranges: %)',
-                    coalesce(array_length(servers, 1), 0), coalesce(array_length(key_groups, 1), 0)
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        PERFORM forst.key_group_layout(key_groups);
-        IF array_position(servers, NULL) IS NOT NULL THEN
-            RAISE EXCEPTION 'forst: a server name is null' USING ERRCODE = 'null_value_not_allowed';
-        END IF;
+        PERFORM forst.key_group_layout(key_groups, servers);
         targets := (SELECT jsonb_agg(jsonb_build_object('groups', u.kg, 'server', u.server))
                       FROM unnest(key_groups, servers) u(kg, server));
     END IF;

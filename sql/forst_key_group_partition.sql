@@ -190,6 +190,9 @@ DROP ROLE regress_kgp_owner, regress_kgp_hostile;
 SELECT * FROM forst.key_group_layout('{"[96,128)","[0,64)","[64,96)"}');
 SELECT forst.key_group_layout('{"[0,64)"}');
 SELECT forst.key_group_layout('{"[0,64)",NULL}');
+SELECT forst.key_group_layout('{"[0,64)","[64,128)"}', '{a}');
+SELECT forst.key_group_layout('{"[0,64)","[64,128)"}', '{a,NULL}');
+SELECT shard, groups FROM forst.key_group_layout('{"[64,128)","[0,64)"}', '{a,b}');
 SELECT m, r, forst.key_group_range(m, r)
   FROM (VALUES (1, 0), (2, 1), (4, 1), (4, 3), (128, 64), (3, 0), (4, 4)) v(m, r);
 -- the two are inverse on every aligned range
