@@ -17,6 +17,10 @@
  * and every .sst file found opens (footer, index, filter, properties
  * checksums) and reads entry by entry to its end, which verifies the
  * CRC-32C of every data block; the count read equals its properties'.
+ * A table directory without manifests is a dropped table whose files
+ * other tables still borrow (garbage collection keeps those): each of its
+ * .sst files must be named by a borrowed entry of some manifest found
+ * below DIR.
  *
  * Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed";
  * exits 1 if anything failed or nothing was found.
@@ -38,6 +42,11 @@
 
 static int	passed = 0;
 static int	failed = 0;
+
+/* The object keys that manifests below DIR borrow (after their rules). */
+static char **borrowed_keys = NULL;
+static int	nborrowed = 0;
+static int	borrowed_cap = 0;
 
 static void
 result(bool ok, const char *fmt,...) pg_attribute_printf(2, 3);
@@ -112,6 +121,141 @@ verify_sst(const char *path, FstSstProps *props_out, FstError *err)
 	return rc == FST_OK ? n : -1;
 }
 
+static void
+add_borrowed(const char *owner)
+{
+	const char *key = strrchr(owner, ':');
+
+	if (key == NULL)
+		return;
+	if (nborrowed == borrowed_cap)
+	{
+		borrowed_cap = borrowed_cap ? borrowed_cap * 2 : 256;
+		borrowed_keys = realloc(borrowed_keys, sizeof(char *) * borrowed_cap);
+		if (borrowed_keys == NULL)
+		{
+			fprintf(stderr, "out of memory\n");
+			exit(2);
+		}
+	}
+	borrowed_keys[nborrowed++] = strdup(key + 1);
+}
+
+/* Notes the borrowed files of every manifest below dir. */
+static void
+collect_borrowed(const char *dir)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *de;
+	bool		is_manifests;
+	size_t		len = strlen(dir);
+
+	if (d == NULL)
+		return;
+	is_manifests = len >= 9 && strcmp(dir + len - 9, "/manifest") == 0;
+	while ((de = readdir(d)) != NULL)
+	{
+		char		path[2048];
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (stat(path, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			collect_borrowed(path);
+		else if (is_manifests)
+		{
+			FstBuf		buf;
+			FstManifest m;
+			FstError	err;
+
+			fst_buf_init(&buf);
+			if (read_file(path, &buf) &&
+				fst_manifest_decode(buf.data, buf.len, &m, &err) == FST_OK)
+			{
+				for (int l = 0; l < FST_NUM_LEVELS; l++)
+					for (int i = 0; i < m.levels[l].nfiles; i++)
+						if (m.levels[l].files[i].owner)
+							add_borrowed(m.levels[l].files[i].owner);
+				fst_manifest_free(&m);
+			}
+			fst_buf_free(&buf);
+		}
+	}
+	closedir(d);
+}
+
+static bool
+is_borrowed(const char *key)
+{
+	for (int i = 0; i < nborrowed; i++)
+		if (strcmp(borrowed_keys[i], key) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A table directory without manifests (<base>/<cluster>/tables/<t>): each
+ * of its files must be one that a manifest borrows, by its object key
+ * "<cluster>/tables/<t>/sst/<2 hex>/<id>.sst".
+ */
+static void
+verify_dropped_table(const char *table_dir)
+{
+	char		sst_dir[2048];
+	const char *key_start = table_dir + strlen(table_dir);
+	DIR		   *d;
+	struct dirent *de;
+	int			files = 0;
+
+	/* back over "<t>", "tables" and "<cluster>" to the store's base */
+	for (int up = 0; up < 3 && key_start > table_dir; up++)
+	{
+		do
+			key_start--;
+		while (key_start > table_dir && *key_start != '/');
+	}
+	if (*key_start == '/')
+		key_start++;
+	snprintf(sst_dir, sizeof(sst_dir), "%s/sst", table_dir);
+	d = opendir(sst_dir);
+	if (d == NULL)
+	{
+		result(false, "%s has no manifest directory and no files", table_dir);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+	{
+		char		spread_dir[2048];
+		DIR		   *d2;
+		struct dirent *de2;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(spread_dir, sizeof(spread_dir), "%s/%s", sst_dir, de->d_name);
+		if ((d2 = opendir(spread_dir)) == NULL)
+			continue;
+		while ((de2 = readdir(d2)) != NULL)
+		{
+			char		path[2048];
+
+			if (de2->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", spread_dir, de2->d_name);
+			/* path begins with table_dir: its key begins where key_start does */
+			result(is_borrowed(path + (key_start - table_dir)),
+				   "%s: a dropped table's file that a manifest borrows", path);
+			files++;
+		}
+		closedir(d2);
+	}
+	closedir(d);
+	if (files == 0)
+		result(false, "%s has no manifest directory and no files", table_dir);
+}
+
 /* sst/<2 hex>/<20 digits>.sst of a file id, as objects/store.c names it */
 static void
 sst_path(const char *table_dir, uint64 file_id, char *buf, size_t len)
@@ -138,7 +282,7 @@ verify_table(const char *table_dir)
 	d = opendir(path);
 	if (d == NULL)
 	{
-		result(false, "%s has no manifest directory", table_dir);
+		verify_dropped_table(table_dir);
 		return;
 	}
 	while ((de = readdir(d)) != NULL)
@@ -282,6 +426,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DIR  (a local copy of forst.remote_dir)\n", argv[0]);
 		return 2;
 	}
+	collect_borrowed(argv[1]);
 	walk(argv[1], false);
 	if (passed + failed == 0)
 		result(false, "found forst objects below %s", argv[1]);
