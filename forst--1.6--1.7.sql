@@ -462,20 +462,25 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     srv text;
-    ck jsonb := '{}';
-    cl jsonb := '{}';
+    got jsonb := '{}';
 BEGIN
+    -- one statement per server: its checkpoint, its cluster id and the
+    -- owners of its shards
     FOR srv IN SELECT DISTINCT x->>'server' FROM jsonb_array_elements(layout) x ORDER BY 1 LOOP
-        ck := ck || jsonb_build_object(srv, forst._remote_exec(srv::name, 'SELECT forst.checkpoint()')::bigint);
-        cl := cl || jsonb_build_object(srv, forst._remote_exec(srv::name, 'SELECT forst.cluster_id()'));
-        RAISE NOTICE 'forst: checkpoint % of server %', ck->>srv, srv;
+        got := got || jsonb_build_object(srv, forst._remote_exec(srv::name, format(
+            'SELECT json_build_object(''checkpoint'', forst.checkpoint(), ''cluster'', forst.cluster_id(), '
+            '''owners'', (SELECT json_object_agg(t, pg_get_userbyid(c.relowner)) '
+            'FROM unnest(%L::text[]) t JOIN pg_class c ON c.oid = t::regclass))',
+            (SELECT array_agg(x->>'remote_table') FROM jsonb_array_elements(layout) x
+              WHERE x->>'server' = srv)))::jsonb);
+        RAISE NOTICE 'forst: checkpoint % of server %', got->srv->>'checkpoint', srv;
     END LOOP;
     RETURN (SELECT jsonb_agg(jsonb_build_object(
                 'groups', x->>'groups', 'server', x->>'server', 'table', x->>'remote_table',
-                'cluster', cl->>(x->>'server'), 'checkpoint', (ck->>(x->>'server'))::bigint,
-                'owner', forst._remote_exec((x->>'server')::name, format(
-                    'SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = %L::regclass',
-                    x->>'remote_table'))) ORDER BY (x->>'groups')::int4range)
+                'cluster', got->(x->>'server')->>'cluster',
+                'checkpoint', (got->(x->>'server')->>'checkpoint')::bigint,
+                'owner', got->(x->>'server')->'owners'->>(x->>'remote_table'))
+              ORDER BY (x->>'groups')::int4range)
               FROM jsonb_array_elements(layout) x);
 END
 $$;

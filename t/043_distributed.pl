@@ -284,6 +284,21 @@ is( $c->safe_psql('restored', 'SET ROLE app; ' . sprintf($all, 'bids')),
 like($c->safe_psql('restored', q{SELECT pg_get_partkeydef('bids'::regclass)}),
 	qr/HASH \(auction forst\.key_group_int8_ops\)/, 'with its partition key');
 
+# ------------------------------------------------------------- a standby
+# A pg_basebackup standby of the coordinator routes reads as its primary
+# does (the layout is in its catalog; the shards stay on their servers).
+$c->backup('coord_backup');
+my $standby = PostgreSQL::Test::Cluster->new('coord_standby');
+$standby->init_from_backup($c, 'coord_backup', has_streaming => 1);
+$standby->start;
+$c->wait_for_catchup($standby);
+is( $standby->safe_psql('postgres', 'SET ROLE app; ' . sprintf($all, 'bids')),
+	coord(sprintf($all, 'twin')), 'a standby of the coordinator reads the servers\' rows');
+like($standby->safe_psql('postgres',
+		'SET ROLE app; EXPLAIN (COSTS OFF) SELECT * FROM bids WHERE auction = 42'),
+	qr/^\s*Foreign Scan on bids_kg\d+_\d+ bids\s*$/m, 'and prunes to one server for a key');
+$standby->stop;
+
 # ------------------------------------------------------------- a server down
 $shards[2]->stop('fast');
 my $key0 = coord("SELECT min(auction) FROM twin WHERE forst.key_group(auction) < 64");
