@@ -14,7 +14,7 @@
 
 EXTENSION = forst
 MODULE_big = forst
-DATA = forst--1.0.sql forst--1.0--1.1.sql forst--1.1--1.2.sql forst--1.2--1.3.sql forst--1.3--1.4.sql forst--1.4--1.5.sql forst--1.5--1.6.sql forst--1.6--1.7.sql
+DATA = forst--1.0.sql forst--1.0--1.1.sql forst--1.1--1.2.sql forst--1.2--1.3.sql forst--1.3--1.4.sql forst--1.4--1.5.sql forst--1.5--1.6.sql forst--1.6--1.7.sql forst--1.7--1.8.sql
 PGFILEDESC = "forst - disaggregated keyed state for PostgreSQL"
 
 ENGINE_SRCS = $(sort $(wildcard src/lsm/*.c src/store/*.c))

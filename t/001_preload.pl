@@ -41,7 +41,7 @@ $node->restart;
 is($ret, 0, 'CREATE EXTENSION succeeds with shared_preload_libraries');
 is($stderr, '', 'no error or warning');
 is($node->safe_psql('postgres', 'SELECT forst.version()'),
-	'1.7', 'forst.version()');
+	'1.8', 'forst.version()');
 my $datadir = $node->safe_psql('postgres', 'SHOW data_directory');
 is( $node->safe_psql('postgres', 'SELECT forst.remote_dir()'),
 	"file://$datadir/forst/remote",

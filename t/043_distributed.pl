@@ -327,20 +327,22 @@ sub sst_bytes
 }
 sub layout
 {
-	return $c->safe_psql('postgres', q{
+	my $t = shift // 'bids';
+	return $c->safe_psql('postgres', sprintf(q{
 SELECT string_agg(forst.key_group_range(m[1]::int, m[2]::int)::text || ' ' || s.srvname, ', '
                   ORDER BY lower(forst.key_group_range(m[1]::int, m[2]::int)))
   FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhrelid
   JOIN pg_foreign_table f ON f.ftrelid = p.oid JOIN pg_foreign_server s ON s.oid = f.ftserver,
        regexp_match(pg_get_expr(p.relpartbound, p.oid), 'modulus (\d+), remainder (\d+)') m
- WHERE i.inhparent = 'bids'::regclass});
+ WHERE i.inhparent = '%s'::regclass}, $t));
 }
 sub shard_tables
 {
 	return join('; ', map {
 		"s$_: " . $shards[$_]->safe_psql('postgres',
 			q{SELECT coalesce(string_agg(relname, ',' ORDER BY relname), '-') FROM pg_class
-			   WHERE relname ~ '^bids(_kg\d+_\d+|_shard)?$' AND relkind = 'r'})
+			   WHERE relname ~ '^bids(_kg\d+_\d+|_shard)?$' AND relkind = 'r'
+			     AND relnamespace = 'public'::regnamespace})
 	} 0 .. 2);
 }
 sub rescale
@@ -425,7 +427,7 @@ is(scalar(grep { $_->[0] eq $dkey } store_objects()), 1,
 	'it is one object under the coordinator\'s cluster: distributed/<id>');
 is( $c->safe_psql('postgres', qq{
 SELECT string_agg((x->>'groups') || ' ' || (x->>'server') || ' ' || (x->>'table'), ', ' ORDER BY (x->>'groups')::int4range)
-  FROM jsonb_array_elements(forst.distributed_checkpoint_read($dck)->'shards') x}),
+  FROM jsonb_array_elements(forst.distributed_checkpoint_read($dck)->'tables'->0->'shards') x}),
 	'[0,32) s2 public.bids_kg0_32, [32,64) s0 public.bids_kg32_64, [64,128) s1 public.bids_kg64_128',
 	'it records the layout and each shard');
 coord(sprintf($writes =~ s/100001, 103000/400001, 401000/r, ('bids') x 3));
@@ -449,6 +451,60 @@ is( $shards[1]->safe_psql('postgres', "SELECT pg_get_userbyid(relowner) FROM pg_
 like($err, qr/distributed checkpoint \d+ of cluster \d+ does not exist/, 'an unknown id is refused');
 ($ret, $out, $err) = $c->psql('postgres', q{SET ROLE eve; SELECT forst.checkpoint_distributed('bids')});
 like($err, qr/permission denied for function checkpoint_distributed/, 'another role may not take one');
+
+# ------------------------------------------------------------- colocated tables
+# Tables in one layout move together: one checkpoint per moving server for
+# all of them, one switch.  bids_again has bids's layout, bids_then not.
+($ret, $out, $err) = $c->psql('postgres',
+	q{CALL forst.rescale('bids', '{s0,s1}', '{"[0,64)","[64,128)"}', colocated => '{bids_then}')});
+like($err, qr/bids_then is not colocated with bids/, 'a table in another layout is not rescaled with it');
+is(layout(), '[0,32) s2, [32,64) s0, [64,128) s1', '... and nothing moved');
+for my $back (0, 1)
+{
+	my ($srv, $kg, $moving) = $back
+	  ? ('s2,s0,s1', '"[0,32)","[32,64)","[64,128)"', 1)
+	  : ('s0,s1', '"[0,64)","[64,128)"', 2);
+	($ret, $out, $err) = $c->psql('postgres',
+		"SET client_min_messages = notice; CALL forst.rescale('bids', '{$srv}', '{$kg}', colocated => '{bids_again}')");
+	is($ret, 0, "bids and bids_again rescaled together to $srv") or diag($err);
+	like($err, qr/bids, bids_again switched to the new layout/, '... in one switch');
+	is(scalar(() = $err =~ /checkpoint \d+ of server/g), $moving, "... with one checkpoint per moving server ($moving)");
+	is(layout('bids_again'), layout(), '... and they share the new layout');
+	is(coord(sprintf($all, 'bids_again')), coord(sprintf($all, 'twin_at_ck')), '... bids_again holds its rows');
+	twin_equal('... and bids its own');
+}
+
+# One distributed checkpoint of several tables (a job's): one checkpoint
+# per server for all of them, one object; restored together in another
+# schema and layout, or not at all.
+coord('CREATE TABLE twin_at_ck2 AS SELECT * FROM twin');
+my %at_ck2 = map { $_ => coord(sprintf($all, $_)) } qw(bids_again bids_then);
+($ret, $out, $err) = $c->psql('postgres',
+	q{SET client_min_messages = notice; SELECT forst.checkpoint_distributed('bids', with_tables => '{bids_again,bids_then}')});
+is($ret, 0, 'a distributed checkpoint of three tables') or diag($err);
+my $dck2 = $out;
+is(scalar(() = $err =~ /checkpoint \d+ of server/g), 3, '... with one checkpoint per server (3) for all of them');
+is( $c->safe_psql('postgres', qq{
+SELECT string_agg((x->>'table') || ':' || jsonb_array_length(x->'shards'), ' ' ORDER BY k)
+  FROM jsonb_array_elements(forst.distributed_checkpoint_read($dck2)->'tables') WITH ORDINALITY t(x, k)}),
+	'public.bids:3 public.bids_again:3 public.bids_then:2', '... recorded as one object with each table\'s shards');
+($ret, $out, $err) = $c->psql('postgres', qq{SELECT forst.restore_distributed($dck2, as_table => 'x')});
+like($err, qr/as_table names one table; distributed checkpoint $dck2 holds public.bids, public.bids_again, public.bids_then/,
+	'as_table is refused for a checkpoint of several tables');
+$_->safe_psql('postgres', 'CREATE SCHEMA back; GRANT USAGE ON SCHEMA back TO app') for ($c, @shards);
+# a failure restores none of them: a layout with a server that does not answer
+($ret, $out, $err) = $c->psql('postgres', qq{SELECT forst.restore_distributed($dck2, into_schema => 'back',
+    servers => '{s0,dead}', key_groups => '{"[0,64)","[64,128)"}')});
+like($err, qr/could not connect to server "dead"/, 'a restore onto a server that does not answer fails');
+is( join(' ', map { $_->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relnamespace = 'back'::regnamespace}) } ($c, @shards)),
+	'0 0 0 0', '... and leaves no table behind, on the coordinator or a server');
+$before = sst_bytes();
+$c->safe_psql('postgres', qq{SELECT forst.restore_distributed($dck2, into_schema => 'back',
+    servers => '{s0,s1}', key_groups => '{"[0,64)","[64,128)"}')});
+is(coord(sprintf($all, 'back.bids')), coord(sprintf($all, 'twin_at_ck2')), 'restored together on two servers: bids at the cut');
+is(coord(sprintf($all, "back.$_")), $at_ck2{$_}, "... $_ at the cut") for qw(bids_again bids_then);
+is(layout('back.bids_then'), '[0,64) s0, [64,128) s1', '... each in the new layout');
+is(sst_bytes(), $before, '... with no SST byte written');
 
 # ------------------------------------------------------------- rescale under load
 # So far no compaction ran (forst.compaction_workers = 0), so that "no SST

@@ -12,7 +12,7 @@
  * Version of the loadable module.  It equals the extension's SQL version
  * (default_version in forst.control) as long as there is only one script.
  */
-#define FORST_VERSION "1.7"
+#define FORST_VERSION "1.8"
 
 /* forst.c */
 extern bool forst_preloaded;

@@ -9,9 +9,12 @@
  * The object is JSON in the frame of a checkpoint object (first line: the
  * magic, the format version, the length and the CRC-32C of the body;
  * checkpoint/checkpoint_objects.c reads it back and checks all of them).
- * It names the distributed table, its columns and key, and per shard the
- * range of key groups, the server, the shard's table there, and the
- * server's cluster id and checkpoint id.  Ids are per coordinator cluster,
+ * It lists the distributed tables ("tables"; one table at the top level in
+ * the objects of extension 1.7), each with its columns and key and, per
+ * shard, the range of key groups, the server, the shard's table there,
+ * and the server's cluster id and checkpoint id (one checkpoint per server
+ * for all the tables).  The SQL functions of the extension script build
+ * and read the JSON; this file stores it.  Ids are per coordinator cluster,
  * ascending; writing is create-if-absent, so two coordinators sharing a
  * cluster id take different ids.
  *
