@@ -9,7 +9,7 @@
 #
 #   bash scripts/demo.sh [--quick] [--large] [--events N] [--rate N] [--batch N] [--seed N]
 #                        [--checkpoint-interval S] [--kill-after N] [--auto-checkpoints]
-#                        [--checkpoint-durable] [--no-failover] [DIR]
+#                        [--checkpoint-durable] [--no-failover] [--servers N] [--backlog] [DIR]
 #
 #   --quick     a short run (about a minute in all), as CI runs it
 #   --large     the large-state mode (docs/pipeline.md): 90% of bids go
@@ -42,6 +42,13 @@
 #               directory (below)
 #   --no-failover
 #               the uninterrupted run only
+#   --servers N run 2 is, instead of the failover, the job on N servers
+#               (2 to 4), one instance per server, rescaled to N + 1
+#               servers and back while it runs (scripts/demo-servers.sh,
+#               docs/scale-out.md)
+#   --backlog   the generator writes all the events before the job starts,
+#               as a topic with a backlog: the job runs alone, as fast as
+#               it can (with --no-failover or --servers; bench/scale_out_job.sh)
 #
 # A Nexmark-style generator (people, auctions, bids) appends events to a
 # source log; the pipeline folds each batch into windowed state in forst
@@ -99,15 +106,18 @@ kill_after=3
 auto_ckpt=0
 ckpt_durable=0
 failover=1
+servers=0
+backlog=0
 dir_arg=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) quick=1 ;;
 		--large) large=1 ;;
 		--no-failover) failover=0 ;;
+		--backlog) backlog=1 ;;
 		--auto-checkpoints) auto_ckpt=1 ;;
 		--checkpoint-durable) ckpt_durable=1 ;;
-		--events | --rate | --batch | --seed | --checkpoint-interval | --kill-after)
+		--events | --rate | --batch | --seed | --checkpoint-interval | --kill-after | --servers)
 			[ $# -ge 2 ] || die "$1 needs a number"
 			[[ "$2" =~ ^[0-9]+$ ]] || die "$1 needs a number, not '$2'"
 			case "$1" in
@@ -151,6 +161,13 @@ fi
 [ "$events" -gt 0 ] && [ "$batch" -gt 0 ] || die "--events and --batch must be positive"
 [ "$interval" -gt 0 ] || die "--checkpoint-interval must be positive"
 [ "$kill_after" -ge 1 ] && [ "$kill_after" -le 30 ] || die "--kill-after must be 1 to 30"
+[ "$backlog" -eq 0 ] || [ "$failover" -eq 0 ] || [ "$servers" -ne 0 ] ||
+	die "--backlog goes with --no-failover or --servers"
+if [ "$servers" -ne 0 ]; then
+	[ "$servers" -ge 2 ] && [ "$servers" -le 4 ] || die "--servers must be 2 to 4"
+	[ "$ckpt_durable" -eq 0 ] || die "--servers runs the job with durability wal: not with --checkpoint-durable"
+	[ "$failover" -eq 1 ] || die "--servers replaces the failover run: not with --no-failover"
+fi
 # Who takes the checkpoints: the job between two batches (pipeline.run's
 # checkpoint_every), or forst's checkpointer every forst.checkpoint_interval.
 if [ "$auto_ckpt" -eq 1 ]; then
@@ -343,10 +360,22 @@ verify()
 	[ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$out" | tail -n 1)" = PASS ]
 }
 
+# load_uninterrupted NAME: the uninterrupted run's outputs into heap tables
+# of schema uninterrupted on server NAME, for the verification.
+load_uninterrupted()
+{
+	log "the uninterrupted run's outputs into schema uninterrupted (heap tables)"
+	sql "$1" -c "CREATE SCHEMA uninterrupted"
+	for t in q5_hot_items q7_highest_bid seller_activity; do
+		sql "$1" -c "CREATE TABLE uninterrupted.$t (LIKE pipeline.$t) USING heap"
+		sql "$1" -c "COPY uninterrupted.$t FROM STDIN" <"$dir/uninterrupted/$t.copy"
+	done
+}
+
 # Each run starts from new data directories, so that runs are repeatable.
-for name in uninterrupted a b; do
+for name in uninterrupted a b s1 s2 s3 s4 s5 coord store; do
 	[ -e "$dir/$name" ] || continue
-	! as_pg_user "$bindir/pg_ctl" -D "$dir/$name/data" status >/dev/null 2>&1 ||
+	[ ! -e "$dir/$name/data" ] || ! as_pg_user "$bindir/pg_ctl" -D "$dir/$name/data" status >/dev/null 2>&1 ||
 		die "a server runs on $dir/$name/data"
 	log "removing server $name of an earlier run, $dir/$name"
 	rm -rf "${dir:?}/$name"
@@ -364,7 +393,11 @@ closed windows (end <= watermark = newest event time - 2 s) are emitted to
 q5_hot_items, q7_highest_bid, seller_activity and expired in the state.
 A checkpoint of the forst tables every $interval s, $([ "$auto_ckpt" -eq 1 ] &&
 	echo "by forst's checkpointer (forst.checkpoint_interval)" || echo "taken by the job between two batches").
-$([ "$failover" -eq 0 ] || if [ "$ckpt_durable" -eq 1 ]; then
+$([ "$failover" -eq 0 ] || if [ "$servers" -gt 0 ]; then
+	echo "Run 1 goes on one server; run 2 keeps the state on $servers servers, one instance of the
+job each, and is rescaled to $((servers + 1)) servers and back while it runs: it must emit exactly
+what run 1 emitted."
+elif [ "$ckpt_durable" -eq 1 ]; then
 	echo "Run 1 goes uninterrupted; run 2 kills its server after $kill_after checkpoints,
 restarts it on the same data directory and finishes there: it must emit exactly
 what run 1 emitted."
@@ -383,8 +416,17 @@ server_start uninterrupted
 setup_job uninterrupted
 sql uninterrupted -At -c "SELECT 'forst ' || forst.version() || ', SST files in ' || forst.remote_dir()"
 
-log "generator: CALL nexmark.generate($events, 1000, $rate) in the background"
-sql uninterrupted -c "CALL nexmark.generate($events, 1000, $rate)" &
+if [ "$backlog" -eq 1 ]; then
+	log "generator: CALL nexmark.generate($events, 10000, 0), all of the events before the job starts"
+	sql uninterrupted -c "CALL nexmark.generate($events, 10000, 0)"
+	# a settled log, as a topic's backlog is: no autovacuum of it, no hint
+	# bits to set while the job runs
+	sql uninterrupted -c "VACUUM (ANALYZE) nexmark.events" -c "CHECKPOINT"
+	true &		# (the generator's place below)
+else
+	log "generator: CALL nexmark.generate($events, 1000, $rate) in the background"
+	sql uninterrupted -c "CALL nexmark.generate($events, 1000, $rate)" &
+fi
 bg_pids=($!)
 log "pipeline: CALL pipeline.run($events$run_args)"
 started=$SECONDS
@@ -399,8 +441,8 @@ bg_pids=()
 [ "$pipe_rc" -eq 0 ] || fail "the pipeline failed (exit status $pipe_rc)"
 rate1=$((events / (elapsed > 0 ? elapsed : 1)))
 
-# With --quick and a failover, the failover run's verification covers this
-# run too (its outputs must equal both the recomputation and this run's).
+# With --quick and a second run, its verification covers this run too
+# (its outputs must equal both the recomputation and this run's).
 if [ "$quick" -eq 0 ] || [ "$failover" -eq 0 ]; then
 	log "verification: every emitted window recomputed from nexmark.events with plain SQL"
 	verify uninterrupted || fail "the uninterrupted run's verification (lines above)"
@@ -415,6 +457,13 @@ for t in q5_hot_items q7_highest_bid seller_activity; do
 done
 log "outputs saved in $dir/uninterrupted/*.copy; stopping server uninterrupted"
 server_stop uninterrupted
+
+if [ "$servers" -gt 0 ]; then
+	# shellcheck source=scripts/demo-servers.sh
+	. "$FORST_ROOT/scripts/demo-servers.sh"
+	run_servers
+	exit 0
+fi
 
 # ---------------------------------------------------------------------
 # 2. The failover run: server a, killed after $kill_after checkpoints
@@ -462,18 +511,6 @@ resume_job()
 	bg_pids=()
 	[ "$gen_rc" -eq 0 ] || fail "the generator on $2 failed (exit status $gen_rc)"
 	[ "$pipe_rc" -eq 0 ] || fail "the pipeline on $2 failed (exit status $pipe_rc)"
-}
-
-# load_uninterrupted NAME: the uninterrupted run's outputs into heap tables
-# of schema uninterrupted on server NAME, for the verification.
-load_uninterrupted()
-{
-	log "the uninterrupted run's outputs into schema uninterrupted (heap tables)"
-	sql "$1" -c "CREATE SCHEMA uninterrupted"
-	for t in q5_hot_items q7_highest_bid seller_activity; do
-		sql "$1" -c "CREATE TABLE uninterrupted.$t (LIKE pipeline.$t) USING heap"
-		sql "$1" -c "COPY uninterrupted.$t FROM STDIN" <"$dir/uninterrupted/$t.copy"
-	done
 }
 
 # ---------------------------------------------------------------------

@@ -30,8 +30,9 @@
 #            FORST_S3_TAP_TESTS="t/s3/a.pl ..." runs only those TAP tests
 #   pipeline the streaming job of the demo in its short mode
 #            (scripts/demo.sh --quick), then in its checkpoint-durable mode
-#            (--quick --checkpoint-durable): 1 passed for each run whose
-#            verification says PASS
+#            (--quick --checkpoint-durable), then on two servers rescaled
+#            to three and back (--quick --servers 2): 1 passed for each run
+#            whose verification says PASS
 #
 # The PostgreSQL tests run as an unprivileged user from a copy of the test
 # files in a temporary directory, which is removed when everything passed
@@ -306,33 +307,27 @@ step_tap()
 # their verification (emitted windows against a recomputation from the source
 # log and against the uninterrupted run, bounded state, the offset) prints
 # PASS or FAIL.  Then the same in the checkpoint-durable mode (the job's
-# tables unlogged, the killed server restarted on its data directory).
+# tables unlogged, the killed server restarted on its data directory), and
+# on two servers rescaled to three and back while it runs (--servers 2).
 step_pipeline()
 {
-	local passed=0 failed=0 l
+	local passed=0 failed=0 l name args
 
-	log "pipeline: scripts/demo.sh --quick"
-	run_logged "$logs/pipeline.log" env FORST_BINDIR="$bindir" \
-		bash "$FORST_ROOT/scripts/demo.sh" --quick "$work/pipeline"
-	if [ "$rc" -eq 0 ] && grep -q '^PASS: ' "$logs/pipeline.log"; then
-		passed=$((passed + 1))
-	else
-		for l in "$work"/pipeline/*/server.log; do
-			[ ! -f "$l" ] || { echo "--- $l"; tail -n 50 "$l"; }
-		done
-		failed=$((failed + 1))
-	fi
-	log "pipeline: scripts/demo.sh --quick --checkpoint-durable"
-	run_logged "$logs/pipeline-ckpt.log" env FORST_BINDIR="$bindir" \
-		bash "$FORST_ROOT/scripts/demo.sh" --quick --checkpoint-durable "$work/pipeline-ckpt"
-	if [ "$rc" -eq 0 ] && grep -q '^PASS: ' "$logs/pipeline-ckpt.log"; then
-		passed=$((passed + 1))
-	else
-		for l in "$work"/pipeline-ckpt/*/server.log; do
-			[ ! -f "$l" ] || { echo "--- $l"; tail -n 50 "$l"; }
-		done
-		failed=$((failed + 1))
-	fi
+	for args in "pipeline --quick" "pipeline-ckpt --quick --checkpoint-durable" "pipeline-servers --quick --servers 2"; do
+		name=${args%% *}
+		log "pipeline: scripts/demo.sh ${args#* }"
+		# shellcheck disable=SC2086 # the options, one per word
+		run_logged "$logs/$name.log" env FORST_BINDIR="$bindir" \
+			bash "$FORST_ROOT/scripts/demo.sh" ${args#* } "$work/$name"
+		if [ "$rc" -eq 0 ] && grep -q '^PASS: ' "$logs/$name.log"; then
+			passed=$((passed + 1))
+		else
+			for l in "$work/$name"/*/server.log; do
+				[ ! -f "$l" ] || { echo "--- $l"; tail -n 50 "$l"; }
+			done
+			failed=$((failed + 1))
+		fi
+	done
 	record pipeline "$passed" "$failed"
 }
 
