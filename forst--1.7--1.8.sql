@@ -14,6 +14,34 @@
 -- ---------------------------------------------------------------------
 DROP PROCEDURE forst.rescale(regclass, name[], int4range[]);
 
+-- The shards of distributed tables, each marked with its table ("parent":
+-- its oid), after LOCK ... IN EXCLUSIVE MODE on each: writes through the
+-- coordinator wait until the transaction ends.  what names the caller in
+-- the error for a table named twice.  Internal.
+CREATE FUNCTION forst._lock_layouts(tabs regclass[], what text) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t regclass;
+    layout jsonb := '[]';
+BEGIN
+    IF (SELECT count(DISTINCT x) FROM unnest(tabs) x) < array_length(tabs, 1) THEN
+        RAISE EXCEPTION 'forst: a table is named twice in %', what
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOREACH t IN ARRAY tabs LOOP
+        EXECUTE format('LOCK TABLE %s IN EXCLUSIVE MODE', t);
+    END LOOP;
+    FOREACH t IN ARRAY tabs LOOP
+        layout := layout || (SELECT jsonb_agg(to_jsonb(l) || jsonb_build_object('parent', t::oid) ORDER BY l.groups)
+                               FROM forst._distributed_layout(t) l);
+    END LOOP;
+    RETURN layout;
+END
+$$;
+REVOKE ALL ON FUNCTION forst._lock_layouts(regclass[], text) FROM PUBLIC;
+
 CREATE PROCEDURE forst.rescale(parent regclass, servers name[], key_groups int4range[],
                                colocated regclass[] DEFAULT '{}')
 LANGUAGE plpgsql
@@ -23,7 +51,7 @@ DECLARE
     t regclass;
     nsp name;
     rel name;
-    layouts jsonb := '{}';
+    layouts jsonb;
     old_layout jsonb;
     new_layout jsonb;
     changing jsonb := '[]';
@@ -35,26 +63,14 @@ DECLARE
     t0 timestamptz := clock_timestamp();
 BEGIN
     PERFORM forst.key_group_layout(key_groups, servers);
-    IF (SELECT count(DISTINCT x) FROM unnest(tabs) x) < array_length(tabs, 1) THEN
-        RAISE EXCEPTION 'forst: a table is named twice in forst.rescale'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    -- writes through the coordinator wait from here to the switch
-    FOREACH t IN ARRAY tabs LOOP
-        EXECUTE format('LOCK TABLE %s IN EXCLUSIVE MODE', t);
-    END LOOP;
-
-    -- each table's layout, its shards marked with it; all the same
-    FOREACH t IN ARRAY tabs LOOP
-        layouts := layouts || jsonb_build_object(t::oid::text,
-            (SELECT jsonb_agg(to_jsonb(l) || jsonb_build_object('parent', t::oid) ORDER BY l.groups)
-               FROM forst._distributed_layout(t) l));
-    END LOOP;
-    old_layout := layouts->(parent::oid::text);
+    -- writes through the coordinator wait from here to the switch; the
+    -- tables' shards, each marked with its table, must be in one layout
+    layouts := forst._lock_layouts(tabs, 'forst.rescale');
+    SELECT jsonb_agg(x) INTO old_layout FROM jsonb_array_elements(layouts) x
+     WHERE (x->>'parent')::oid = parent;
     FOREACH t IN ARRAY tabs LOOP
         IF (SELECT jsonb_agg(jsonb_build_array(x->'groups', x->'server') ORDER BY (x->>'groups')::int4range)
-              FROM jsonb_array_elements(layouts->(t::oid::text)) x)
+              FROM jsonb_array_elements(layouts) x WHERE (x->>'parent')::oid = t)
            IS DISTINCT FROM
            (SELECT jsonb_agg(jsonb_build_array(x->'groups', x->'server') ORDER BY (x->>'groups')::int4range)
               FROM jsonb_array_elements(old_layout) x) THEN
@@ -75,7 +91,7 @@ BEGIN
     END IF;
     -- the old shards, of every table, that those take key groups from
     SELECT jsonb_agg(o) INTO changing
-      FROM jsonb_each(layouts) l, jsonb_array_elements(l.value) o
+      FROM jsonb_array_elements(layouts) o
      WHERE EXISTS (SELECT FROM jsonb_array_elements(new_layout) x
                     WHERE (x->>'groups')::int4range && (o->>'groups')::int4range);
 
@@ -166,23 +182,12 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     tabs regclass[] := ARRAY[parent] || coalesce(with_tables, '{}');
-    t regclass;
-    layout jsonb := '[]';
+    layout jsonb;
     shards jsonb;
     id bigint;
 BEGIN
-    IF (SELECT count(DISTINCT x) FROM unnest(tabs) x) < array_length(tabs, 1) THEN
-        RAISE EXCEPTION 'forst: a table is named twice in forst.checkpoint_distributed'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     -- writes through the coordinator wait until the transaction ends
-    FOREACH t IN ARRAY tabs LOOP
-        EXECUTE format('LOCK TABLE %s IN EXCLUSIVE MODE', t);
-    END LOOP;
-    FOREACH t IN ARRAY tabs LOOP
-        layout := layout || (SELECT jsonb_agg(to_jsonb(l) || jsonb_build_object('parent', t::oid))
-                               FROM forst._distributed_layout(t) l);
-    END LOOP;
+    layout := forst._lock_layouts(tabs, 'forst.checkpoint_distributed');
     -- one checkpoint per server, for every table
     shards := forst._checkpoint_shards(layout);
     id := forst._distributed_put(jsonb_build_object(

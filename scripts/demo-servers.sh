@@ -17,7 +17,7 @@
 # file:// directory, DIR/store: a rescale attaches on one server the files
 # another wrote.
 
-# servers_sql NAME ROLE [PSQL ARGS...]: scripts/pipeline.sql, then
+# servers_setup NAME ROLE [PSQL ARGS...]: scripts/pipeline.sql, then
 # scripts/pipeline-servers.sql in ROLE, on server NAME.
 servers_setup()
 {

@@ -84,10 +84,12 @@
 # forst is built and installed into a private copy of PostgreSQL 15 under
 # DIR (FORST_BINDIR=dir uses that bindir instead).  DIR (default: a new
 # temporary directory, removed afterwards) holds that copy and, per server
-# (uninterrupted, a, b), its data directory and server.log; it must be
-# writable by the server user.  The servers listen on 127.0.0.1 on free
-# ports, keep their SST files under a's and the uninterrupted server's data
-# directories (file://, no S3) and are stopped when the script ends.
+# (uninterrupted, a, b; with --servers: s1 .. sN+1, coord), its data
+# directory and server.log; it must be writable by the server user.  The
+# servers listen on 127.0.0.1 on free ports, keep their SST files under a's
+# and the uninterrupted server's data directories (with --servers: in DIR/
+# store, which all of run 2's servers share; file://, no S3) and are
+# stopped when the script ends.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh

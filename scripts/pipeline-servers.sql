@@ -15,14 +15,15 @@
 --                the job's tables for all 128 key groups, as shards
 --                pipeline.<table>_kg0_128, which the coordinator then
 --                rescales over the servers.
---   coordinator  on the coordinator, with variable servers (how many
---                instance servers) and ports (their ports, comma-separated,
---                in order s1, s2, ...): postgres_fdw servers s1 .. sN; the
---                job's tables distributed by key group, all on s1 at first
---                (forst.distribute); pipeline.rescale, which moves all of
---                them to a new layout (forst.rescale); and views that merge
---                the instances' partial outputs into the job's outputs,
---                under the names scripts/pipeline-verify.sql reads.
+--   coordinator  on the coordinator, with variable ports (the instance
+--                servers' ports, comma-separated, in order s1, s2, ...):
+--                postgres_fdw servers s1 .. sN; the job's tables distributed
+--                by key group, all on s1 at first (forst.distribute);
+--                pipeline.rescale, which moves them together to a new layout
+--                (forst.rescale), and pipeline.checkpoint, which takes one
+--                distributed checkpoint of them; and views that merge the
+--                instances' partial outputs into the job's outputs, under
+--                the names scripts/pipeline-verify.sql reads.
 --
 -- Every table of the job is keyed by its grouping key first (auction,
 -- seller), so that its rows spread over key groups; an instance folds the
