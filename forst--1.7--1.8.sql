@@ -274,3 +274,35 @@ $$;
 COMMENT ON FUNCTION forst.restore_distributed(bigint, text, name[], int4range[], text, name) IS
     'makes the distributed tables of a distributed checkpoint again, on the recorded servers and layout or on others, without copying rows';
 REVOKE ALL ON FUNCTION forst.restore_distributed(bigint, text, name[], int4range[], text, name) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- forst._remote_exec keeps its connections until the end of the
+-- transaction (src/am/scaleout/remote.c), so that a rescale's statements
+-- on one server share one: the fence's lock_timeout is now SET LOCAL in a
+-- transaction block of its own, and does not outlive its statement.
+-- ---------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION forst._fence_shards(layout jsonb) RETURNS text[]
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    x jsonb;
+    fenced text[] := '{}';
+BEGIN
+    BEGIN
+        FOR x IN SELECT * FROM jsonb_array_elements(layout) LOOP
+            -- a writer that holds its transaction open fails the rescale
+            -- after a minute rather than holding it up without end
+            PERFORM forst._remote_exec((x->>'server')::name, format(
+                'BEGIN; SET LOCAL lock_timeout = ''60s''; '
+                'CREATE TRIGGER forst_shard_moving BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+                'FOR EACH STATEMENT EXECUTE FUNCTION forst._shard_moving(); COMMIT', x->>'remote_table'));
+            fenced := fenced || format('%s %s', x->>'server', x->>'remote_table');
+        END LOOP;
+    EXCEPTION WHEN OTHERS THEN
+        PERFORM forst._unfence_shards(fenced);
+        RAISE;
+    END;
+    RETURN fenced;
+END
+$$;

@@ -9,6 +9,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
@@ -27,6 +28,71 @@ PG_FUNCTION_INFO_V1(forst_remote_exec_fn);
 
 /* Seconds to wait for a connection when the server's options set none. */
 #define REMOTE_CONNECT_TIMEOUT "10"
+
+/*
+ * Connections kept until the end of the transaction, one per server and
+ * user: a rescale runs several statements on each of its servers, and a
+ * new connection is a new backend there.  A kept connection is idle,
+ * outside a transaction block: one whose statement failed, or that a
+ * statement left inside a block, is closed at once.  Beyond
+ * MAX_KEPT_CONNS, connections are closed after their statement.
+ */
+#define MAX_KEPT_CONNS 32
+
+typedef struct KeptConn
+{
+	Oid			serverid;
+	Oid			userid;
+	PGconn	   *conn;
+} KeptConn;
+
+static KeptConn kept[MAX_KEPT_CONNS];
+static int	n_kept = 0;
+static bool xact_callback_registered = false;
+
+/* Closes kept connection i (the last one takes its place). */
+static void
+close_kept(int i)
+{
+	PQfinish(kept[i].conn);
+	ReleaseExternalFD();
+	kept[i] = kept[--n_kept];
+}
+
+/* Closes conn, and forgets it if it was kept. */
+static void
+close_conn(PGconn *conn)
+{
+	for (int i = 0; i < n_kept; i++)
+	{
+		if (kept[i].conn == conn)
+		{
+			close_kept(i);
+			return;
+		}
+	}
+	PQfinish(conn);
+	ReleaseExternalFD();
+}
+
+/* At the end of the transaction, every kept connection is closed. */
+static void
+remote_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			while (n_kept > 0)
+				close_kept(n_kept - 1);
+			break;
+		default:
+			break;
+	}
+}
 
 /* Whether name is one of libpq's connection options that may be passed. */
 static bool
@@ -252,10 +318,39 @@ forst_remote_exec(const char *servername, const char *sql)
 {
 	ForeignServer *server = GetForeignServerByName(servername, false);
 	UserMapping *um = GetUserMapping(GetUserId(), server->serverid);
-	PGconn	   *volatile conn;
+	PGconn	   *volatile conn = NULL;
+	volatile bool keep = false;
 	char	   *volatile out = NULL;
 
-	conn = connect_server(server, um);
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(remote_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
+	for (int i = 0; i < n_kept; i++)
+	{
+		if (kept[i].serverid != server->serverid || kept[i].userid != GetUserId())
+			continue;
+		if (PQstatus(kept[i].conn) == CONNECTION_OK)
+		{
+			conn = kept[i].conn;
+			keep = true;
+		}
+		else
+			close_kept(i);
+		break;
+	}
+	if (conn == NULL)
+	{
+		conn = connect_server(server, um);
+		if (n_kept < MAX_KEPT_CONNS)
+		{
+			kept[n_kept].serverid = server->serverid;
+			kept[n_kept].userid = GetUserId();
+			kept[n_kept++].conn = conn;
+			keep = true;
+		}
+	}
 	PG_TRY();
 	{
 		PGresult   *res = run(server->servername, conn, sql);
@@ -267,15 +362,16 @@ forst_remote_exec(const char *servername, const char *sql)
 	}
 	PG_CATCH();
 	{
+		/* a failed statement's connection is not reused */
 		if (PQtransactionStatus(conn) == PQTRANS_ACTIVE)
 			cancel(conn);
-		PQfinish(conn);
-		ReleaseExternalFD();
+		close_conn(conn);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	PQfinish(conn);
-	ReleaseExternalFD();
+	/* nor is one that the statement left inside a transaction block */
+	if (!keep || PQtransactionStatus(conn) != PQTRANS_IDLE)
+		close_conn(conn);
 	return out;
 }
 

@@ -26,7 +26,12 @@
  * Runs sql (one statement, or several separated by semicolons) on the
  * foreign server and returns the first column of the last statement's
  * first row, palloc'd in the current memory context, or NULL when that
- * statement returned no row or a null.  Connects and disconnects each time.
+ * statement returned no row or a null.  The connection is kept until the
+ * end of the transaction and used again for the same server and user,
+ * unless the statement failed or left a transaction block open: so the
+ * statements of one transaction on one server run in one session there,
+ * each in its own transaction (autocommit), and a statement that sets
+ * something for its own use sets it LOCAL, in BEGIN ... COMMIT.
  */
 extern char *forst_remote_exec(const char *servername, const char *sql);
 
