@@ -43,7 +43,7 @@ fi
 	echo "Each server's log was generated before its job started (--backlog)."
 	echo
 	echo '```'
-	grep -E '^(  phase [0-9]|  rescale to|    s[0-9]  |PASS)' "$full" | awk '!seen[$0]++'
+	grep -E '^(  phase [0-9]|  rescale to|  distributed checkpoint|  restored in|    s[0-9]  |PASS)' "$full" | awk '!seen[$0]++'
 	echo '```'
 } >"$out"
 cat "$out"

@@ -319,6 +319,34 @@ for my $i (0 .. 2)
 	my $user = $c->safe_psql('postgres', 'SELECT current_user');
 	$c->safe_psql('postgres', "CREATE USER MAPPING FOR CURRENT_USER SERVER s$i OPTIONS (user '$user')");
 }
+# forst._remote_exec (the procedures' statements on the servers) keeps one
+# session per server for the transaction; a session whose statement failed,
+# or that a statement left inside a transaction block, is not used again
+is( $c->safe_psql('postgres',
+		q{SELECT forst._remote_exec('s0', 'SELECT pg_backend_pid()') = forst._remote_exec('s0', 'SELECT pg_backend_pid()')}),
+	't', 'remote statements of one transaction share a session on a server');
+isnt( $c->safe_psql('postgres', q{SELECT forst._remote_exec('s0', 'SELECT pg_backend_pid()')}),
+	$c->safe_psql('postgres', q{SELECT forst._remote_exec('s0', 'SELECT pg_backend_pid()')}),
+	'... and the next transaction has a session of its own');
+($ret, $out, $err) = $c->psql('postgres', q{
+DO $$
+DECLARE
+    a text := forst._remote_exec('s0', 'SELECT pg_backend_pid()');
+    b text;
+    c text;
+BEGIN
+    BEGIN
+        PERFORM forst._remote_exec('s0', 'SELECT 1/0');
+    EXCEPTION WHEN division_by_zero THEN
+        NULL;
+    END;
+    b := forst._remote_exec('s0', 'BEGIN; SELECT pg_backend_pid()');
+    c := forst._remote_exec('s0', 'SELECT pg_backend_pid()');
+    RAISE NOTICE 'after an error: %, after an open block: %', a = b, b = c;
+END $$});
+like($err, qr/after an error: f, after an open block: f/,
+	'a session is not used again after its statement failed or left a transaction block open');
+
 sub sst_bytes
 {
 	my $total = 0;
