@@ -10,7 +10,10 @@
 # cut, one id).  The coordinator then merges the outputs, which must equal
 # run 1's and the recomputation, and restores the checkpoint of the second
 # barrier on N servers, whose offsets and outputs must be the job's at
-# that event.
+# that event.  Halfway through the last third, server s2 is killed: the
+# job's tables go back to that checkpoint, restored on N servers with
+# sN+1 in s2's place, and the job replays the log from there; the
+# outputs must still be run 1's.
 #
 # Servers: s1 .. sN+1 (instances; sN+1 holds key groups only in the middle
 # third) and coord (postgres_fdw to them), all with forst.remote_dir on one
@@ -109,20 +112,19 @@ rescale()
 		"SST files added to the store meanwhile (flushes and compactions of any table included): ${added% *} (${added#* } bytes)"
 }
 
-# restore_check ID EVENT N: the job's distributed checkpoint ID, taken at
-# the barrier at EVENT, restored on N servers (pipeline.layout(N)) into
+# restore_check ID EVENT LAYOUT: the job's distributed checkpoint ID, taken
+# at the barrier at EVENT, restored on LAYOUT ("servers|key_groups") into
 # schema restored: every key group's offset must be EVENT, and each output
 # what the job had emitted by then (the windows that the watermark at EVENT
 # closed).
 restore_check()
 {
-	local id=$1 at=$2 n=$3 l s t t0 out q
+	local id=$1 at=$2 l=$3 s t t0 out q
 
-	l=$(layout "$n")
-	for s in coord "${all_servers[@]}"; do
+	for s in coord "${live_servers[@]}"; do
 		sql "$s" -c "CREATE SCHEMA restored"
 	done
-	log "restore: distributed checkpoint $id (event $at) on $n servers into schema restored"
+	log "restore: distributed checkpoint $id (event $at) on ${l%%|*} into schema restored"
 	t0=$EPOCHREALTIME
 	sql coord -c "SET client_min_messages = warning" -c "SELECT forst.restore_distributed($id, into_schema => 'restored',
 		servers => '${l%%|*}', key_groups => '${l#*|}')" >/dev/null ||
@@ -150,12 +152,53 @@ restore_check()
 	! printf '%s\n' "$out" | grep -q '^f ' || fail "the restored job is not the job at event $at (lines above)"
 }
 
+# failover DEAD REPLACEMENT ID AT N: server DEAD dies (SIGKILL) while the
+# instances are paused; its key groups and those of every other server go
+# back to the job's distributed checkpoint ID (taken at event AT): the
+# coordinator's tables and the survivors' shards are dropped, and the
+# checkpoint is restored under the job's names on pipeline.layout(N) with
+# REPLACEMENT in DEAD's place.  Sets failover_layout.
+failover()
+{
+	local dead=$1 repl=$2 id=$3 at=$4 n=$5 l s t0 i
+
+	t0=$EPOCHREALTIME
+	server_kill "$dead"
+	# its generator, if it still ran, dies with it
+	if [ -n "${gen_pid[$dead]:-}" ]; then
+		wait "${gen_pid[$dead]}" 2>/dev/null || true
+		for i in "${!bg_pids[@]}"; do
+			[ "${bg_pids[$i]}" != "${gen_pid[$dead]}" ] || unset "bg_pids[$i]"
+		done
+		bg_pids=("${bg_pids[@]}")
+	fi
+	log "KILLED server $dead (SIGKILL to all its processes); the job goes back to its distributed checkpoint $id (event $at)"
+	for i in "${!live_servers[@]}"; do
+		[ "${live_servers[$i]}" != "$dead" ] || unset "live_servers[$i]"
+	done
+	live_servers=("${live_servers[@]}")
+	sql coord -At -c "SELECT 'coordinator: ' || pipeline.drop_job_tables() || ' distributed tables dropped'" | sed 's/^/  /'
+	for s in "${live_servers[@]}"; do
+		sql "$s" -At -c "SELECT '$s: ' || pipeline.drop_job_tables() || ' shards dropped'" | sed 's/^/  /'
+	done
+	l=$(layout "$n")
+	failover_layout="$(echo "${l%%|*}" | sed "s/\b$dead\b/$repl/")|${l#*|}"
+	sql coord -c "SET client_min_messages = warning" \
+		-c "SELECT forst.restore_distributed($id, servers => '${failover_layout%%|*}', key_groups => '${failover_layout#*|}')" \
+		-c "SELECT pipeline.create_views()" >/dev/null ||
+		fail "the job could not be restored from its distributed checkpoint $id"
+	echo "  the job's tables restored from checkpoint $id on ${failover_layout%%|*} ($(secs "$t0" "$EPOCHREALTIME") s from the kill)"
+}
+
 run_servers()
 {
-	local n_max=$((servers + 1)) i s p ports="" l from t_phase t0 phase_servers barriers
+	local n_max=$((servers + 1)) i s p ports="" l from t_phase t0 phase_servers barriers kill_at
 	local -a dck
 	local -a layouts
 	all_servers=()
+	live_servers=()
+	gen_pid=()
+	failover_layout=""
 	rescale_ms=()
 	rescale_own=()
 	phase_line=()
@@ -165,6 +208,7 @@ run_servers()
 	as_pg_user mkdir "$dir/store"
 	for i in $(seq 1 "$n_max"); do
 		all_servers+=("s$i")
+		live_servers+=("s$i")
 		server_start "s$i" "forst.remote_dir = 'file://$dir/store'"
 		ports+="${ports:+,}${port[s$i]}"
 	done
@@ -191,6 +235,7 @@ run_servers()
 		for s in "${all_servers[@]}"; do
 			sql "$s" -c "CALL nexmark.generate($events, 1000, $rate)" &
 			bg_pids+=($!)
+			gen_pid[$s]=$!
 		done
 	fi
 
@@ -206,6 +251,16 @@ run_servers()
 		read -r -a phase_servers <<<"$(echo "${l%%|*}" | tr -d '{}' | tr ',' ' ')"
 		log "phase $((phase + 1)): ${layouts[$phase]} servers, key groups ${l#*|}, to event ${barriers[$phase]}"
 		t_phase=$EPOCHREALTIME
+		if [ "$phase" -eq 2 ]; then
+			# halfway through the last third, server s2 dies; the job
+			# resumes from the checkpoint of the second barrier, with
+			# s$n_max in its place
+			kill_at=$((barriers[1] + (events - barriers[1]) / 2))
+			run_phase "$kill_at" "${phase_servers[@]}"
+			failover s2 "s$n_max" "${dck[1]}" "${barriers[1]}" "$servers"
+			read -r -a phase_servers <<<"$(echo "${failover_layout%%|*}" | tr -d '{}' | tr ',' ' ')"
+			log "phase 3, again from event ${barriers[1]}: ${failover_layout%%|*}, key groups ${failover_layout#*|}, to event ${barriers[$phase]}"
+		fi
 		run_phase "${barriers[$phase]}" "${phase_servers[@]}"
 		from=$((phase == 0 ? 0 : barriers[phase - 1]))
 		phase_line+=("phase $((phase + 1)), ${layouts[$phase]} servers: events $from..${barriers[$phase]} in $(secs "$t_phase" "$EPOCHREALTIME") s, $(awk -v n=$((barriers[phase] - from)) -v a="$t_phase" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", n / (b - a) }') events/s for the job")
@@ -232,9 +287,9 @@ run_servers()
 		fail "the verification of the job on $servers servers (lines above)"
 
 	printf '  %s\n' "${phase_line[@]}"
-	restore_check "${dck[1]}" "${barriers[1]}" "$servers"
+	restore_check "${dck[1]}" "${barriers[1]}" "$failover_layout"
 	echo "  events per second, per server and phase (the log's events passed; those of the server's key groups):"
-	for s in "${all_servers[@]}"; do
+	for s in "${live_servers[@]}"; do
 		sql "$s" -At -F ' ' -c "SELECT format('    %s  %s..%s  key groups %s  %s s  %s/s of the log  %s/s of its key groups',
 			'$s', from_id, until, ranges, round(extract(epoch FROM ended - started)::numeric, 1),
 			round(consumed / greatest(extract(epoch FROM ended - started), 0.001)),
@@ -246,6 +301,8 @@ run_servers()
 		"on $servers servers rescaled to $n_max at event ${barriers[0]} (${rescale_ms[0]} ms," \
 		"${rescale_own[0]} SST bytes written for the new shards) and back at event ${barriers[1]} (${rescale_ms[1]} ms," \
 		"${rescale_own[1]} bytes) in ${elapsed2}s;" \
+		"server s2 killed at event $kill_at, the job restored from its checkpoint at event ${barriers[1]}" \
+		"on ${failover_layout%%|*} and finished there;" \
 		"emitted windows equal the recomputation and the one-server run; state bounded;" \
-		"the job's distributed checkpoint at event ${barriers[1]} restored on $servers servers is the job at that event"
+		"the checkpoint restored again in another schema is the job at event ${barriers[1]}"
 }

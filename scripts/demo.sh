@@ -44,8 +44,9 @@
 #               the uninterrupted run only
 #   --servers N run 2 is, instead of the failover, the job on N servers
 #               (2 to 4), one instance per server, rescaled to N + 1
-#               servers and back while it runs (scripts/demo-servers.sh,
-#               docs/scale-out.md)
+#               servers and back while it runs, then one server killed
+#               and replaced from the job's distributed checkpoint
+#               (scripts/demo-servers.sh, docs/scale-out.md)
 #   --backlog   the generator writes all the events before the job starts,
 #               as a topic with a backlog: the job runs alone, as fast as
 #               it can (with --no-failover or --servers; bench/scale_out_job.sh)
@@ -209,6 +210,7 @@ else
 fi
 
 declare -A port=()		# server name -> port, while it runs
+declare -A gen_pid=()	# --servers: server name -> its generator's psql
 killed_pids=""			# the processes of the server server_kill killed
 t_initdb=""				# when server_start's initdb ended ($EPOCHREALTIME)
 bg_pids=()				# psql sessions running in the background

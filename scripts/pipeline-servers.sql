@@ -273,6 +273,24 @@ BEGIN
     END LOOP;
 END $$;
 
+-- Drops every shard of the job on this server (a failover: the job's
+-- tables come back from a distributed checkpoint instead).
+CREATE FUNCTION pipeline.drop_job_tables() RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+    n int := 0;
+BEGIN
+    FOR r IN SELECT c.oid::regclass AS tbl
+               FROM pg_class c, unnest(pipeline.job_tables()) t
+              WHERE c.relnamespace = 'pipeline'::regnamespace AND c.relkind = 'r'
+                AND c.relname ~ ('^' || t || '_kg\d+_\d+$') LOOP
+        EXECUTE format('DROP TABLE %s', r.tbl);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END $$;
+
 -- This server's lowest offset over its ranges (NULL: no range).
 CREATE FUNCTION pipeline.instance_offset() RETURNS bigint
 LANGUAGE sql AS $$
@@ -433,26 +451,42 @@ BEGIN
     END LOOP;
 END $$;
 
--- The job's progress as scripts/pipeline-verify.sql reads it: every key
--- group's offset (the lowest; the verification checks they are equal).
-CREATE VIEW pipeline.offsets AS
-SELECT 'nexmark'::text AS job, min(last_id) AS last_id, min(watermark) AS watermark,
-       max(batches) AS batches
-  FROM pipeline.source_offsets;
+-- The job's progress and outputs as scripts/pipeline-verify.sql reads
+-- them, over the distributed tables: every key group's offset (the lowest;
+-- the verification checks they are equal), and per window the winners over
+-- all ranges.  A function, since a failover drops the tables (and these
+-- views) and restores them.
+CREATE FUNCTION pipeline.create_views() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    CREATE VIEW pipeline.offsets AS
+    SELECT 'nexmark'::text AS job, min(last_id) AS last_id, min(watermark) AS watermark,
+           max(batches) AS batches
+      FROM pipeline.source_offsets;
+    CREATE VIEW pipeline.q5_hot_items AS
+    SELECT window_start, window_end, auction, bids
+      FROM (SELECT t.*, rank() OVER (PARTITION BY window_start ORDER BY bids DESC) AS r
+              FROM pipeline.q5_top t) ranked
+     WHERE r = 1;
+    CREATE VIEW pipeline.q7_highest_bid AS
+    SELECT DISTINCT ON (window_start) window_start, window_end, price, bid_id, auction, bidder
+      FROM pipeline.q7_top
+     ORDER BY window_start, price DESC, bid_id;
+    CREATE VIEW pipeline.seller_activity AS
+    SELECT window_start, window_end, seller, auctions, reserve_sum
+      FROM pipeline.seller_windows;
+END $$;
+SELECT pipeline.create_views();
 
--- The outputs: per window, the winners over all ranges.
-CREATE VIEW pipeline.q5_hot_items AS
-SELECT window_start, window_end, auction, bids
-  FROM (SELECT t.*, rank() OVER (PARTITION BY window_start ORDER BY bids DESC) AS r
-          FROM pipeline.q5_top t) ranked
- WHERE r = 1;
-CREATE VIEW pipeline.q7_highest_bid AS
-SELECT DISTINCT ON (window_start) window_start, window_end, price, bid_id, auction, bidder
-  FROM pipeline.q7_top
- ORDER BY window_start, price DESC, bid_id;
-CREATE VIEW pipeline.seller_activity AS
-SELECT window_start, window_end, seller, auctions, reserve_sum
-  FROM pipeline.seller_windows;
+-- Drops the job's distributed tables here (not their shards), and the
+-- views over them.
+CREATE FUNCTION pipeline.drop_job_tables() RETURNS int
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE (SELECT 'DROP TABLE ' || string_agg(format('pipeline.%I', t), ', ') || ' CASCADE'
+               FROM unnest(pipeline.job_tables()) t);
+    RETURN cardinality(pipeline.job_tables());
+END $$;
 
 -- Samples of the live state over all servers (scripts/demo.sh takes one
 -- about every second while the instances run).

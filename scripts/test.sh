@@ -31,8 +31,9 @@
 #   pipeline the streaming job of the demo in its short mode
 #            (scripts/demo.sh --quick), then in its checkpoint-durable mode
 #            (--quick --checkpoint-durable), then on two servers rescaled
-#            to three and back (--quick --servers 2): 1 passed for each run
-#            whose verification says PASS
+#            to three and back, one of them then killed and replaced
+#            (--quick --servers 2): 1 passed for each run whose
+#            verification says PASS
 #
 # The PostgreSQL tests run as an unprivileged user from a copy of the test
 # files in a temporary directory, which is removed when everything passed
@@ -308,7 +309,8 @@ step_tap()
 # log and against the uninterrupted run, bounded state, the offset) prints
 # PASS or FAIL.  Then the same in the checkpoint-durable mode (the job's
 # tables unlogged, the killed server restarted on its data directory), and
-# on two servers rescaled to three and back while it runs (--servers 2).
+# on two servers rescaled to three and back while it runs, one of them then
+# killed and replaced from the job's distributed checkpoint (--servers 2).
 step_pipeline()
 {
 	local passed=0 failed=0 l name args
