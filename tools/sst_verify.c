@@ -141,18 +141,21 @@ add_borrowed(const char *owner)
 	borrowed_keys[nborrowed++] = strdup(key + 1);
 }
 
-/* Notes the borrowed files of every manifest below dir. */
-static void
-collect_borrowed(const char *dir)
+/*
+ * Calls visit(path, name, st, arg) for each entry of dir (stat'ed; names
+ * starting with "." skipped).  False if dir cannot be opened.
+ */
+typedef void (*EntryVisit) (const char *path, const char *name,
+							const struct stat *st, void *arg);
+
+static bool
+each_entry(const char *dir, EntryVisit visit, void *arg)
 {
 	DIR		   *d = opendir(dir);
 	struct dirent *de;
-	bool		is_manifests;
-	size_t		len = strlen(dir);
 
 	if (d == NULL)
-		return;
-	is_manifests = len >= 9 && strcmp(dir + len - 9, "/manifest") == 0;
+		return false;
 	while ((de = readdir(d)) != NULL)
 	{
 		char		path[2048];
@@ -161,30 +164,49 @@ collect_borrowed(const char *dir)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (stat(path, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-			collect_borrowed(path);
-		else if (is_manifests)
-		{
-			FstBuf		buf;
-			FstManifest m;
-			FstError	err;
-
-			fst_buf_init(&buf);
-			if (read_file(path, &buf) &&
-				fst_manifest_decode(buf.data, buf.len, &m, &err) == FST_OK)
-			{
-				for (int l = 0; l < FST_NUM_LEVELS; l++)
-					for (int i = 0; i < m.levels[l].nfiles; i++)
-						if (m.levels[l].files[i].owner)
-							add_borrowed(m.levels[l].files[i].owner);
-				fst_manifest_free(&m);
-			}
-			fst_buf_free(&buf);
-		}
+		if (stat(path, &st) == 0)
+			visit(path, de->d_name, &st, arg);
 	}
 	closedir(d);
+	return true;
+}
+
+static void collect_borrowed(const char *dir);
+
+/* An entry below a manifest directory (*in_manifests) or elsewhere. */
+static void
+collect_entry(const char *path, const char *name, const struct stat *st, void *arg)
+{
+	if (S_ISDIR(st->st_mode))
+		collect_borrowed(path);
+	else if (*(bool *) arg)
+	{
+		FstBuf		buf;
+		FstManifest m;
+		FstError	err;
+
+		fst_buf_init(&buf);
+		if (read_file(path, &buf) &&
+			fst_manifest_decode(buf.data, buf.len, &m, &err) == FST_OK)
+		{
+			for (int l = 0; l < FST_NUM_LEVELS; l++)
+				for (int i = 0; i < m.levels[l].nfiles; i++)
+					if (m.levels[l].files[i].owner)
+						add_borrowed(m.levels[l].files[i].owner);
+			fst_manifest_free(&m);
+		}
+		fst_buf_free(&buf);
+	}
+}
+
+/* Notes the borrowed files of every manifest below dir. */
+static void
+collect_borrowed(const char *dir)
+{
+	size_t		len = strlen(dir);
+	bool		in_manifests = len >= 9 && strcmp(dir + len - 9, "/manifest") == 0;
+
+	(void) each_entry(dir, collect_entry, &in_manifests);
 }
 
 static bool
@@ -194,6 +216,30 @@ is_borrowed(const char *key)
 		if (strcmp(borrowed_keys[i], key) == 0)
 			return true;
 	return false;
+}
+
+/* A dropped table's files: where their keys begin in a path, how many. */
+typedef struct DroppedFiles
+{
+	size_t		key_offset;
+	int			files;
+} DroppedFiles;
+
+static void
+dropped_file(const char *path, const char *name, const struct stat *st, void *arg)
+{
+	DroppedFiles *df = arg;
+
+	result(is_borrowed(path + df->key_offset),
+		   "%s: a dropped table's file that a manifest borrows", path);
+	df->files++;
+}
+
+static void
+dropped_spread_dir(const char *path, const char *name, const struct stat *st, void *arg)
+{
+	if (S_ISDIR(st->st_mode))
+		(void) each_entry(path, dropped_file, arg);
 }
 
 /*
@@ -206,9 +252,7 @@ verify_dropped_table(const char *table_dir)
 {
 	char		sst_dir[2048];
 	const char *key_start = table_dir + strlen(table_dir);
-	DIR		   *d;
-	struct dirent *de;
-	int			files = 0;
+	DroppedFiles df = {0, 0};
 
 	/* back over "<t>", "tables" and "<cluster>" to the store's base */
 	for (int up = 0; up < 3 && key_start > table_dir; up++)
@@ -219,40 +263,10 @@ verify_dropped_table(const char *table_dir)
 	}
 	if (*key_start == '/')
 		key_start++;
+	/* a path below table_dir has its key where key_start is in table_dir */
+	df.key_offset = key_start - table_dir;
 	snprintf(sst_dir, sizeof(sst_dir), "%s/sst", table_dir);
-	d = opendir(sst_dir);
-	if (d == NULL)
-	{
-		result(false, "%s has no manifest directory and no files", table_dir);
-		return;
-	}
-	while ((de = readdir(d)) != NULL)
-	{
-		char		spread_dir[2048];
-		DIR		   *d2;
-		struct dirent *de2;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(spread_dir, sizeof(spread_dir), "%s/%s", sst_dir, de->d_name);
-		if ((d2 = opendir(spread_dir)) == NULL)
-			continue;
-		while ((de2 = readdir(d2)) != NULL)
-		{
-			char		path[2048];
-
-			if (de2->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", spread_dir, de2->d_name);
-			/* path begins with table_dir: its key begins where key_start does */
-			result(is_borrowed(path + (key_start - table_dir)),
-				   "%s: a dropped table's file that a manifest borrows", path);
-			files++;
-		}
-		closedir(d2);
-	}
-	closedir(d);
-	if (files == 0)
+	if (!each_entry(sst_dir, dropped_spread_dir, &df) || df.files == 0)
 		result(false, "%s has no manifest directory and no files", table_dir);
 }
 
@@ -372,50 +386,43 @@ verify_table(const char *table_dir)
 	fst_manifest_free(&m);
 }
 
+static void walk(const char *dir, bool in_tables);
+
+/* An entry of a directory that is (*in_tables) or is not "tables". */
+static void
+walk_entry(const char *path, const char *name, const struct stat *st, void *arg)
+{
+	size_t		len = strlen(name);
+
+	if (S_ISDIR(st->st_mode))
+	{
+		if (*(bool *) arg)
+			verify_table(path);
+		walk(path, strcmp(name, "tables") == 0);
+	}
+	else if (len > 4 && strcmp(name + len - 4, ".sst") == 0)
+	{
+		FstSstProps props;
+		FstError	err;
+		int64		n;
+
+		memset(&props, 0, sizeof(props));
+		n = verify_sst(path, &props, &err);
+		if (n < 0)
+			result(false, "%s: every block checksum verifies: %s", path, err.msg);
+		else
+			result((uint64) n == props.num_entries &&
+				   props.file_size == (uint64) st->st_size,
+				   "%s: every block checksum verifies, %lld entries", path,
+				   (long long) n);
+	}
+}
+
 /* Every .sst below dir reads intact; every "tables/<t>" is verified. */
 static void
 walk(const char *dir, bool in_tables)
 {
-	DIR		   *d = opendir(dir);
-	struct dirent *de;
-
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL)
-	{
-		char		path[2048];
-		struct stat st;
-		size_t		len = strlen(de->d_name);
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (stat(path, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-		{
-			if (in_tables)
-				verify_table(path);
-			walk(path, strcmp(de->d_name, "tables") == 0);
-		}
-		else if (len > 4 && strcmp(de->d_name + len - 4, ".sst") == 0)
-		{
-			FstSstProps props;
-			FstError	err;
-			int64		n;
-
-			memset(&props, 0, sizeof(props));
-			n = verify_sst(path, &props, &err);
-			if (n < 0)
-				result(false, "%s: every block checksum verifies: %s", path, err.msg);
-			else
-				result((uint64) n == props.num_entries &&
-					   props.file_size == (uint64) st.st_size,
-					   "%s: every block checksum verifies, %lld entries", path,
-					   (long long) n);
-		}
-	}
-	closedir(d);
+	(void) each_entry(dir, walk_entry, &in_tables);
 }
 
 int
