@@ -86,6 +86,9 @@ failures=()
 
 # note_failures STEP LOG: the failed tests of LOG (prove's "not ok" lines
 # with their file, pg_regress's FAILED tests, the unit tests' FAIL lines).
+# A TAP script that dies has no "not ok" line: for it, the three lines
+# before Test::More's "Looks like your test exited" (where the die message
+# is) and prove's summary report, which names the file and says why.
 note_failures()
 {
 	local l
@@ -95,10 +98,20 @@ note_failures()
 		failures+=("$1: $l")
 	done < <(awk '
 		/^t\/[^ ]+\.pl \.+ ?$/ { file = $1 }
+		/^Test Summary Report/ { report = 1; next }
+		report && /^(Files=|Result:)/ { report = 0 }
+		report && !/^-+$/ { sub(/^ */, ""); print; next }
+		/Looks like your test exited/ {
+			for (i = 1; i <= 3; i++)
+				if (last[i] != "")
+					print (file ? file ": " : "") last[i]
+			sub(/^ */, ""); print (file ? file ": " : "") $0; next
+		}
 		/^ *not ok [0-9]+/ { sub(/^ */, ""); print (file ? file ": " : "") $0; next }
 		/\.\.\. +FAILED/ { sub(/^ */, ""); print; next }
 		/^FAIL[: ]/ { print }
-	' "$2" | head -n 20)
+		{ last[1] = last[2]; last[2] = last[3]; last[3] = substr($0, 1, 300) }
+	' "$2" | head -n 30)
 }
 
 # record STEP PASSED FAILED
