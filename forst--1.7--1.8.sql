@@ -215,6 +215,7 @@ DECLARE
     tables jsonb;
     tab jsonb;
     targets jsonb;
+    layout jsonb;
     qname text;
     parent regclass;
     first regclass;
@@ -255,12 +256,12 @@ BEGIN
             END IF;
             SELECT ns.nspname, c.relname INTO nsp, rel
               FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE c.oid = parent;
-            created := created || forst._attach_shards(tab->'shards', nsp, rel,
-                coalesce(targets, (SELECT jsonb_agg(jsonb_build_object('groups', x->>'groups', 'server', x->>'server'))
-                                     FROM jsonb_array_elements(tab->'shards') x)));
-            PERFORM forst._create_partitions(parent, coalesce(targets,
+            -- the layout asked for, or the one recorded with the table
+            layout := coalesce(targets,
                 (SELECT jsonb_agg(jsonb_build_object('groups', x->>'groups', 'server', x->>'server'))
-                   FROM jsonb_array_elements(tab->'shards') x)));
+                   FROM jsonb_array_elements(tab->'shards') x));
+            created := created || forst._attach_shards(tab->'shards', nsp, rel, layout);
+            PERFORM forst._create_partitions(parent, layout);
         END LOOP;
     EXCEPTION WHEN OTHERS THEN
         -- none of them: the shards attached on the servers are dropped
