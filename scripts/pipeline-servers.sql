@@ -168,28 +168,27 @@ BEGIN
     watermark := o.wm_lo;
 END $$;
 
--- One step: for each range of this server, the next batch of the log
--- after its offset (not past event until), its key groups' events folded
--- into the state, the windows the new watermark closes emitted, the state
--- expired, the offset stored.  The caller commits: all of it, or none.
--- consumed: events of the log passed; keyed: those of this server's key
--- groups (bids by auction, auctions by seller).
-CREATE FUNCTION pipeline.instance_step(until bigint, OUT consumed bigint, OUT keyed bigint)
+-- One step: for each range of this server (the caller's
+-- pipeline.my_ranges(), which a run reads once: ranges change only at
+-- barriers, between runs), the next batch of the log after its offset (not
+-- past event until), its key groups' events folded into the state, the
+-- windows the new watermark closes emitted, the state expired, the offset
+-- stored.  The caller commits: all of it, or none.  Returns the events of
+-- the log passed.
+CREATE FUNCTION pipeline.instance_step(until bigint, ranges jsonb) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
-    c     pipeline.config;
-    r     record;
-    o     record;
-    hi    bigint;
-    max_t timestamptz;
-    wm    timestamptz;
-    n     bigint;
-    kgs   int[];
+    c        pipeline.config;
+    r        record;
+    o        record;
+    hi       bigint;
+    max_t    timestamptz;
+    wm       timestamptz;
+    kgs      int[];
+    consumed bigint := 0;
 BEGIN
     SELECT * INTO c FROM pipeline.config;
-    consumed := 0;
-    keyed := 0;
-    FOR r IN SELECT * FROM pipeline.my_ranges() LOOP
+    FOR r IN SELECT * FROM jsonb_to_recordset(ranges) AS x(lo int, hi int, suffix text) LOOP
         o := pipeline.range_offset(r.suffix, r.lo, r.hi, true);
         SELECT max(id), max(at) INTO hi, max_t
           FROM nexmark.events WHERE id > o.last_id AND id <= least(o.last_id + c.batch, until);
@@ -263,14 +262,9 @@ BEGIN
         EXECUTE format('UPDATE pipeline.%I SET last_id = $1, watermark = $2, batches = batches + 1',
                        'source_offsets' || r.suffix)
         USING hi, wm;
-
-        SELECT count(*) INTO n
-          FROM nexmark.events e
-         WHERE e.id > o.last_id AND e.id <= hi
-           AND forst.key_group(CASE e.kind WHEN 'bid' THEN e.auction ELSE e.seller END) = ANY (kgs);
         consumed := consumed + (hi - o.last_id);
-        keyed := keyed + n;
     END LOOP;
+    RETURN consumed;
 END $$;
 
 -- Drops every shard of the job on this server (a failover: the job's
@@ -310,59 +304,70 @@ CREATE TABLE pipeline.instance_runs (
 
 -- Runs this server's instance until every range of it has reached event
 -- until (a barrier, or the end of the log), waiting for the generator when
--- it is behind, printing progress about once a second (sample_every).
+-- it is behind, printing progress about once a second (sample_every).  The
+-- events of its own key groups (bids by auction, auctions by seller) are
+-- counted once the run has ended, outside its time.
 CREATE PROCEDURE pipeline.instance_run(until bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     c         pipeline.config;
     r         record;
-    s         record;
     started   timestamptz := clock_timestamp();
+    ended     timestamptz;
     tick      timestamptz := clock_timestamp();
     from_id   bigint := pipeline.instance_offset();
+    ranges    jsonb;
+    shown     text;
+    n         bigint;
     consumed  bigint := 0;
-    keyed     bigint := 0;
+    keyed     bigint;
     tick_c    bigint := 0;
-    tick_k    bigint := 0;
-    ranges    text;
     secs      float8;
 BEGIN
     SELECT * INTO c FROM pipeline.config;
-    SELECT string_agg(format('[%s,%s)', lo, hi), ' ') INTO ranges FROM pipeline.my_ranges();
+    -- each range with the offset it starts from
+    SELECT jsonb_agg(jsonb_build_object('lo', m.lo, 'hi', m.hi, 'suffix', m.suffix,
+                     'from', (pipeline.range_offset(m.suffix, m.lo, m.hi, false)).last_id) ORDER BY m.lo),
+           string_agg(format('[%s,%s)', m.lo, m.hi), ' ' ORDER BY m.lo)
+      INTO ranges, shown FROM pipeline.my_ranges() m;
     IF ranges IS NULL THEN
         RAISE NOTICE 'no key groups on this server: nothing to run';
         RETURN;
     END IF;
-    FOR r IN SELECT * FROM pipeline.my_ranges() LOOP
+    FOR r IN SELECT * FROM jsonb_to_recordset(ranges) AS x(lo int, hi int, suffix text) LOOP
         PERFORM pipeline.apply_expiry(r.suffix, (pipeline.range_offset(r.suffix, r.lo, r.hi, false)).watermark, true);
     END LOOP;
     COMMIT;
     LOOP
-        s := pipeline.instance_step(until);
+        n := pipeline.instance_step(until, ranges);
         COMMIT;
-        consumed := consumed + s.consumed;
-        keyed := keyed + s.keyed;
-        IF s.consumed = 0 THEN
+        consumed := consumed + n;
+        IF n = 0 THEN
             EXIT WHEN pipeline.instance_offset() >= until;
             PERFORM pg_sleep(0.02);
         END IF;
         secs := extract(epoch FROM clock_timestamp() - tick);
         IF secs >= extract(epoch FROM c.sample_every) THEN
-            RAISE NOTICE '%s  key groups %  events %  %/s of the log, %/s of its key groups',
-                pipeline.pad(to_char(extract(epoch FROM clock_timestamp() - started), 'FM9990.0'), 6), ranges,
+            RAISE NOTICE '%s  key groups %  events %  %/s of the log',
+                pipeline.pad(to_char(extract(epoch FROM clock_timestamp() - started), 'FM9990.0'), 6), shown,
                 pipeline.pad(pipeline.instance_offset()::text, 8),
-                pipeline.pad(round((consumed - tick_c) / secs)::text, 6),
-                pipeline.pad(round((keyed - tick_k) / secs)::text, 6);
+                pipeline.pad(round((consumed - tick_c) / secs)::text, 6);
             tick := clock_timestamp();
             tick_c := consumed;
-            tick_k := keyed;
         END IF;
     END LOOP;
+    ended := clock_timestamp();
+    SELECT count(*) INTO keyed
+      FROM jsonb_to_recordset(ranges) AS x(lo int, hi int, "from" bigint),
+           LATERAL (SELECT 1 FROM nexmark.events e
+                     WHERE e.id > x."from" AND e.id <= until
+                       AND forst.key_group(CASE e.kind WHEN 'bid' THEN e.auction ELSE e.seller END) >= x.lo
+                       AND forst.key_group(CASE e.kind WHEN 'bid' THEN e.auction ELSE e.seller END) < x.hi) k;
     INSERT INTO pipeline.instance_runs
-    VALUES (started, clock_timestamp(), from_id, until, consumed, keyed, ranges);
-    secs := greatest(extract(epoch FROM clock_timestamp() - started), 0.001);
+    VALUES (started, ended, from_id, until, consumed, keyed, shown);
+    secs := greatest(extract(epoch FROM ended - started), 0.001);
     RAISE NOTICE 'key groups % reached event % in % s: % events of the log (%/s), % of its key groups (%/s)',
-        ranges, until, round(secs::numeric, 1), consumed, round(consumed / secs), keyed, round(keyed / secs);
+        shown, until, round(secs::numeric, 1), consumed, round(consumed / secs), keyed, round(keyed / secs);
 END $$;
 
 \if :{?initial}
