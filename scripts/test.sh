@@ -86,9 +86,10 @@ failures=()
 
 # note_failures STEP LOG: the failed tests of LOG (prove's "not ok" lines
 # with their file, pg_regress's FAILED tests, the unit tests' FAIL lines).
-# A TAP script that dies has no "not ok" line: for it, the three lines
-# before Test::More's "Looks like your test exited" (where the die message
-# is) and prove's summary report, which names the file and says why.
+# A TAP script that dies has no "not ok" line: for it, the die message
+# (PostgreSQL::Test's "error running SQL", a line ending "at FILE line N"),
+# the three lines before Test::More's "Looks like your test exited", and
+# prove's summary report, which names the file and says why.
 note_failures()
 {
 	local l
@@ -108,6 +109,8 @@ note_failures()
 			sub(/^ */, ""); print (file ? file ": " : "") $0; next
 		}
 		/^ *not ok [0-9]+/ { sub(/^ */, ""); print (file ? file ": " : "") $0; next }
+		/^error running SQL: |^died: / { print substr($0, 1, 300); next }
+		!/^#/ && / at [^ ]+ line [0-9]+\.?$/ { print substr($0, 1, 300); next }
 		/\.\.\. +FAILED/ { sub(/^ */, ""); print; next }
 		/^FAIL[: ]/ { print }
 		{ last[1] = last[2]; last[2] = last[3]; last[3] = substr($0, 1, 300) }
@@ -307,6 +310,15 @@ step_tap()
 	f=$(count '^ *not ok [0-9]+' "$logs/tap.log")
 	if [ "$rc" -ne 0 ]; then
 		[ "$f" -gt 0 ] || f=1
+		# A script's die message is in its regress_log only (PostgreSQL::Test
+		# sends STDERR there): into the step's log, for the summary, for each
+		# script that died (prove: "Parse errors", its plan not finished).
+		for l in $(awk '/^t\/[^ ]*\.pl \(Wstat/ { f = $1 } /Parse errors/ && f { sub(/\.pl$/, "", f); print f; f = "" }' "$logs/tap.log"); do
+			l="$work/tap/tmp_check/log/regress_log_${l#t/}"
+			[ -f "$l" ] || continue
+			grep -E '^error running SQL: |^[^#].* at [^ ]+ line [0-9]+\.?$' "$l" | tail -n 2 |
+				cut -c1-300 | sed "s|^|died: ${l##*/regress_log_}: |" >>"$logs/tap.log"
+		done
 		for l in "$work"/tap/tmp_check/log/*; do
 			[ -f "$l" ] || continue
 			echo "----- $l (last 60 lines)"
@@ -487,7 +499,7 @@ s3_server_tests()
 	s3_regress s3-regress8 "$dir/regress8.conf" $S3_REGRESS_DEFAULT
 
 	# FORST_S3_TAP_TESTS="t/s3/050_s3_batch_lookup.pl ..." runs only those
-	s3_tap=${FORST_S3_TAP_TESTS:-t/002_wal_crash.pl t/007_flush_compact.pl t/013_checkpoint_restore.pl t/014_gc_under_load.pl t/033_checkpoint_durable.pl t/034_compaction_memory.pl t/043_distributed.pl $(cd "$work" && ls t/s3/*.pl)}
+	s3_tap=${FORST_S3_TAP_TESTS:-t/002_wal_crash.pl t/007_flush_compact.pl t/013_checkpoint_restore.pl t/014_gc_under_load.pl t/033_checkpoint_durable.pl t/034_compaction_memory.pl t/043_distributed.pl t/044_borrow_chains.pl $(cd "$work" && ls t/s3/*.pl)}
 	log "s3: prove $s3_tap with forst.remote_dir on S3"
 	# shellcheck disable=SC2086  # a list of file names without blanks
 	run_logged "$logs/s3-tap.log" in_work env HOME="$work" PATH="$user_path" \
