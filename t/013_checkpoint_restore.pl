@@ -69,7 +69,7 @@ sub store_keys
 my $rows = q{SELECT count(*) || ':' || coalesce(md5(string_agg(k || '/' || w || '=' || v, ',' ORDER BY k, w)), '') FROM %s};
 # the rows with k % 1000 = 3, found through the secondary index f_m1000 (or
 # its copy), or by reading the table
-my $w3 = q{SELECT count(*) || ':' || coalesce(md5(string_agg(k || '/' || w || '=' || v, ',' ORDER BY k, w)), '') FROM %s WHERE k % 1000 = 3};
+my $w3 = q{SELECT count(*) || ':' || coalesce(md5(string_agg(k || '/' || w || '=' || v, ',' ORDER BY k, w)), '') FROM %s WHERE k %% 1000 = 3};
 sub by_index { return "SET enable_seqscan = off; SET enable_bitmapscan = off; " . sprintf($w3, $_[0]); }
 sub by_rows { return "SET enable_indexscan = off; SET enable_bitmapscan = off; " . sprintf($w3, $_[0]); }
 
@@ -198,14 +198,25 @@ is($b->safe_psql('postgres', "SELECT v FROM f_claimed WHERE k = 60000 AND w = 1"
 $b->safe_psql('postgres', "INSERT INTO f_claimed VALUES (60003, 1, 'b owns it')");
 
 # ---------------------------------------------------------------- GC
-# A's merged table pins B's checkpoint; dropped, A's gc removes the pin
+# A's merged table pins B's checkpoint.  Dropped, it is still in A's
+# checkpoint $ck_a2, which reads B's files through the pin: A's gc keeps
+# the pin while A retains that checkpoint.
 my $a_f = $a->safe_psql('postgres', sprintf($rows, 'f'));
 $a->safe_psql('postgres', 'DROP TABLE f_m');
-my $a_gc = $a->safe_psql('postgres', 'SET forst.gc_grace = 0; SELECT pins_dropped FROM forst.gc()');
-ok($a_gc >= 1, "A's gc removed its pin of B's checkpoint ($a_gc)");
+my $pin_gc = 'SET forst.gc_grace = 0; SELECT pins_dropped FROM forst.gc()';
+is($a->safe_psql('postgres', $pin_gc), '0',
+	"A's gc keeps its pin of B's checkpoint while A's checkpoint $ck_a2 lists the dropped clone");
 $a->restart;
 is($a->safe_psql('postgres', sprintf($rows, 'f')), $a_f,
 	'A still reads its claimed table after its gc and a restart (the claimed files stay)');
+# B's gc drops B's pins of $ck_a2 (the restore into database r, dropped);
+# then A's claimed table dropped, A checkpoints again beyond retention: no
+# checkpoint of A names the clone any more, and the pin goes
+is($b->safe_psql('postgres', $pin_gc), '2', "B's gc drops its pins of A's checkpoint $ck_a2 (database r's two tables)");
+$a->safe_psql('postgres', 'DROP TABLE f');
+$a->safe_psql('postgres', 'SELECT forst.checkpoint()') for 1 .. 3;
+my $a_gc = $a->safe_psql('postgres', $pin_gc);
+ok($a_gc >= 1, "then A's gc removes its pin of B's checkpoint ($a_gc)");
 $b->safe_psql('postgres', q{
 CREATE TABLE churn (k bigint PRIMARY KEY, v text) USING forst;
 CREATE TABLE gone (k bigint PRIMARY KEY, v text) USING forst;

@@ -38,7 +38,10 @@
  *
  * Pins this cluster wrote for its clones (<cluster>/pinned/ records of
  * pins in a source cluster's namespace) are removed, with the pin, once
- * the clone's table is gone.
+ * the clone's table is gone and no retained checkpoint names the clone
+ * with a file of the pinned checkpoint that lives outside this cluster (a
+ * checkpoint of ours may be attached elsewhere and read through the pin
+ * after the clone was dropped: see pin_still_needed).
  *
  *-------------------------------------------------------------------------
  */
@@ -182,11 +185,35 @@ has_ref(HTAB *refs, const char *key)
 	return hash_search(refs, k, HASH_FIND, NULL) != NULL;
 }
 
+/*
+ * The object key of a file that the manifest of the table at prefix lists
+ * (tk: that table's key, kind SST): under the table for its own files, the
+ * key its owner string names for a borrowed one.
+ */
+static const char *
+manifest_file_key(FstObjKey *tk, const char *prefix, const FstManifestFile *f,
+				  char *buf, size_t len)
+{
+	const char *colon;
+
+	if (f->owner != NULL)
+	{
+		colon = strchr(f->owner, ':');
+		return colon ? colon + 1 : f->owner;
+	}
+	tk->file_id = f->meta.file_id;
+	if (fst_objkey_build(tk, buf, len) < 0)
+		elog(ERROR, "forst: no key for file " UINT64_FORMAT " of \"%s\"",
+			 tk->file_id, prefix);
+	return buf;
+}
+
 /* Marks a manifest and every file it lists as needed. */
 static void
 keep_manifest(HTAB *refs, const char *prefix, uint64 version, const FstManifest *m)
 {
 	FstObjKey	k;
+	char		key[FORST_KEY_LEN];
 	int			l,
 				i;
 
@@ -197,23 +224,8 @@ keep_manifest(HTAB *refs, const char *prefix, uint64 version, const FstManifest 
 	k.kind = FST_OBJKEY_SST;
 	for (l = 0; l < FST_NUM_LEVELS; l++)
 		for (i = 0; i < m->levels[l].nfiles; i++)
-		{
-			const FstManifestFile *f = &m->levels[l].files[i];
-			const char *colon = f->owner ? strchr(f->owner, ':') : NULL;
-
-			if (f->owner == NULL)
-			{
-				char		key[FORST_KEY_LEN];
-
-				k.file_id = f->meta.file_id;
-				if (fst_objkey_build(&k, key, sizeof(key)) < 0)
-					elog(ERROR, "forst: no key for file " UINT64_FORMAT " of \"%s\"",
-						 k.file_id, prefix);
-				add_ref(refs, key);
-			}
-			else
-				add_ref(refs, colon ? colon + 1 : f->owner);
-		}
+			add_ref(refs, manifest_file_key(&k, prefix, &m->levels[l].files[i],
+											key, sizeof(key)));
 }
 
 static int
@@ -283,12 +295,16 @@ table_claimed(GcTable *t)
 	return claimed;
 }
 
-/* The manifests that retained checkpoints name (their tables may be dead). */
-static void
+/*
+ * The manifests that retained checkpoints name (their tables may be dead);
+ * returns the checkpoints' tables (ForstCkptTableRef), for the pins.
+ */
+static List *
 keep_checkpoint_manifests(HTAB *refs)
 {
 	uint64	   *ids;
 	int			n = forst_checkpoint_list(NULL, &ids);
+	List	   *named = NIL;
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -304,14 +320,145 @@ keep_checkpoint_manifests(HTAB *refs)
 			{
 				keep_manifest(refs, r->prefix, r->version, &m);
 				fst_manifest_free(&m);
+				named = lappend(named, r);
 			}
 		}
 	}
+	return named;
 }
 
-/* Removes pins this cluster wrote for clones whose tables are gone. */
+/*
+ * The keys of the files that a table's manifest lists and that live outside
+ * this cluster's own tables (borrowed from another server, or from a
+ * savepoint), added to set.
+ */
+static void
+add_foreign_files(HTAB *set, const char *prefix, uint64 version)
+{
+	FstManifest m;
+	FstObjKey	k;
+	FstObjKey	owner;
+	char		key[FORST_KEY_LEN];
+	int			l,
+				i;
+
+	if (!forst_manifest_read(prefix, version, &m, true))
+		return;
+	forst_parse_table_prefix(prefix, &k);
+	k.kind = FST_OBJKEY_SST;
+	for (l = 0; l < FST_NUM_LEVELS; l++)
+		for (i = 0; i < m.levels[l].nfiles; i++)
+		{
+			const char *fk = manifest_file_key(&k, prefix, &m.levels[l].files[i],
+											   key, sizeof(key));
+
+			if (!fst_objkey_parse_table_of(fk, &owner) ||
+				owner.cluster != k.cluster || owner.savepoint[0] != '\0')
+				add_ref(set, fk);
+		}
+	fst_manifest_free(&m);
+}
+
+/*
+ * Whether a pin must stay although the clone that wrote it (the table at
+ * clone_prefix) is gone: a retained checkpoint of ours names the clone,
+ * with a manifest that lists a file of the pinned checkpoint ("checkpoint
+ * <id>\nsource <table prefix>\n..."; a savepoint's pin names checkpoint 0
+ * and its table's one manifest) that lives outside this cluster.
+ *
+ * Such a checkpoint can be attached on another server after the clone is
+ * dropped (a rescale moves a shard on, and drops it), and it reads those
+ * files through the pin: the source keeps its checkpoint, and its own pins
+ * on files it borrowed in turn, only while the pin is there.  So a file
+ * stays as long as a table or retained checkpoint reads it, however many
+ * servers the chain of attaches went through.  Only checkpoints naming the
+ * clone count, and only files outside this cluster: a file of ours that
+ * the source borrowed from us is kept by our own references, and counting
+ * it would let two servers' pins hold each other's checkpoints forever.
+ * A source checkpoint or manifest that is gone needs no pin.
+ */
+static bool
+pin_still_needed(List *named, const char *clone_prefix, const char *pin_text)
+{
+	const char *src;
+	char	   *prefix;
+	char	   *cluster;
+	uint64		version = 0;
+	uint64		ckpt;
+	HTAB	   *foreign = NULL;
+	HASHCTL		ctl;
+	FstManifest m;
+	FstObjKey	k;
+	char		key[FORST_KEY_LEN];
+	ListCell   *lc;
+	bool		needed = false;
+	int			l,
+				i;
+
+	if (sscanf(pin_text, "checkpoint " UINT64_FORMAT, &ckpt) != 1 ||
+		(src = strstr(pin_text, "\nsource ")) == NULL)
+		return true;			/* not understood: kept, as unreadable ones */
+
+	/* the files our retained checkpoints read through the clone */
+	foreach(lc, named)
+	{
+		ForstCkptTableRef *r = lfirst(lc);
+
+		if (strcmp(r->prefix, clone_prefix) != 0)
+			continue;
+		if (foreign == NULL)
+		{
+			memset(&ctl, 0, sizeof(ctl));
+			ctl.keysize = FORST_KEY_LEN;
+			ctl.entrysize = sizeof(RefEntry);
+			ctl.hcxt = CurrentMemoryContext;
+			foreign = hash_create("forst gc pinned files", 64, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		}
+		add_foreign_files(foreign, r->prefix, r->version);
+	}
+	if (foreign == NULL)
+		return false;
+
+	/* the pinned checkpoint's manifest of its table */
+	src += strlen("\nsource ");
+	prefix = pnstrdup(src, strcspn(src, "\n"));
+	cluster = pnstrdup(prefix, strcspn(prefix, "/"));
+	if (ckpt > 0)
+	{
+		char	   *ckey = forst_checkpoint_key(cluster, ckpt);
+		char	   *json = ckey ? forst_checkpoint_get(ckey, true) : NULL;
+
+		if (json == NULL)
+			return false;
+		foreach(lc, forst_checkpoint_tables(json))
+		{
+			ForstCkptTableRef *r = lfirst(lc);
+
+			if (strcmp(r->prefix, prefix) == 0)
+				version = r->version;
+		}
+	}
+	else
+		version = forst_newest_manifest_version(prefix);
+	if (version == 0 || !forst_manifest_read(prefix, version, &m, true))
+		return false;
+	forst_parse_table_prefix(prefix, &k);
+	k.kind = FST_OBJKEY_SST;
+	for (l = 0; l < FST_NUM_LEVELS && !needed; l++)
+		for (i = 0; i < m.levels[l].nfiles && !needed; i++)
+			needed = has_ref(foreign, manifest_file_key(&k, prefix, &m.levels[l].files[i],
+														key, sizeof(key)));
+	fst_manifest_free(&m);
+	return needed;
+}
+
+/*
+ * Removes pins this cluster wrote for clones whose tables are gone, unless
+ * a retained checkpoint still reads through them (pin_still_needed).
+ */
 static int
-drop_stale_pins(List *tables)
+drop_stale_pins(List *tables, List *named)
 {
 	FstObjKey	dir;
 	ForstObjKeys keys;
@@ -356,6 +503,16 @@ drop_stale_pins(List *tables)
 		if (t == NULL && db != MyDatabaseId &&
 			SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(db)))
 			continue;			/* another live database's: its GC decides */
+		if (forst_object_get(pin, &buf, true))
+		{
+			bool		needed;
+
+			text = pnstrdup(buf.data, buf.len);
+			fst_buf_free(&buf);
+			needed = pin_still_needed(named, forst_objkey(&table), text);
+			if (needed)
+				continue;
+		}
 		{
 			const char *del[2] = {pin, keys.keys[i]};
 
@@ -422,6 +579,7 @@ forst_gc_run(ForstGcResult *res)
 	ListCell   *lc;
 	int			i;
 	List	   *doomed = NIL;
+	List	   *named;
 	int			backup_pid;
 
 	memset(res, 0, sizeof(*res));
@@ -537,7 +695,7 @@ forst_gc_run(ForstGcResult *res)
 		if (t->live)
 			keep_live_manifests(refs, t);
 	}
-	keep_checkpoint_manifests(refs);
+	named = keep_checkpoint_manifests(refs);
 
 	/* 4. the rest of our tables' objects goes */
 	foreach(lc, tables)
@@ -619,7 +777,7 @@ forst_gc_run(ForstGcResult *res)
 		}
 	}
 	forst_progress_update("dropping stale pins", 0, 0, "pins");
-	res->pins_dropped = drop_stale_pins(tables);
+	res->pins_dropped = drop_stale_pins(tables, named);
 	forst_progress_end();
 }
 
