@@ -45,6 +45,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# the TAP tests' own helpers (t/lib/ForstStore.pm), as scripts/test.sh has them
+PG_PROVE_FLAGS += -I $(srcdir)/t/lib
+
 # PGXS tracks no header dependencies: rebuild every object when any header
 # changes (a struct layout seen differently by two objects corrupts memory).
 $(OBJS): $(wildcard src/*/*.h src/am/*/*.h)

@@ -305,7 +305,7 @@ step_tap()
 	# shellcheck disable=SC2086  # file names without blanks, by construction
 	run_logged "$logs/tap.log" in_work env HOME="$work" PATH="$user_path" \
 		TESTDIR="$work/tap" PG_REGRESS="$pg_regress" \
-		prove -I "$pgxs_dir/src/test/perl" -I . --verbose $tests
+		prove -I "$pgxs_dir/src/test/perl" -I . -I t/lib --verbose $tests
 	p=$(count '^ *ok [0-9]+' "$logs/tap.log")
 	f=$(count '^ *not ok [0-9]+' "$logs/tap.log")
 	if [ "$rc" -ne 0 ]; then
@@ -509,7 +509,7 @@ s3_server_tests()
 		FORST_FAULT_PROXY="$work/scripts/s3-fault-proxy.py" \
 		S3_ENDPOINT="$S3_ENDPOINT" S3_BUCKET="$S3_BUCKET" \
 		AWS_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" AWS_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
-		prove -I "$pgxs_dir/src/test/perl" -I . --verbose $s3_tap
+		prove -I "$pgxs_dir/src/test/perl" -I . -I t/lib --verbose $s3_tap
 	tp=$(count '^ *ok [0-9]+' "$logs/s3-tap.log")
 	tf=$(count '^ *not ok [0-9]+' "$logs/s3-tap.log")
 	if [ "$rc" -ne 0 ]; then

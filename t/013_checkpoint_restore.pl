@@ -9,14 +9,14 @@
 use strict;
 use warnings;
 
-use File::Find;
+use ForstStore;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
 
-my $store = PostgreSQL::Test::Utils::tempdir('store');
-my $s3 = $ENV{FORST_TAP_EXTRA_CONF} ? 1 : 0;
+my $store = ForstStore->new;
+my $s3 = $store->is_s3;
 my $conf = qq{
 shared_preload_libraries = 'forst'
 wal_level = replica
@@ -25,7 +25,7 @@ forst.memtable_memory = '8MB'
 forst.checkpoint_interval = 0
 forst.checkpoint_timeout = 5
 };
-$conf .= $s3 ? slurp_file($ENV{FORST_TAP_EXTRA_CONF}) : "forst.remote_dir = 'file://$store'\n";
+$conf .= $store->conf;
 
 sub server
 {
@@ -36,34 +36,6 @@ sub server
 	$n->start;
 	$n->safe_psql('postgres', 'CREATE EXTENSION forst');
 	return $n;
-}
-
-# Every object key of the store under a prefix.
-sub store_keys
-{
-	my ($prefix) = @_;
-	my @keys;
-	if ($s3)
-	{
-		my ($bucket, $base) = $conf =~ m{forst\.remote_dir\s*=\s*'s3://([^/']+)/?([^']*)'};
-		$base .= '/' if $base ne '' && $base !~ m{/$};
-		my $out = `aws --endpoint-url "$ENV{S3_ENDPOINT}" s3 ls --recursive "s3://$bucket/$base$prefix" 2>&1`;
-		die "aws s3 ls failed: $out" if $? != 0 && $out !~ /^\s*$/;
-		for (split /\n/, $out)
-		{
-			my @f = split ' ', $_, 4;
-			next unless defined $f[3];
-			my $k = $f[3];
-			$k =~ s{^\Q$base\E}{};
-			push @keys, $k;
-		}
-	}
-	else
-	{
-		find(sub { push @keys, substr($File::Find::name, length($store) + 1) if -f $_ && !/^\./ },
-			"$store/$prefix") if -d "$store/$prefix";
-	}
-	return sort @keys;
 }
 
 my $rows = q{SELECT count(*) || ':' || coalesce(md5(string_agg(k || '/' || w || '=' || v, ',' ORDER BY k, w)), '') FROM %s};
@@ -244,12 +216,12 @@ for (1 .. 60)
 }
 $b->safe_psql('postgres', 'SELECT forst.checkpoint()') for 1 .. 3;
 my $settled = $b->safe_psql('postgres', 'SELECT string_agg(manifest_version::text, \',\' ORDER BY 1) FROM forst.tables');
-my @before = store_keys("$cluster_b/tables/");
+my @before = $store->keys("$cluster_b/tables/");
 my $gc = $b->safe_psql('postgres',
 	'SET forst.gc_grace = 0; SELECT objects_deleted || \' \' || dead_tables FROM forst.gc()');
 my ($deleted) = split ' ', $gc;
 ok($deleted > 0, "gc deleted $deleted objects");
-my @after = store_keys("$cluster_b/tables/");
+my @after = $store->keys("$cluster_b/tables/");
 is(scalar(@before) - scalar(@after), $deleted, 'the store lost exactly what gc reported');
 
 SKIP:
@@ -300,14 +272,14 @@ SKIP:
 {
 	skip 'store faults on S3 are t/s3/\'s', 5 if $s3;
 	$b->safe_psql('postgres', "INSERT INTO churn VALUES (-1, 'before the outage')");
-	system('chmod', '-R', 'a-w', "$store/$cluster_b") == 0 or die 'chmod';
+	system('chmod', '-R', 'a-w', $store->dir . "/$cluster_b") == 0 or die 'chmod';
 	my ($r, $o2, $e2) = $b->psql('postgres', 'SELECT forst.checkpoint()');
 	isnt($r, 0, 'a checkpoint fails while the store refuses writes');
 	like($b->safe_psql('postgres', q{SELECT status || ': ' || error FROM forst.checkpoints ORDER BY started_at DESC LIMIT 1}),
 		qr/^failed: .*timed out/, 'forst.checkpoints records the failure and why');
 	is($b->safe_psql('postgres', "SELECT v FROM churn WHERE k = -1"), 'before the outage',
 		'queries go on meanwhile');
-	system('chmod', '-R', 'u+w', "$store/$cluster_b") == 0 or die 'chmod';
+	system('chmod', '-R', 'u+w', $store->dir . "/$cluster_b") == 0 or die 'chmod';
 	ok($b->safe_psql('postgres', 'SELECT forst.checkpoint()') > 0, 'the next checkpoint succeeds');
 	is($b->safe_psql('postgres', q{SELECT status FROM forst.checkpoints ORDER BY started_at DESC LIMIT 1}),
 		'completed', 'and is recorded as completed');

@@ -19,14 +19,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use File::Find;
+use ForstStore;
 use IPC::Run;
 use Time::HiRes qw(time);
 
 # One store for all servers: a file:// directory, or the S3 bucket of the
 # test run's s3 step (FORST_TAP_EXTRA_CONF).
-my $store = PostgreSQL::Test::Utils::tempdir('store');
-my $s3 = $ENV{FORST_TAP_EXTRA_CONF} ? 1 : 0;
+my $store = ForstStore->new;
 my $conf = qq{
 shared_preload_libraries = 'forst'
 shared_buffers = '16MB'
@@ -35,34 +34,7 @@ forst.memtable_memory = '8MB'
 forst.checkpoint_interval = 0
 forst.compaction_workers = 0
 };
-$conf .= $s3 ? slurp_file($ENV{FORST_TAP_EXTRA_CONF}) : "forst.remote_dir = 'file://$store'\n";
-
-# Every object of the store as [key, size].
-sub store_objects
-{
-	my @objs;
-	if ($s3)
-	{
-		my ($bucket, $base) = $conf =~ m{forst\.remote_dir\s*=\s*'s3://([^/']+)/?([^']*)'};
-		$base .= '/' if $base ne '' && $base !~ m{/$};
-		my $out = `aws --endpoint-url "$ENV{S3_ENDPOINT}" s3 ls --recursive "s3://$bucket/$base" 2>&1`;
-		die "aws s3 ls failed: $out" if $? != 0 && $out !~ /^\s*$/;
-		for (split /\n/, $out)
-		{
-			my @f = split ' ', $_, 4;
-			next unless defined $f[3];
-			(my $k = $f[3]) =~ s{^\Q$base\E}{};
-			push @objs, [ $k, $f[2] ];
-		}
-	}
-	else
-	{
-		File::Find::find(
-			sub { push @objs, [ substr($File::Find::name, length($store) + 1), -s $_ ] if -f $_ },
-			$store);
-	}
-	return @objs;
-}
+$conf .= $store->conf;
 
 sub server
 {
@@ -350,7 +322,7 @@ like($err, qr/after an error: f, after an open block: f/,
 sub sst_bytes
 {
 	my $total = 0;
-	$total += $_->[1] for grep { $_->[0] =~ /\.sst$/ } store_objects();
+	$total += $_->[1] for grep { $_->[0] =~ /\.sst$/ } $store->objects;
 	return $total;
 }
 sub layout
@@ -451,7 +423,7 @@ my $dck = $c->safe_psql('postgres', q{SELECT forst.checkpoint_distributed('bids'
 ok($dck > 0, "distributed checkpoint $dck taken");
 my $coord_cluster = $c->safe_psql('postgres', 'SELECT forst.cluster_id()');
 my $dkey = sprintf('%s/distributed/%020d', $coord_cluster, $dck);
-is(scalar(grep { $_->[0] eq $dkey } store_objects()), 1,
+is(scalar(grep { $_->[0] eq $dkey } $store->objects), 1,
 	'it is one object under the coordinator\'s cluster: distributed/<id>');
 is( $c->safe_psql('postgres', qq{
 SELECT string_agg((x->>'groups') || ' ' || (x->>'server') || ' ' || (x->>'table'), ', ' ORDER BY (x->>'groups')::int4range)

@@ -17,10 +17,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use File::Find;
+use ForstStore;
 
-my $store = PostgreSQL::Test::Utils::tempdir('store');
-my $s3 = $ENV{FORST_TAP_EXTRA_CONF} ? 1 : 0;
+my $store = ForstStore->new;
 my $conf = qq{
 shared_preload_libraries = 'forst'
 shared_buffers = '16MB'
@@ -29,34 +28,7 @@ forst.memtable_memory = '8MB'
 forst.checkpoint_interval = 0
 forst.compaction_workers = 0
 };
-$conf .= $s3 ? slurp_file($ENV{FORST_TAP_EXTRA_CONF}) : "forst.remote_dir = 'file://$store'\n";
-
-# The keys of the store's objects under prefix (relative to the store).
-sub objects_under
-{
-	my ($prefix) = @_;
-	my @keys;
-	if ($s3)
-	{
-		my ($bucket, $base) = $conf =~ m{forst\.remote_dir\s*=\s*'s3://([^/']+)/?([^']*)'};
-		$base .= '/' if $base ne '' && $base !~ m{/$};
-		my $out = `aws --endpoint-url "$ENV{S3_ENDPOINT}" s3 ls --recursive "s3://$bucket/$base$prefix" 2>&1`;
-		die "aws s3 ls failed: $out" if $? != 0 && $out !~ /^\s*$/;
-		for (split /\n/, $out)
-		{
-			my @f = split ' ', $_, 4;
-			next unless defined $f[3];
-			(my $k = $f[3]) =~ s{^\Q$base\E}{};
-			push @keys, $k;
-		}
-	}
-	elsif (-d "$store/$prefix")
-	{
-		File::Find::find(sub { push @keys, substr($File::Find::name, length($store) + 1) if -f $_ },
-			"$store/$prefix");
-	}
-	return sort @keys;
-}
+$conf .= $store->conf;
 
 sub server
 {
@@ -94,7 +66,7 @@ INSERT INTO t0 SELECT g, 'second ' || g FROM generate_series(2001, 5000) g
 my $expect = $s0->safe_psql('postgres', sprintf($rows, 't0'));
 my $p0 = table_prefix($s0, 't0');
 my $ck0 = $s0->safe_psql('postgres', 'SELECT forst.checkpoint()');
-my @sst0 = grep { m{/sst/} } objects_under($p0);
+my @sst0 = grep { m{/sst/} } $store->keys($p0);
 cmp_ok(scalar(@sst0), '>=', 2, 's0 wrote the table\'s rows in ' . scalar(@sst0) . ' SST files');
 
 # s1 borrows them; s2 borrows them again, through a checkpoint of s1
@@ -121,9 +93,9 @@ for (1 .. 2)
 		$n->safe_psql('postgres', $gc);
 	}
 }
-is(join(' ', grep { m{/sst/} } objects_under($p0)), join(' ', @sst0),
+is(join(' ', grep { m{/sst/} } $store->keys($p0)), join(' ', @sst0),
 	's0 keeps every SST file of its dropped table that s2 reads through s1');
-cmp_ok(scalar(grep { m{^\Q$cluster{s0}\E/pins/\Q$cluster{s1}\E\.} } objects_under("$cluster{s0}/pins")), '==', 1,
+cmp_ok(scalar(grep { m{^\Q$cluster{s0}\E/pins/\Q$cluster{s1}\E\.} } $store->keys("$cluster{s0}/pins")), '==', 1,
 	's1 keeps its pin on s0\'s checkpoint while a checkpoint it retains lists s0\'s files');
 is($s2->safe_psql('postgres', sprintf($rows, 't2')), $expect,
 	'after checkpoints beyond retention and gc with no grace on every server, s2 reads every row');
@@ -141,9 +113,9 @@ for (1 .. 2)
 		$n->safe_psql('postgres', $gc);
 	}
 }
-is(join(' ', objects_under($p0), objects_under($p1)), '',
+is(join(' ', $store->keys($p0), $store->keys($p1)), '',
 	'once no table reads them, the objects of s0\'s and s1\'s dropped tables are collected');
-is(join(' ', objects_under("$cluster{s0}/pins"), objects_under("$cluster{s1}/pins")), '',
+is(join(' ', $store->keys("$cluster{s0}/pins"), $store->keys("$cluster{s1}/pins")), '',
 	'and no pin is left');
 
 $_->stop for ($s0, $s1, $s2);
