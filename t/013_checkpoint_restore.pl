@@ -17,26 +17,13 @@ use Time::HiRes qw(time);
 
 my $store = ForstStore->new;
 my $s3 = $store->is_s3;
-my $conf = qq{
-shared_preload_libraries = 'forst'
+my $settings = qq{
 wal_level = replica
 forst.memtable_size = '1MB'
 forst.memtable_memory = '8MB'
 forst.checkpoint_interval = 0
 forst.checkpoint_timeout = 5
 };
-$conf .= $store->conf;
-
-sub server
-{
-	my ($name) = @_;
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init(allows_streaming => 1);
-	$n->append_conf('postgresql.conf', $conf);
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION forst');
-	return $n;
-}
 
 my $rows = q{SELECT count(*) || ':' || coalesce(md5(string_agg(k || '/' || w || '=' || v, ',' ORDER BY k, w)), '') FROM %s};
 # the rows with k % 1000 = 3, found through the secondary index f_m1000 (or
@@ -46,7 +33,7 @@ sub by_index { return "SET enable_seqscan = off; SET enable_bitmapscan = off; " 
 sub by_rows { return "SET enable_indexscan = off; SET enable_bitmapscan = off; " . sprintf($w3, $_[0]); }
 
 # ---------------------------------------------------------------- A
-my $a = server('a');
+my $a = $store->server('a', $settings);
 $a->safe_psql('postgres', q{
 CREATE TABLE f (k bigint, w int, v text, PRIMARY KEY (k, w)) USING forst;
 INSERT INTO f SELECT g, g % 5, md5(g::text) FROM generate_series(1, 30000) g;
@@ -82,7 +69,7 @@ my $a_final = $a->safe_psql('postgres', sprintf($rows, 'f'));
 $a->stop('immediate');
 
 # ---------------------------------------------------------------- B
-my $b = server('b');
+my $b = $store->server('b', $settings);
 $t0 = time;
 $b->safe_psql('postgres', "SELECT forst.attach('f', $ck, cluster => '$cluster_a')");
 my $first = $b->safe_psql('postgres', 'SELECT v FROM f WHERE k = 1 AND w = 1');

@@ -26,25 +26,19 @@ use Time::HiRes qw(time);
 # One store for all servers: a file:// directory, or the S3 bucket of the
 # test run's s3 step (FORST_TAP_EXTRA_CONF).
 my $store = ForstStore->new;
-my $conf = qq{
-shared_preload_libraries = 'forst'
+my $settings = qq{
 shared_buffers = '16MB'
 forst.memtable_size = '1MB'
 forst.memtable_memory = '8MB'
 forst.checkpoint_interval = 0
 forst.compaction_workers = 0
 };
-$conf .= $store->conf;
 
 sub server
 {
 	my ($name) = @_;
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init(allows_streaming => 1);
-	$n->append_conf('postgresql.conf', $conf);
-	$n->start;
+	my $n = $store->server($name, $settings);
 	$n->safe_psql('postgres', q{
-CREATE EXTENSION forst;
 CREATE ROLE app LOGIN;
 GRANT CREATE ON SCHEMA public TO app;
 });

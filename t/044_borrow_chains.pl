@@ -20,28 +20,15 @@ use Test::More;
 use ForstStore;
 
 my $store = ForstStore->new;
-my $conf = qq{
-shared_preload_libraries = 'forst'
+my $settings = qq{
 shared_buffers = '16MB'
 forst.memtable_size = '1MB'
 forst.memtable_memory = '8MB'
 forst.checkpoint_interval = 0
 forst.compaction_workers = 0
 };
-$conf .= $store->conf;
 
-sub server
-{
-	my ($name) = @_;
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init(allows_streaming => 1);
-	$n->append_conf('postgresql.conf', $conf);
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION forst');
-	return $n;
-}
-
-my ($s0, $s1, $s2) = (server('s0'), server('s1'), server('s2'));
+my ($s0, $s1, $s2) = map { $store->server($_, $settings) } qw(s0 s1 s2);
 my %cluster = map { $_->name => $_->safe_psql('postgres', 'SELECT forst.cluster_id()') } ($s0, $s1, $s2);
 
 # The table's store prefix, "<cluster>/tables/<db oid>.<relfilenode>".

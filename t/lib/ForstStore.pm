@@ -3,7 +3,7 @@
 # FORST_TAP_EXTRA_CONF names (listed with the aws CLI, as a user would).
 #
 #	my $store = ForstStore->new;		# file:// in a temporary directory
-#	$node->append_conf('postgresql.conf', $store->conf);
+#	my $node = $store->server('a', "forst.memtable_size = '1MB'\n");
 #	my @keys = $store->keys('<cluster>/tables/');
 #	my @objs = $store->objects;			# [key, size] of every object
 package ForstStore;
@@ -12,6 +12,7 @@ use strict;
 use warnings;
 
 use File::Find;
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 sub new
@@ -37,6 +38,22 @@ sub new
 
 # The settings that point a server at the store.
 sub conf { return $_[0]->{conf}; }
+
+# A server started on this store with forst preloaded, settings (lines of
+# postgresql.conf) and the extension created; it can stream (wal_level
+# replica, as forst tables need).
+sub server
+{
+	my ($self, $name, $settings) = @_;
+	my $n = PostgreSQL::Test::Cluster->new($name);
+
+	$n->init(allows_streaming => 1);
+	$n->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'forst'\n" . ($settings // '') . $self->conf);
+	$n->start;
+	$n->safe_psql('postgres', 'CREATE EXTENSION forst');
+	return $n;
+}
 
 # Whether the store is the s3 step's bucket.
 sub is_s3 { return defined $_[0]->{bucket}; }
