@@ -38,10 +38,9 @@
  *
  * Pins this cluster wrote for its clones (<cluster>/pinned/ records of
  * pins in a source cluster's namespace) are removed, with the pin, once
- * the clone's table is gone and no retained checkpoint names the clone
- * with a file of the pinned checkpoint that lives outside this cluster (a
- * checkpoint of ours may be attached elsewhere and read through the pin
- * after the clone was dropped: see pin_still_needed).
+ * the clone's table is gone and no retained checkpoint reads through the
+ * pin any more (checkpoint/gc_pins.c).  The keys kept are gathered with
+ * checkpoint/gc_refs.h.
  *
  *-------------------------------------------------------------------------
  */
@@ -65,6 +64,8 @@
 #include "am/forst.h"
 #include "am/checkpoint/checkpoint.h"
 #include "am/checkpoint/gc.h"
+#include "am/checkpoint/gc_pins.h"
+#include "am/checkpoint/gc_refs.h"
 #include "am/base/privileges.h"
 #include "am/base/progress.h"
 #include "am/shmem/shmem.h"
@@ -95,11 +96,6 @@ typedef struct GcDoomed
 	const char *key;
 	uint64		size;
 } GcDoomed;
-
-typedef struct RefEntry
-{
-	char		key[FORST_KEY_LEN];
-} RefEntry;
 
 void
 forst_gc_init(void)
@@ -164,70 +160,6 @@ live_relfilenodes(void)
 	return out;
 }
 
-static void
-add_ref(HTAB *refs, const char *key)
-{
-	RefEntry	e;
-	bool		found;
-
-	memset(e.key, 0, sizeof(e.key));
-	strlcpy(e.key, key, sizeof(e.key));
-	(void) hash_search(refs, e.key, HASH_ENTER, &found);
-}
-
-static bool
-has_ref(HTAB *refs, const char *key)
-{
-	char		k[FORST_KEY_LEN];
-
-	memset(k, 0, sizeof(k));
-	strlcpy(k, key, sizeof(k));
-	return hash_search(refs, k, HASH_FIND, NULL) != NULL;
-}
-
-/*
- * The object key of a file that the manifest of the table at prefix lists
- * (tk: that table's key, kind SST): under the table for its own files, the
- * key its owner string names for a borrowed one.
- */
-static const char *
-manifest_file_key(FstObjKey *tk, const char *prefix, const FstManifestFile *f,
-				  char *buf, size_t len)
-{
-	const char *colon;
-
-	if (f->owner != NULL)
-	{
-		colon = strchr(f->owner, ':');
-		return colon ? colon + 1 : f->owner;
-	}
-	tk->file_id = f->meta.file_id;
-	if (fst_objkey_build(tk, buf, len) < 0)
-		elog(ERROR, "forst: no key for file " UINT64_FORMAT " of \"%s\"",
-			 tk->file_id, prefix);
-	return buf;
-}
-
-/* Marks a manifest and every file it lists as needed. */
-static void
-keep_manifest(HTAB *refs, const char *prefix, uint64 version, const FstManifest *m)
-{
-	FstObjKey	k;
-	char		key[FORST_KEY_LEN];
-	int			l,
-				i;
-
-	forst_parse_table_prefix(prefix, &k);
-	k.kind = FST_OBJKEY_MANIFEST;
-	k.version = version;
-	add_ref(refs, forst_objkey(&k));
-	k.kind = FST_OBJKEY_SST;
-	for (l = 0; l < FST_NUM_LEVELS; l++)
-		for (i = 0; i < m->levels[l].nfiles; i++)
-			add_ref(refs, manifest_file_key(&k, prefix, &m->levels[l].files[i],
-											key, sizeof(key)));
-}
-
 static int
 cmp_u64_desc(const ListCell *a, const ListCell *b)
 {
@@ -272,7 +204,7 @@ keep_live_manifests(HTAB *refs, GcTable *t)
 			break;				/* this and older ones were replaced long ago */
 		if (!forst_manifest_read(t->prefix, v, &m, true))
 			continue;
-		keep_manifest(refs, t->prefix, v, &m);
+		forst_gc_keep_manifest(refs, t->prefix, v, &m);
 		successor_created = m.created_at;
 		fst_manifest_free(&m);
 	}
@@ -318,209 +250,13 @@ keep_checkpoint_manifests(HTAB *refs)
 
 			if (r->version > 0 && forst_manifest_read(r->prefix, r->version, &m, true))
 			{
-				keep_manifest(refs, r->prefix, r->version, &m);
+				forst_gc_keep_manifest(refs, r->prefix, r->version, &m);
 				fst_manifest_free(&m);
 				named = lappend(named, r);
 			}
 		}
 	}
 	return named;
-}
-
-/*
- * The keys of the files that a table's manifest lists and that live outside
- * this cluster's own tables (borrowed from another server, or from a
- * savepoint), added to set.
- */
-static void
-add_foreign_files(HTAB *set, const char *prefix, uint64 version)
-{
-	FstManifest m;
-	FstObjKey	k;
-	FstObjKey	owner;
-	char		key[FORST_KEY_LEN];
-	int			l,
-				i;
-
-	if (!forst_manifest_read(prefix, version, &m, true))
-		return;
-	forst_parse_table_prefix(prefix, &k);
-	k.kind = FST_OBJKEY_SST;
-	for (l = 0; l < FST_NUM_LEVELS; l++)
-		for (i = 0; i < m.levels[l].nfiles; i++)
-		{
-			const char *fk = manifest_file_key(&k, prefix, &m.levels[l].files[i],
-											   key, sizeof(key));
-
-			if (!fst_objkey_parse_table_of(fk, &owner) ||
-				owner.cluster != k.cluster || owner.savepoint[0] != '\0')
-				add_ref(set, fk);
-		}
-	fst_manifest_free(&m);
-}
-
-/*
- * Whether a pin must stay although the clone that wrote it (the table at
- * clone_prefix) is gone: a retained checkpoint of ours names the clone,
- * with a manifest that lists a file of the pinned checkpoint ("checkpoint
- * <id>\nsource <table prefix>\n..."; a savepoint's pin names checkpoint 0
- * and its table's one manifest) that lives outside this cluster.
- *
- * Such a checkpoint can be attached on another server after the clone is
- * dropped (a rescale moves a shard on, and drops it), and it reads those
- * files through the pin: the source keeps its checkpoint, and its own pins
- * on files it borrowed in turn, only while the pin is there.  So a file
- * stays as long as a table or retained checkpoint reads it, however many
- * servers the chain of attaches went through.  Only checkpoints naming the
- * clone count, and only files outside this cluster: a file of ours that
- * the source borrowed from us is kept by our own references, and counting
- * it would let two servers' pins hold each other's checkpoints forever.
- * A source checkpoint or manifest that is gone needs no pin.
- */
-static bool
-pin_still_needed(List *named, const char *clone_prefix, const char *pin_text)
-{
-	const char *src;
-	char	   *prefix;
-	char	   *cluster;
-	uint64		version = 0;
-	uint64		ckpt;
-	HTAB	   *foreign = NULL;
-	HASHCTL		ctl;
-	FstManifest m;
-	FstObjKey	k;
-	char		key[FORST_KEY_LEN];
-	ListCell   *lc;
-	bool		needed = false;
-	int			l,
-				i;
-
-	if (sscanf(pin_text, "checkpoint " UINT64_FORMAT, &ckpt) != 1 ||
-		(src = strstr(pin_text, "\nsource ")) == NULL)
-		return true;			/* not understood: kept, as unreadable ones */
-
-	/* the files our retained checkpoints read through the clone */
-	foreach(lc, named)
-	{
-		ForstCkptTableRef *r = lfirst(lc);
-
-		if (strcmp(r->prefix, clone_prefix) != 0)
-			continue;
-		if (foreign == NULL)
-		{
-			memset(&ctl, 0, sizeof(ctl));
-			ctl.keysize = FORST_KEY_LEN;
-			ctl.entrysize = sizeof(RefEntry);
-			ctl.hcxt = CurrentMemoryContext;
-			foreign = hash_create("forst gc pinned files", 64, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		}
-		add_foreign_files(foreign, r->prefix, r->version);
-	}
-	if (foreign == NULL)
-		return false;
-
-	/* the pinned checkpoint's manifest of its table */
-	src += strlen("\nsource ");
-	prefix = pnstrdup(src, strcspn(src, "\n"));
-	cluster = pnstrdup(prefix, strcspn(prefix, "/"));
-	if (ckpt > 0)
-	{
-		char	   *ckey = forst_checkpoint_key(cluster, ckpt);
-		char	   *json = ckey ? forst_checkpoint_get(ckey, true) : NULL;
-
-		if (json == NULL)
-			return false;
-		foreach(lc, forst_checkpoint_tables(json))
-		{
-			ForstCkptTableRef *r = lfirst(lc);
-
-			if (strcmp(r->prefix, prefix) == 0)
-				version = r->version;
-		}
-	}
-	else
-		version = forst_newest_manifest_version(prefix);
-	if (version == 0 || !forst_manifest_read(prefix, version, &m, true))
-		return false;
-	forst_parse_table_prefix(prefix, &k);
-	k.kind = FST_OBJKEY_SST;
-	for (l = 0; l < FST_NUM_LEVELS && !needed; l++)
-		for (i = 0; i < m.levels[l].nfiles && !needed; i++)
-			needed = has_ref(foreign, manifest_file_key(&k, prefix, &m.levels[l].files[i],
-														key, sizeof(key)));
-	fst_manifest_free(&m);
-	return needed;
-}
-
-/*
- * Removes pins this cluster wrote for clones whose tables are gone, unless
- * a retained checkpoint still reads through them (pin_still_needed).
- */
-static int
-drop_stale_pins(List *tables, List *named)
-{
-	FstObjKey	dir;
-	ForstObjKeys keys;
-	int			dropped = 0;
-	int			i;
-
-	forst_objkey_init(&dir, FST_OBJKEY_PINNED);
-	forst_list_objects(forst_objkey_dir(FST_OBJDIR_PINNED, &dir), &keys);
-	for (i = 0; i < keys.n; i++)
-	{
-		FstBuf		buf;
-		FstError	err;
-		char	   *pin = NULL;
-		Oid			db = InvalidOid,
-					rel = InvalidOid;
-		GcTable    *t;
-		FstObjKey	table;
-		char	   *text;
-		char	   *by;
-
-		/*
-		 * A pin deleted since the listing pins nothing; one that cannot be
-		 * read stops the collection (what it pins must not go).
-		 */
-		if (!forst_object_get(keys.keys[i], &buf, true))
-			continue;
-		text = pnstrdup(buf.data, buf.len);
-		fst_buf_free(&buf);
-		/* "pin <key>\nby <table prefix>\n" */
-		if (strncmp(text, "pin ", 4) != 0 || (by = strstr(text, "\nby ")) == NULL)
-			continue;
-		pin = pnstrdup(text + 4, by - text - 4);
-		by += 4;
-		by[strcspn(by, "\n")] = '\0';
-		if (!fst_objkey_parse_table_of(by, &table))
-			continue;
-		db = table.db;
-		rel = table.rel;
-		t = find_table(tables, db, rel);
-		if (t != NULL && (!t->ours || t->live))
-			continue;
-		if (t == NULL && db != MyDatabaseId &&
-			SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(db)))
-			continue;			/* another live database's: its GC decides */
-		if (forst_object_get(pin, &buf, true))
-		{
-			bool		needed;
-
-			text = pnstrdup(buf.data, buf.len);
-			fst_buf_free(&buf);
-			needed = pin_still_needed(named, forst_objkey(&table), text);
-			if (needed)
-				continue;
-		}
-		{
-			const char *del[2] = {pin, keys.keys[i]};
-
-			if (fst_objstore_delete_batch(forst_objstore(), del, 2, NULL, &err) == FST_OK)
-				dropped++;
-		}
-	}
-	return dropped;
 }
 
 static void
@@ -549,11 +285,27 @@ collect_dead_table(GcTable *t, HTAB *refs, List **doomed, ForstGcResult *res)
 	forst_list_objects(forst_objkey_dir(FST_OBJDIR_TABLE, &tk), &keys);
 	for (i = 0; i < keys.n; i++)
 	{
-		if (has_ref(refs, keys.keys[i]))
+		if (forst_gc_ref_has(refs, keys.keys[i]))
 			res->objects_kept++;
 		else
 			doom(doomed, keys.keys[i], keys.sizes[i]);
 	}
+}
+
+/*
+ * ForstGcCloneGone for the pins: a clone of this database or of a dropped
+ * one that is not live (tables: this collection's GcTables).
+ */
+static bool
+clone_gone(Oid db, Oid rel, void *arg)
+{
+	GcTable    *t = find_table((List *) arg, db, rel);
+
+	if (t != NULL)
+		return t->ours && !t->live;
+	/* another live database's clone is its collection's to judge */
+	return db == MyDatabaseId ||
+		!SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(db));
 }
 
 /* Waits for the developer option forst.debug_gc_lock's lock (tests). */
@@ -575,7 +327,6 @@ forst_gc_run(ForstGcResult *res)
 	List	   *tables = NIL;
 	List	   *live;
 	HTAB	   *refs;
-	HASHCTL		ctl;
 	ListCell   *lc;
 	int			i;
 	List	   *doomed = NIL;
@@ -680,11 +431,7 @@ forst_gc_run(ForstGcResult *res)
 	}
 
 	/* 3. what is referenced, from manifests read now */
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = FORST_KEY_LEN;
-	ctl.entrysize = sizeof(RefEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	refs = hash_create("forst gc references", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	refs = forst_gc_refs_create("forst gc references");
 	i = 0;
 	foreach(lc, tables)
 	{
@@ -715,7 +462,7 @@ forst_gc_run(ForstGcResult *res)
 			int			idx = lfirst_int(oc);
 			const char *key = objs.keys[idx];
 
-			if (has_ref(refs, key))
+			if (forst_gc_ref_has(refs, key))
 			{
 				res->objects_kept++;
 				continue;
@@ -777,7 +524,7 @@ forst_gc_run(ForstGcResult *res)
 		}
 	}
 	forst_progress_update("dropping stale pins", 0, 0, "pins");
-	res->pins_dropped = drop_stale_pins(tables, named);
+	res->pins_dropped = forst_gc_drop_stale_pins(clone_gone, tables, named);
 	forst_progress_end();
 }
 
