@@ -107,8 +107,11 @@ rescale()
 	read -r own_files own_bytes borrowed_files borrowed_bytes <<<"$own"
 	rescale_ms+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", (b - a) * 1000 }')")
 	rescale_own+=("$own_bytes")
+	# The rescale writes no SST file (attach writes manifests); with the
+	# instances paused, files of the new shards' own can only be their
+	# compactions' output, after the attach (a merge adds level 0 files).
 	echo "  rescale to $n servers: $(secs "$t0" "$t1") s from the barrier to the new layout;" \
-		"the new shards borrow $borrowed_files files ($borrowed_bytes bytes) and have $own_files of their own ($own_bytes bytes);" \
+		"the new shards borrow $borrowed_files files ($borrowed_bytes bytes) and have $own_files of their own ($own_bytes bytes, their compactions' output since the attach);" \
 		"SST files added to the store meanwhile (flushes and compactions of any table included): ${added% *} (${added#* } bytes)"
 }
 
@@ -291,16 +294,14 @@ run_servers()
 	echo "  events per second, per server and phase (the log's events passed; those of the server's key groups):"
 	for s in "${live_servers[@]}"; do
 		sql "$s" -At -F ' ' -c "SELECT format('    %s  %s..%s  key groups %s  %s s  %s/s of the log  %s/s of its key groups',
-			'$s', from_id, until, ranges, round(extract(epoch FROM ended - started)::numeric, 1),
-			round(consumed / greatest(extract(epoch FROM ended - started), 0.001)),
-			round(keyed / greatest(extract(epoch FROM ended - started), 0.001)))
-			FROM pipeline.instance_runs ORDER BY started"
+			'$s', from_id, until, ranges, round(secs::numeric, 1), round(consumed / secs), round(keyed / secs))
+			FROM pipeline.instance_run_rates ORDER BY started"
 	done
 	echo
 	echo "PASS: pipeline of $events events in ${elapsed}s ($rate1 events/s) on one server;" \
 		"on $servers servers rescaled to $n_max at event ${barriers[0]} (${rescale_ms[0]} ms," \
-		"${rescale_own[0]} SST bytes written for the new shards) and back at event ${barriers[1]} (${rescale_ms[1]} ms," \
-		"${rescale_own[1]} bytes) in ${elapsed2}s;" \
+		"no SST file copied; ${rescale_own[0]} bytes of the new shards' compactions since) and back at event ${barriers[1]}" \
+		"(${rescale_ms[1]} ms, no SST file copied; ${rescale_own[1]} bytes of compactions) in ${elapsed2}s;" \
 		"server s2 killed at event $kill_at, the job restored from its checkpoint at event ${barriers[1]}" \
 		"on ${failover_layout%%|*} and finished there;" \
 		"emitted windows equal the recomputation and the one-server run; state bounded;" \
