@@ -87,9 +87,9 @@ failures=()
 # note_failures STEP LOG: the failed tests of LOG (prove's "not ok" lines
 # with their file, pg_regress's FAILED tests, the unit tests' FAIL lines).
 # A TAP script that dies has no "not ok" line: for it, the die message
-# (PostgreSQL::Test's "error running SQL", a line ending "at FILE line N"),
-# the three lines before Test::More's "Looks like your test exited", and
-# prove's summary report, which names the file and says why.
+# (the "died:" lines step_tap adds from its regress_log), the three lines
+# before Test::More's "Looks like your test exited", and prove's summary
+# report, which names the file and says why.
 note_failures()
 {
 	local l
@@ -109,8 +109,7 @@ note_failures()
 			sub(/^ */, ""); print (file ? file ": " : "") $0; next
 		}
 		/^ *not ok [0-9]+/ { sub(/^ */, ""); print (file ? file ": " : "") $0; next }
-		/^error running SQL: |^died: / { print substr($0, 1, 300); next }
-		!/^#/ && / at [^ ]+ line [0-9]+\.?$/ { print substr($0, 1, 300); next }
+		/^died: / { print substr($0, 1, 300); next }
 		/\.\.\. +FAILED/ { sub(/^ */, ""); print; next }
 		/^FAIL[: ]/ { print }
 		{ last[1] = last[2]; last[2] = last[3]; last[3] = substr($0, 1, 300) }
